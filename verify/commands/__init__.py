@@ -1,0 +1,1 @@
+"""Command modules; each defines ``register(subparsers)``. See verify/cli.py."""

@@ -1,0 +1,31 @@
+"""One error type for bad input, naming the argument and what was expected.
+
+Every public function validates its input and raises :class:`ValidationError`; the command line
+turns it into a one-line message and exit code 2. Nothing is silently clipped.
+"""
+
+from __future__ import annotations
+
+_MISSING = object()
+
+
+class ValidationError(ValueError):
+    """Bad input: ``argument`` names what was wrong, ``expected`` what was wanted.
+
+    >>> str(ValidationError("N", "an integer >= 1", 0))
+    'N: expected an integer >= 1, got 0'
+    """
+
+    def __init__(
+        self, argument: str, expected: str, got: object = _MISSING, hint: str = ""
+    ) -> None:
+        self.argument = argument
+        self.expected = expected
+        self.got = got
+        self.hint = hint
+        message = f"{argument}: expected {expected}"
+        if got is not _MISSING:
+            message += f", got {got!r}"
+        if hint:
+            message += f" ({hint})"
+        super().__init__(message)
