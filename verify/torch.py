@@ -1,0 +1,347 @@
+"""Bridge to PyTorch (optional extra ``torch``): the model of ``shared/model-spec.md`` built from
+``torch.nn.TransformerEncoderLayer``, and parameters moved both ways without renaming.
+
+``to_torch(params)`` returns a float64 :class:`SpecTransformer` whose ``state_dict()`` holds
+exactly the arrays of the spec's parameter file (same names, same shapes), so
+``module.load_state_dict({name: torch.from_numpy(a) for name, a in params.items()})`` and
+``from_torch(module)`` move weights with no renaming. Its forward pass is the spec's:
+
+    y^0_n = E[t_n] + P[n]   (or [E[t_n]; P[n]] with ``embedding="concat"``), positions from 0,
+    y^l   = TransformerEncoderLayer_l(y^{l-1})   (batch_first, dropout 0, relu, eps = ln_eps),
+    T(x)  = w . LN_f(y^L_r) + omega   (LN_f only pre-LN), r = S the last position.
+
+Plain (non-affine) layer norm is a LayerNorm whose gain 1 and bias 0 are fixed non-persistent
+buffers: torch's fused encoder-layer fast path needs a norm weight tensor (it fails with
+``elementwise_affine=False``), and the buffers stay out of the state_dict, as the spec has no such
+arrays. This module imports without torch; using it then raises :class:`TorchUnavailableError`.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from verify.errors import ValidationError
+from verify.model.config import ModelConfig
+from verify.model.dense import sinusoidal_table
+from verify.model.forward import check_bits
+from verify.model.params import Params, param_shapes
+
+try:  # the optional extra
+    import torch
+    from torch import nn
+    from torch.nn import functional as F
+except ImportError:  # pragma: no cover - exercised in a subprocess test without torch
+    torch = None  # type: ignore[assignment]
+
+if TYPE_CHECKING:  # pragma: no cover
+    from torch import Tensor
+
+TORCH_PIN = "torch==2.13.0"
+
+
+class TorchUnavailableError(ImportError):
+    """verify.torch was used but torch is not installed."""
+
+
+def torch_available() -> bool:
+    """True when torch can be imported."""
+    return torch is not None
+
+
+def _require_torch() -> None:
+    if torch is None:
+        raise TorchUnavailableError(
+            "verify.torch needs PyTorch: install the optional extra with "
+            f"`pip install '.[torch]'` (it pins {TORCH_PIN}, the CPU build; an unpinned torch "
+            "pulls a multi-GB CUDA build)"
+        )
+
+
+if torch is not None:
+
+    class _PlainLayerNorm(nn.LayerNorm):
+        """LayerNorm without trainable gain/bias: gain 1 and bias 0 held as non-persistent
+        buffers (so the fused fast path has tensors to read, and the state_dict has none)."""
+
+        def __init__(self, d_model: int, eps: float) -> None:
+            super().__init__(d_model, eps=eps, elementwise_affine=True, dtype=torch.float64)
+            del self.weight
+            del self.bias
+            self.register_buffer("weight", torch.ones(d_model, dtype=torch.float64), False)
+            self.register_buffer("bias", torch.zeros(d_model, dtype=torch.float64), False)
+
+    class _Readout(nn.Module):
+        """T = w . y + omega with ``weight`` (D,) and a 0-d ``bias`` (the spec's shapes)."""
+
+        def __init__(self, d_model: int) -> None:
+            super().__init__()
+            self.weight = nn.Parameter(torch.zeros(d_model, dtype=torch.float64))
+            self.bias = nn.Parameter(torch.zeros((), dtype=torch.float64))
+
+        def forward(self, y: Tensor) -> Tensor:
+            return y @ self.weight + self.bias
+
+    class SpecTransformer(nn.Module):
+        """The spec's transformer in torch float64 (see the module docstring).
+
+        ``forward(bits)`` takes a (B, N) 0/1 tensor or array and returns T, shape (B,).
+        ``forward(bits, readout_only=True)`` computes the last layer at the readout position
+        only (what T needs); the other layers run through ``nn.TransformerEncoderLayer``.
+        """
+
+        def __init__(self, config: ModelConfig) -> None:
+            super().__init__()
+            if not isinstance(config, ModelConfig):
+                raise ValidationError("config", "a ModelConfig", type(config).__name__)
+            self.config = config
+            d, e, f64 = config.d_model, config.d_embed, torch.float64
+            self.token_embedding = nn.Parameter(torch.zeros(3, e, dtype=f64))
+            if config.pos_encoding == "learned":
+                self.pos_embedding = nn.Parameter(torch.zeros(config.max_len + 1, e, dtype=f64))
+            self.layers = nn.ModuleList()
+            for _ in range(config.n_layers):
+                layer = nn.TransformerEncoderLayer(
+                    d,
+                    config.n_heads,
+                    dim_feedforward=config.d_ff,
+                    dropout=0.0,
+                    activation="relu",
+                    layer_norm_eps=config.ln_eps,
+                    batch_first=True,
+                    norm_first=config.norm_first,
+                    dtype=f64,
+                )
+                if not config.ln_affine:
+                    layer.norm1 = _PlainLayerNorm(d, config.ln_eps)
+                    layer.norm2 = _PlainLayerNorm(d, config.ln_eps)
+                self.layers.append(layer)
+            if config.norm_first:
+                self.final_norm = (
+                    nn.LayerNorm(d, eps=config.ln_eps, dtype=f64)
+                    if config.ln_affine
+                    else _PlainLayerNorm(d, config.ln_eps)
+                )
+            self.readout = _Readout(d)
+            self._sinusoidal: dict[int, Tensor] = {}
+            self.eval()
+
+        # ------------------------------------------------------------ pieces
+        def positions(self, seq_len: int) -> Tensor | None:
+            """The (S, D') positional rows for positions 0..S-1 (None without positions)."""
+            kind = self.config.pos_encoding
+            if kind == "learned":
+                return self.pos_embedding[:seq_len]
+            if kind == "sinusoidal":
+                if seq_len not in self._sinusoidal:
+                    table = sinusoidal_table(seq_len, self.config.d_embed)
+                    self._sinusoidal[seq_len] = torch.from_numpy(table)
+                return self._sinusoidal[seq_len].to(self.token_embedding.device)
+            return None
+
+        def tokens(self, bits: object) -> Tensor:
+            """Validated (B, S) int64 tokens: the bits, then 2 (eos) if the config has eos."""
+            t = _as_bits_tensor(bits, self.config, self.token_embedding.device)
+            if self.config.eos:
+                eos = torch.full((t.shape[0], 1), 2, dtype=torch.int64, device=t.device)
+                t = torch.cat([t, eos], dim=1)
+            return t
+
+        def embed(self, bits: object) -> Tensor:
+            """y^0, shape (B, S, D): token plus (or concatenated with) position rows."""
+            t = self.tokens(bits)
+            tok = self.token_embedding[t]
+            pos = self.positions(t.shape[1])
+            if self.config.embedding == "add":
+                return tok if pos is None else tok + pos
+            if pos is None:
+                pos = tok.new_zeros((t.shape[1], self.config.d_embed))
+            return torch.cat([tok, pos.expand(t.shape[0], -1, -1)], dim=2)
+
+        def _last_layer_readout(self, layer: nn.TransformerEncoderLayer, y: Tensor) -> Tensor:
+            """The layer's output at the last position only, (B, D), from its input (B, S, D)."""
+            attn = layer.self_attn
+            d, h = attn.embed_dim, attn.num_heads
+            dh = d // h
+            b, s, _ = y.shape
+            a_in = layer.norm1(y) if layer.norm_first else y
+            w, bias = attn.in_proj_weight, attn.in_proj_bias
+            q = F.linear(a_in[:, -1], w[:d], bias[:d]).view(b, h, 1, dh)
+            kv = F.linear(a_in, w[d:], bias[d:])
+            k = kv[..., :d].view(b, s, h, dh).transpose(1, 2)
+            v = kv[..., d:].view(b, s, h, dh).transpose(1, 2)
+            scores = torch.softmax((q @ k.transpose(2, 3)) / math.sqrt(dh), dim=-1)
+            heads = (scores @ v).reshape(b, d)
+            mha = attn.out_proj(heads)
+            yr = y[:, -1]
+            if layer.norm_first:
+                x = yr + mha
+                return x + layer.linear2(F.relu(layer.linear1(layer.norm2(x))))
+            x = layer.norm1(yr + mha)
+            return layer.norm2(x + layer.linear2(F.relu(layer.linear1(x))))
+
+        # ------------------------------------------------------------ forward
+        def final_vector(self, bits: object, readout_only: bool = False) -> Tensor:
+            """y^L at the readout position (after final_norm pre-LN), shape (B, D)."""
+            y = self.embed(bits)
+            last = len(self.layers) - 1
+            for index, layer in enumerate(self.layers):
+                if readout_only and index == last:
+                    yr = self._last_layer_readout(layer, y)
+                    break
+                y = layer(y)
+            else:
+                yr = y[:, -1]
+            if self.config.norm_first:
+                yr = self.final_norm(yr)
+            return yr
+
+        def forward(self, bits: object, readout_only: bool = False) -> Tensor:
+            """T(x) = w . y^L_r + omega for each row of ``bits``, shape (B,)."""
+            return self.readout(self.final_vector(bits, readout_only))
+
+else:  # pragma: no cover - without torch
+
+    class SpecTransformer:  # type: ignore[no-redef]
+        """Placeholder: constructing it without torch raises TorchUnavailableError."""
+
+        def __init__(self, *args: object, **kwargs: object) -> None:
+            _require_torch()
+
+
+def _as_bits_tensor(bits: object, config: ModelConfig, device: Any) -> Tensor:
+    """(B, N) 0/1 bits (tensor or array-like) as an int64 tensor, validated as forward() does."""
+    if isinstance(bits, torch.Tensor):
+        bits = bits.detach().cpu().numpy()
+    arr = check_bits(bits)
+    config.check_n_bits(arr.shape[1])
+    return torch.from_numpy(arr.astype(np.int64)).to(device)
+
+
+# ---------------------------------------------------------------------- conversions
+def to_torch(params: Params) -> SpecTransformer:
+    """A float64 :class:`SpecTransformer` (in eval mode) holding a copy of ``params``."""
+    _require_torch()
+    if not isinstance(params, Params):
+        raise ValidationError("params", "a verify.model Params", type(params).__name__)
+    module = SpecTransformer(params.config)
+    state = {name: torch.tensor(np.array(a, dtype=np.float64)) for name, a in params.items()}
+    module.load_state_dict(state, strict=True)
+    return module
+
+
+def _check_module_matches(module: nn.Module, config: ModelConfig) -> None:
+    """Refuse a module whose layers compute something other than ``config`` says."""
+    layers = getattr(module, "layers", None)
+    if layers is None:
+        return
+    for index, layer in enumerate(layers):
+        if not isinstance(layer, nn.TransformerEncoderLayer):
+            continue
+        name = f"layers.{index}"
+        if layer.norm_first != config.norm_first:
+            raise ValidationError(
+                f"{name}.norm_first", f"{config.norm_first} (config)", layer.norm_first
+            )
+        for norm in ("norm1", "norm2"):
+            eps = getattr(layer, norm).eps
+            if eps != config.ln_eps:
+                raise ValidationError(f"{name}.{norm}.eps", f"{config.ln_eps} (config)", eps)
+        if layer.self_attn.num_heads != config.n_heads:
+            raise ValidationError(
+                f"{name}.self_attn.num_heads",
+                f"{config.n_heads} (config)",
+                layer.self_attn.num_heads,
+            )
+        if layer.activation_relu_or_gelu != 1 and layer.activation is not F.relu:
+            raise ValidationError(f"{name}.activation", "relu", layer.activation)
+    final = getattr(module, "final_norm", None)
+    if config.norm_first and isinstance(final, nn.LayerNorm) and final.eps != config.ln_eps:
+        raise ValidationError("final_norm.eps", f"{config.ln_eps} (config)", final.eps)
+
+
+def _plain_norm_names(config: ModelConfig) -> list[str]:
+    """Names a torch model carries for norms that the spec, without ln_affine, does not."""
+    if config.ln_affine:
+        return []
+    norms = [f"layers.{i}.{n}" for i in range(config.n_layers) for n in ("norm1", "norm2")]
+    if config.norm_first:
+        norms.append("final_norm")
+    return [f"{n}.{part}" for n in norms for part in ("weight", "bias")]
+
+
+def from_torch(
+    module_or_state_dict: nn.Module | Mapping[str, object], config: ModelConfig | None = None
+) -> Params:
+    """Params from a torch module or state_dict named as model-spec (copies, float64).
+
+    ``config`` may be omitted for a :class:`SpecTransformer` (its own config is used). Without
+    ``ln_affine``, norm gains/biases present in the state_dict (a torch model with plain affine
+    norms) are accepted only if exactly 1 and 0, then dropped; any other surplus or missing
+    array, wrong shape or non-finite value raises ValidationError naming the array.
+    """
+    _require_torch()
+    source = module_or_state_dict
+    if isinstance(source, nn.Module):
+        own = getattr(source, "config", None) if isinstance(source, SpecTransformer) else None
+        if config is None:
+            config = own
+        elif own is not None and own != config:
+            raise ValidationError("config", f"the module's own config {own}", config)
+        if config is None:
+            raise ValidationError(
+                "config", "a ModelConfig (needed for a non-SpecTransformer)", None
+            )
+        if not isinstance(config, ModelConfig):
+            raise ValidationError("config", "a ModelConfig", type(config).__name__)
+        _check_module_matches(source, config)
+        state: Mapping[str, object] = source.state_dict()
+    elif isinstance(source, Mapping):
+        if not isinstance(config, ModelConfig):
+            raise ValidationError("config", "a ModelConfig (required with a state_dict)", config)
+        state = source
+    else:
+        raise ValidationError(
+            "module_or_state_dict", "a torch.nn.Module or a state_dict mapping", type(source)
+        )
+    arrays: dict[str, np.ndarray] = {}
+    for name, value in state.items():
+        arrays[name] = _to_float64_array(name, value)
+    for name in _plain_norm_names(config):
+        if name in arrays:
+            want = 1.0 if name.endswith("weight") else 0.0
+            if not np.all(arrays[name] == want):
+                raise ValidationError(
+                    name, f"all {want} (config has ln_affine=False)", "other values"
+                )
+            del arrays[name]
+    shapes = param_shapes(config)
+    for name, shape in shapes.items():
+        if name in arrays and arrays[name].shape != shape:
+            raise ValidationError(name, f"shape {shape}", arrays[name].shape)
+    return Params(config, arrays)
+
+
+def _to_float64_array(name: str, value: object) -> np.ndarray:
+    """A copy of a tensor/array as float64 (exact from float32/float64; others refused)."""
+    if isinstance(value, torch.Tensor):
+        if not value.is_floating_point():
+            raise ValidationError(name, "a floating-point tensor", str(value.dtype))
+        return value.detach().to(device="cpu", dtype=torch.float64).numpy().copy()
+    arr = np.asarray(value)
+    if arr.dtype.kind != "f":
+        raise ValidationError(name, "a floating-point array", str(arr.dtype))
+    return arr.astype(np.float64, copy=True)
+
+
+__all__ = [
+    "TORCH_PIN",
+    "SpecTransformer",
+    "TorchUnavailableError",
+    "from_torch",
+    "to_torch",
+    "torch_available",
+]
