@@ -1,0 +1,125 @@
+"""The model configuration of ``shared/model-spec.md`` (fields, defaults, JSON form)."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import asdict, dataclass, fields
+from typing import Any
+
+from verify.errors import ValidationError
+from verify.validation import check_choice, check_int, check_real
+
+POS_ENCODINGS = ("learned", "sinusoidal", "none")
+EMBEDDINGS = ("add", "concat")
+
+
+def _check_bool(name: str, value: object) -> bool:
+    if not isinstance(value, bool):
+        raise ValidationError(name, "a bool", value)
+    return value
+
+
+@dataclass(frozen=True)
+class ModelConfig:
+    """Configuration of the transformer (model-spec "Configuration"); validated, frozen.
+
+    ``d_ff=None`` means ``4 * d_model``. ``ln_eps >= 0`` (0 allowed: then the layer-norm
+    coefficient z = 1/sqrt(var) is unbounded and a constant layer-norm input is undefined).
+    """
+
+    d_model: int = 16
+    n_layers: int = 2
+    n_heads: int = 2
+    d_ff: int | None = None
+    ln_eps: float = 0.0
+    norm_first: bool = False
+    ln_affine: bool = True
+    eos: bool = True
+    pos_encoding: str = "sinusoidal"
+    embedding: str = "add"
+    max_len: int = 64
+
+    def __post_init__(self) -> None:
+        d = check_int("d_model", self.d_model, minimum=1)
+        check_int("n_layers", self.n_layers, minimum=1)
+        h = check_int("n_heads", self.n_heads, minimum=1)
+        if d % h != 0:
+            raise ValidationError(
+                "n_heads", f"a divisor of d_model={d}", h, "d_model must be divisible by n_heads"
+            )
+        if self.d_ff is None:
+            object.__setattr__(self, "d_ff", 4 * d)
+        check_int("d_ff", self.d_ff, minimum=1)
+        eps = check_real("ln_eps", self.ln_eps, minimum=0.0)
+        object.__setattr__(self, "ln_eps", eps)
+        for name in ("norm_first", "ln_affine", "eos"):
+            _check_bool(name, getattr(self, name))
+        check_choice("pos_encoding", self.pos_encoding, POS_ENCODINGS)
+        check_choice("embedding", self.embedding, EMBEDDINGS)
+        if self.embedding == "concat" and d % 2 != 0:
+            raise ValidationError(
+                "d_model", "an even number with embedding='concat'", d, "token and position D/2"
+            )
+        check_int("max_len", self.max_len, minimum=1)
+
+    # ------------------------------------------------------------------ derived sizes
+    @property
+    def d_head(self) -> int:
+        """Head width d_h = D / H."""
+        return self.d_model // self.n_heads
+
+    @property
+    def d_embed(self) -> int:
+        """Width of the token table and of the positional part: D, or D/2 with concat."""
+        return self.d_model // 2 if self.embedding == "concat" else self.d_model
+
+    @property
+    def n_norms(self) -> int:
+        """K, the layer norms on the path: 2L post-LN, 2L + 1 pre-LN (final_norm last)."""
+        return 2 * self.n_layers + (1 if self.norm_first else 0)
+
+    def seq_len(self, n_bits: int) -> int:
+        """S = N + 1 with eos, else N."""
+        n = check_int("N", n_bits, minimum=0 if self.eos else 1)
+        return n + 1 if self.eos else n
+
+    def check_n_bits(self, n_bits: int) -> int:
+        """Validate the input length N for this config (learned positions: N <= max_len)."""
+        n = check_int("N", n_bits, minimum=0 if self.eos else 1)
+        if self.pos_encoding == "learned" and n > self.max_len:
+            raise ValidationError(
+                "N",
+                f"an integer <= max_len={self.max_len} with learned positions",
+                n,
+                "the learned position table has max_len + 1 rows",
+            )
+        return n
+
+    # ------------------------------------------------------------------ JSON
+    def to_dict(self) -> dict[str, Any]:
+        """The configuration as a plain dict (``d_ff`` resolved)."""
+        return asdict(self)
+
+    def to_json(self) -> str:
+        """JSON text stored in the ``config`` array of a parameter file."""
+        return json.dumps(self.to_dict(), sort_keys=True)
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> ModelConfig:
+        """Build from a dict; missing fields take the spec's defaults, unknown ones raise."""
+        if not isinstance(data, dict):
+            raise ValidationError("config", "a JSON object", type(data).__name__)
+        known = {f.name for f in fields(cls)}
+        unknown = sorted(set(data) - known)
+        if unknown:
+            raise ValidationError("config", "only the fields " + ", ".join(sorted(known)), unknown)
+        return cls(**data)
+
+    @classmethod
+    def from_json(cls, text: str) -> ModelConfig:
+        """Inverse of :meth:`to_json`."""
+        try:
+            data = json.loads(text)
+        except (TypeError, json.JSONDecodeError) as exc:
+            raise ValidationError("config", "a JSON object", str(text)[:80]) from exc
+        return cls.from_dict(data)

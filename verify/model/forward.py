@@ -1,0 +1,118 @@
+"""The float64 forward pass over a batch of bit strings, with layer-norm diagnostics.
+
+``forward(params, bits, diagnostics)`` returns :class:`ForwardResult`. T(x) = w . y^L_r + omega
+(model-spec step 7). Diagnostics (model-spec "Blowup"): for every layer norm k (order: norm1, norm2
+of each layer, then final_norm for pre-LN) and position n, the population variance var of its
+input d^k_n, z = 1/sqrt(var + eps), tau_k = max_n (1 + z^k_n), beta = prod_k tau_k; and Hahn &
+Rofin's logged variant beta_hr = prod_k max_n 1/std_unbiased(d^k_n) (no eps), where for the norms
+whose output reaches T only through the readout position (post-LN: both norms of the last layer;
+pre-LN: norm2 of the last layer and final_norm) only the readout position is taken, as in their
+code ("in the last layer only the last position is kept").
+
+At eps = 0 a layer-norm input with zero variance makes LN 0/0: T is NaN (undefined, never a
+number), its z and tau are +inf, and the diagnostics of every later norm (whose input is then
+undefined) and beta are NaN. float64 values are not certified here; see
+``verify.model.truth_table`` for certified output bits.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from verify.errors import ValidationError
+from verify.model.dense import forward_dense
+from verify.model.params import Params
+
+_CHUNK = 4096
+
+
+@dataclass(frozen=True)
+class ForwardResult:
+    """Outputs of :func:`forward` for B strings of length N (S = seq_len(N), K = n_norms)."""
+
+    T: np.ndarray  # (B,) float64
+    y_readout: np.ndarray  # (B, D) final vector at the readout position
+    var: np.ndarray | None = None  # (B, K, S) population variance of each LN input
+    z: np.ndarray | None = None  # (B, K, S) 1/sqrt(var + eps)
+    tau: np.ndarray | None = None  # (B, K) max_n (1 + z)
+    beta: np.ndarray | None = None  # (B,) prod_k tau_k (arXiv 2606.08768)
+    beta_hr: np.ndarray | None = None  # (B,) Hahn & Rofin's logged blowup (see module doc)
+
+    @property
+    def undefined(self) -> np.ndarray:
+        """(B,) bool: T is NaN (float64 met a zero-variance layer-norm input at eps = 0)."""
+        return np.isnan(self.T)
+
+
+def check_bits(bits: object, n_bits: int | None = None) -> np.ndarray:
+    """Validate a (B, N) array of 0/1 (a single (N,) string is promoted to (1, N))."""
+    try:
+        arr = np.asarray(bits)
+    except (TypeError, ValueError) as exc:
+        raise ValidationError("bits", "a (B, N) array of 0/1", type(bits).__name__) from exc
+    if arr.ndim == 1:
+        arr = arr[None, :]
+    if arr.ndim != 2:
+        raise ValidationError("bits", "a (B, N) array of 0/1", f"shape {arr.shape}")
+    if arr.dtype.kind not in "biuf":
+        raise ValidationError("bits", "a (B, N) array of 0/1", f"dtype {arr.dtype}")
+    if arr.size and not np.all((arr == 0) | (arr == 1)):
+        raise ValidationError("bits", "entries 0 or 1 only", "other values")
+    if n_bits is not None and arr.shape[1] != n_bits:
+        raise ValidationError("bits", f"{n_bits} columns", arr.shape[1])
+    return np.ascontiguousarray(arr, dtype=np.uint8)
+
+
+def hr_positions_mask(params: Params, seq_len: int) -> np.ndarray:
+    """(K, S) bool: positions that enter Hahn & Rofin's blowup for each norm (see module doc)."""
+    cfg = params.config
+    mask = np.ones((cfg.n_norms, seq_len), dtype=bool)
+    last = 2 * (cfg.n_layers - 1)
+    readout_only = [last + 1, last + 2] if cfg.norm_first else [last, last + 1]
+    for k in readout_only:
+        mask[k, :-1] = False
+    return mask
+
+
+def blowup_diagnostics(
+    var: np.ndarray, eps: float, d_model: int, hr_mask: np.ndarray
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """(z, tau, beta, beta_hr) from the LN input variances var (B, K, S)."""
+    with np.errstate(divide="ignore", invalid="ignore"):
+        z = 1.0 / np.sqrt(var + eps)
+        tau = (1.0 + z).max(axis=2)
+        beta = tau.prod(axis=1)
+        if d_model > 1:
+            inv_std = 1.0 / np.sqrt(var * (d_model / (d_model - 1.0)))
+        else:
+            inv_std = np.full_like(var, np.nan)
+        beta_hr = np.where(hr_mask[None], inv_std, -np.inf).max(axis=2).prod(axis=1)
+    return z, tau, beta, beta_hr
+
+
+def forward(params: Params, bits: object, diagnostics: bool = False) -> ForwardResult:
+    """Float64 forward pass of model-spec over the strings ``bits`` (B, N), x_1 in column 0."""
+    if not isinstance(params, Params):
+        raise ValidationError("params", "a verify.model.Params", type(params).__name__)
+    cfg = params.config
+    arr = check_bits(bits)
+    n = cfg.check_n_bits(arr.shape[1])
+    s = cfg.seq_len(n)
+    b = arr.shape[0]
+    arrays = dict(params)
+    t = np.empty(b)
+    y_r = np.empty((b, cfg.d_model))
+    var = np.empty((b, cfg.n_norms, s)) if diagnostics else None
+    for start in range(0, b, _CHUNK):
+        stop = min(b, start + _CHUNK)
+        t[start:stop], v, y_r[start:stop] = forward_dense(cfg, arrays, arr[start:stop])
+        if var is not None:
+            var[start:stop] = v
+    if var is None:
+        return ForwardResult(T=t, y_readout=y_r)
+    z, tau, beta, beta_hr = blowup_diagnostics(
+        var, cfg.ln_eps, cfg.d_model, hr_positions_mask(params, s)
+    )
+    return ForwardResult(T=t, y_readout=y_r, var=var, z=z, tau=tau, beta=beta, beta_hr=beta_hr)
