@@ -1,0 +1,329 @@
+"""Tests of the report generator (verify.report) and `python -m verify report`, against
+statements registered here (the global registry is snapshotted and restored)."""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from verify.cli import main
+from verify.lemmas import (
+    CheckContext,
+    CheckResult,
+    FigureData,
+    Hypothesis,
+    Row,
+    Status,
+    define_statement,
+    registry,
+    statement_check,
+)
+from verify.report import (
+    aggregate_status,
+    generate_report,
+    validate_document,
+)
+from verify.report.document import jsonable, tightness
+
+PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
+
+
+@pytest.fixture
+def isolated_registry(monkeypatch: pytest.MonkeyPatch) -> Iterator[dict]:
+    """An empty statement registry for the test; the global one is restored afterwards."""
+    saved = dict(registry._STATEMENTS)
+    registry._STATEMENTS.clear()
+    monkeypatch.setattr(registry, "load_all", lambda: None)
+    try:
+        yield registry._STATEMENTS
+    finally:
+        registry._STATEMENTS.clear()
+        registry._STATEMENTS.update(saved)
+
+
+def _holds_statement(sid: str = "Lemma 1.1", *, slow_too: bool = False) -> None:
+    define_statement(
+        id=sid,
+        title="Square bound",
+        statement=r"For $x \in [0, 1]$, $x^2 \le x$.",
+        confidence="[inferred]",
+        hypotheses=(Hypothesis("x in [0,1]", "the argument lies in the unit interval"),),
+        bound_formula="$x$",
+    )
+
+    @statement_check(sid, name="grid")
+    def _grid(ctx: CheckContext) -> CheckResult:
+        xs = [i / 10 for i in range(1, 11)]
+        rows = [Row(f"x={x:.1f}", x * x, x) for x in xs]
+        status = Status.HOLDS if all(r.ok for r in rows) else Status.VIOLATED
+        fig = FigureData(
+            name="square",
+            title="x^2 against x",
+            kind="lines",
+            data={
+                "series": [
+                    {"label": "x^2", "x": xs, "y": [x * x for x in xs]},
+                    {"label": "bound x", "x": xs, "y": xs, "style": "--"},
+                ],
+                "xlabel": "x",
+                "ylabel": "value",
+                "logx": True,
+                "logy": True,
+            },
+        )
+        return CheckResult(
+            sid,
+            "grid",
+            status,
+            rows,
+            seed=ctx.seed,
+            figures=[fig],
+            parameters={"budget": ctx.budget, "n": len(xs)},
+        )
+
+    if slow_too:
+
+        @statement_check(sid, name="slow grid", slow=True)
+        def _slow(ctx: CheckContext) -> CheckResult:
+            raise AssertionError("a slow check ran outside --full")
+
+
+def _mixed_registry(tmp_path: Path) -> Path:
+    """Statements that hold, are vacuous, are violated, undecided and raise."""
+    _holds_statement("Lemma 1.1", slow_too=True)
+    define_statement(id="Thm 2.1", title="Vacuous at small N", statement="K_0 >= N^e.")
+
+    @statement_check("Thm 2.1", name="exponent")
+    def _vac(ctx: CheckContext) -> CheckResult:
+        e = (8 - 1) / 2 - 5
+        return CheckResult(
+            "Thm 2.1",
+            "exponent",
+            Status.VACUOUS if e <= 0 else Status.HOLDS,
+            [Row("K_0 vs N^e at N=8", 3.0, 8.0**e, ">=")],
+            notes=[f"exponent e = {e} <= 0: the bound is trivial"],
+            figures=[
+                FigureData(
+                    "bars_fig",
+                    "P[K0>=1]",
+                    "bars",
+                    {
+                        "series": [
+                            {
+                                "label": "uniform",
+                                "x": ["a", "b"],
+                                "y": [0.5, 0.6],
+                                "yerr": [0.1, 0.1],
+                            },
+                            {"label": "gaussian", "x": ["a", "b"], "y": [0.4, 0.7]},
+                        ],
+                        "xlabel": "scheme",
+                        "ylabel": "probability",
+                    },
+                )
+            ],
+        )
+
+    cex = tmp_path / "cex.npz"
+    cex.write_bytes(b"x")
+    define_statement(id="Lemma 3.1", title="A bound that fails", statement="x <= 1.")
+
+    @statement_check("Lemma 3.1", name="counterexample")
+    def _viol(ctx: CheckContext) -> CheckResult:
+        return CheckResult(
+            "Lemma 3.1",
+            "counterexample",
+            Status.VIOLATED,
+            [Row("x", 2.0, 1.0), Row("y", 0.5, 1.0)],
+            counterexample=str(cex),
+        )
+
+    define_statement(id="Lemma 3.2", title="Undecided", statement="y >= 0.")
+
+    @statement_check("Lemma 3.2", name="wide interval")
+    def _und(ctx: CheckContext) -> CheckResult:
+        return CheckResult(
+            "Lemma 3.2",
+            "wide interval",
+            Status.UNDECIDED,
+            [Row("y", 0.0, 0.0, ">=", ci=(-1.0, 1.0))],
+        )
+
+    define_statement(id="Cor 5.1", title="Raises", statement="never computed.")
+
+    @statement_check("Cor 5.1", name="boom")
+    def _boom(ctx: CheckContext) -> CheckResult:
+        raise ZeroDivisionError("deliberate failure in a check")
+
+    @statement_check("Cor 5.1", name="fine")
+    def _fine(ctx: CheckContext) -> CheckResult:
+        return CheckResult("Cor 5.1", "fine", Status.HOLDS, [Row("z", 1.0, math.inf)])
+
+    return cex
+
+
+def _strict_json(path: Path) -> dict:
+    def bad(name: str) -> float:
+        raise ValueError(f"non-standard JSON constant {name}")
+
+    return json.loads(path.read_text(), parse_constant=bad)
+
+
+def test_aggregate_status_precedence() -> None:
+    assert aggregate_status(["holds", "vacuous"]) == "holds"
+    assert aggregate_status(["vacuous", "vacuous"]) == "vacuous"
+    assert aggregate_status(["holds", "undecided"]) == "undecided"
+    assert aggregate_status(["holds", "error", "undecided"]) == "error"
+    assert aggregate_status(["error", "violated"]) == "violated"
+    assert aggregate_status([], has_skipped=True) == "skipped"
+    assert aggregate_status([]) == "unchecked"
+
+
+def test_report_all_outcomes(isolated_registry: dict, tmp_path: Path) -> None:
+    cex = _mixed_registry(tmp_path)
+    out = tmp_path / "rep"
+    rep = generate_report(out, budget="quick", seed=7, progress=False, command="test")
+    assert rep.exit_code == 1
+    doc = _strict_json(out / "report.json")
+    assert validate_document(doc) == []
+    by_id = {s["id"]: s for s in doc["statements"]}
+    # paper order
+    assert [s["id"] for s in doc["statements"]] == [
+        "Lemma 1.1",
+        "Thm 2.1",
+        "Lemma 3.1",
+        "Lemma 3.2",
+        "Cor 5.1",
+    ]
+    assert {k: by_id[k]["status"] for k in by_id} == {
+        "Lemma 1.1": "holds",
+        "Thm 2.1": "vacuous",
+        "Lemma 3.1": "violated",
+        "Lemma 3.2": "undecided",
+        "Cor 5.1": "error",
+    }
+    assert doc["summary"]["counts"]["error"] == 1
+    assert doc["summary"]["n_errors"] == 1
+    assert doc["summary"]["n_checks_not_run"] == 1
+    assert by_id["Lemma 1.1"]["not_run"] == ["slow grid"]
+    # the raising check is reported with its traceback, its sibling still ran
+    boom, fine = by_id["Cor 5.1"]["checks"]
+    assert boom["status"] == "error" and boom["error"]["type"] == "ZeroDivisionError"
+    assert "deliberate failure in a check" in boom["error"]["traceback"]
+    assert fine["status"] == "holds" and fine["rows"][0]["bound"] == "inf"
+    # worst case is the row furthest past its bound, across checks
+    w = by_id["Lemma 3.1"]["worst"]
+    assert (w["label"], w["measured"], w["bound"], w["ratio"]) == ("x", 2.0, 1.0, 2.0)
+    assert by_id["Lemma 3.1"]["checks"][0]["counterexample"] == str(cex)
+    w11 = by_id["Lemma 1.1"]["worst"]
+    assert w11["ratio"] == pytest.approx(1.0) and w11["label"] == "x=1.0"
+    # seed, hypotheses, library versions
+    grid = by_id["Lemma 1.1"]["checks"][0]
+    assert grid["seed"] == 7 and grid["parameters"] == {"budget": "quick", "n": 10}
+    assert by_id["Lemma 1.1"]["hypotheses"][0]["name"] == "x in [0,1]"
+    libs = doc["environment"]["libraries"]
+    for lib in ("numpy", "numba", "mpmath", "python-flint", "sympy"):
+        assert libs[lib], lib
+    # figures were drawn as PNGs and linked from the markdown
+    files = sorted(p.name for p in (out / "figures").glob("*.png"))
+    assert files == ["bars_fig.png", "square.png"]
+    for f in files:
+        assert (out / "figures" / f).read_bytes()[:8] == PNG_MAGIC
+    md = (out / "report.md").read_text()
+    assert "## Summary" in md and md.index("## Summary") < md.index("## Lemma 1.1")
+    assert "![x^2 against x](figures/square.png)" in md
+    assert "ZeroDivisionError" in md and "deliberate failure in a check" in md
+    assert "**VIOLATED**" in md and "| x | 2 | <= | 1 | 2 |" in md
+    assert "CI of measured" in md and "[-1, 1]" in md
+    assert "numba" in md and "python-flint" in md
+    assert "Reconstructed statement" in md
+
+
+def test_report_exit_zero_and_slow_checks(isolated_registry: dict, tmp_path: Path) -> None:
+    _holds_statement(slow_too=True)
+    rep = generate_report(tmp_path, budget="quick", progress=False)
+    assert rep.exit_code == 0
+    assert rep.document["statements"][0]["status"] == "holds"
+    assert rep.document["statements"][0]["not_run"] == ["slow grid"]
+
+
+def test_include_slow_runs_slow_checks_and_reports_error(
+    isolated_registry: dict, tmp_path: Path
+) -> None:
+    # the slow check raises AssertionError: reported as an error entry, not propagated
+    _holds_statement(slow_too=True)
+    rep = generate_report(tmp_path, budget="full", include_slow=True, progress=False)
+    checks = rep.document["statements"][0]["checks"]
+    assert [c["status"] for c in checks] == ["holds", "error"]
+    assert rep.exit_code == 1
+
+
+def test_bad_figure_is_reported_not_fatal(isolated_registry: dict, tmp_path: Path) -> None:
+    define_statement(id="Lemma 9.9", title="t", statement="s")
+
+    @statement_check("Lemma 9.9", name="c")
+    def _c(ctx: CheckContext) -> CheckResult:
+        bad = FigureData("bad", "bad", "lines", {"series": [{"x": [1, 2], "y": [1]}]})
+        return CheckResult("Lemma 9.9", "c", Status.HOLDS, [Row("a", 1, 2)], figures=[bad])
+
+    rep = generate_report(tmp_path, progress=False)
+    st = rep.document["statements"][0]
+    assert st["checks"][0]["figures"][0]["file"] is None
+    assert "x and y of equal length" in st["checks"][0]["figures"][0]["error"]
+    assert any("figure bad" in w for w in st["warnings"])
+    assert "could not be drawn" in (tmp_path / "report.md").read_text()
+
+
+def test_inconsistent_result_warns(isolated_registry: dict, tmp_path: Path) -> None:
+    define_statement(id="Lemma 8.1", title="t", statement="s")
+
+    @statement_check("Lemma 8.1", name="c")
+    def _c(ctx: CheckContext) -> CheckResult:
+        return CheckResult("Lemma 8.1", "c", Status.HOLDS, [Row("a", 3, 2)])
+
+    rep = generate_report(tmp_path, progress=False)
+    assert any("fall outside their bound" in w for w in rep.document["statements"][0]["warnings"])
+
+
+def test_cli_report(isolated_registry: dict, tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
+    _holds_statement("Lemma 1.1")
+    _holds_statement("Lemma 1.2")
+    out = tmp_path / "r"
+    assert main(["report", "--quick", "--out", str(out), "--only", "lemma_1_2", "--seed", "3"]) == 0
+    doc = _strict_json(out / "report.json")
+    assert [s["id"] for s in doc["statements"]] == ["Lemma 1.2"]
+    assert doc["run"] == {
+        "budget": "quick",
+        "include_slow": False,
+        "seed": 3,
+        "only": ["lemma_1_2"],
+    }
+    assert doc["command"].startswith("python -m verify report --quick --only lemma_1_2")
+    err = capsys.readouterr().err
+    assert "checks" in err  # the progress bar
+    assert main(["report", "--quick", "--out", str(out), "--only", "Lemma 7.7"]) == 2
+    assert "--only: expected a registered statement id" in capsys.readouterr().err
+    assert main(["report", "--out", str(out), "--seed", "-1"]) == 2
+    with pytest.raises(SystemExit) as exc:
+        main(["report", "--quick", "--full"])
+    assert exc.value.code == 2
+
+
+def test_jsonable_and_tightness() -> None:
+    assert jsonable({"a": (1.0, math.inf, -math.inf, math.nan)}) == {
+        "a": [1.0, "inf", "-inf", "nan"]
+    }
+    assert tightness(Row("a", 2.0, 4.0)) == 0.5
+    assert tightness(Row("a", 4.0, 2.0, ">=")) == 0.5
+    assert tightness(Row("a", 1.0, 2.0, ">=")) == 2.0
+    assert tightness(Row("a", 1.0, 1.0, "==")) == 0.0
+
+
+def test_validate_document_catches_mismatch() -> None:
+    assert validate_document([]) == ["document: expected an object"]
+    errs = validate_document({"schema": "x"})
+    assert any("schema" in e for e in errs) and any("statements" in e for e in errs)

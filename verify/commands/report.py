@@ -1,0 +1,80 @@
+"""``python -m verify report [--quick|--full] [--out DIR] [--only ID ...] [--seed S]``."""
+
+from __future__ import annotations
+
+import argparse
+import shlex
+import sys
+
+DEFAULT_OUT = "docs/reports/latest"
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    p = subparsers.add_parser(
+        "report",
+        help="run every registered statement's checks and write report.md/.json and figures",
+        description=(
+            "Run the registered statements' checks and write report.md, report.json and"
+            " figures/*.png. Exit code 0 when every statement holds, is vacuous or was not run"
+            " at this budget; 1 when one is violated, undecided or its check raised; 2 on bad"
+            " usage."
+        ),
+    )
+    g = p.add_mutually_exclusive_group()
+    g.add_argument(
+        "--quick",
+        dest="budget",
+        action="store_const",
+        const="quick",
+        help="budget 'quick', no slow checks (a few minutes on 2 cores)",
+    )
+    g.add_argument(
+        "--full",
+        dest="budget",
+        action="store_const",
+        const="full",
+        help="budget 'full' and the slow checks: the paper-size experiments",
+    )
+    p.set_defaults(budget="default")
+    p.add_argument("--out", default=DEFAULT_OUT, metavar="DIR", help=f"default {DEFAULT_OUT}")
+    p.add_argument(
+        "--only",
+        nargs="+",
+        metavar="ID",
+        default=None,
+        help='statement ids, e.g. --only "Lemma 3.2" cor_5_1',
+    )
+    p.add_argument("--seed", type=int, default=0, metavar="S", help="seed of every check (0)")
+    p.add_argument("--no-progress", action="store_true", help="no progress bar")
+    p.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    from verify.report import generate_report
+
+    argv = ["python", "-m", "verify", "report"]
+    if args.budget != "default":
+        argv.append(f"--{args.budget}")
+    if args.only:
+        argv += ["--only", *args.only]
+    if args.seed:
+        argv += ["--seed", str(args.seed)]
+    if args.out != DEFAULT_OUT:
+        argv += ["--out", args.out]
+    report = generate_report(
+        args.out,
+        budget=args.budget,
+        include_slow=args.budget == "full",
+        seed=args.seed,
+        only=args.only,
+        progress=not args.no_progress,
+        command=shlex.join(argv),
+    )
+    summ = report.document["summary"]
+    counts = ", ".join(f"{n} {k}" for k, n in summ["counts"].items() if n) or "no statements"
+    print(f"report: {counts}; {summ['runtime_s']:.1f} s", file=sys.stderr)
+    for st in report.document["statements"]:
+        if st["status"] in ("violated", "error", "undecided"):
+            print(f"  {st['id']}: {st['status']}", file=sys.stderr)
+    print(f"wrote {report.markdown}, {report.json} and {len(report.figures)} figure(s)")
+    return report.exit_code

@@ -1,0 +1,276 @@
+"""Build the report document (the content of report.json) from check outcomes.
+
+report.md is rendered from this same document, so the two never disagree. The schema is
+documented in docs/report-schema.md and checked by :func:`validate_document`.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import math
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from verify.lemmas.registry import CheckResult, Row
+from verify.report.runner import (
+    STATUS_ORDER,
+    CheckOutcome,
+    StatementOutcome,
+    exit_code,
+)
+
+SCHEMA = "verify-report"
+SCHEMA_VERSION = 1
+NONFINITE = {"inf": math.inf, "-inf": -math.inf, "nan": math.nan}
+
+
+def jsonable(obj: Any) -> Any:
+    """``obj`` with non-finite floats replaced by the strings "inf", "-inf", "nan" (strict JSON
+    has no such numbers), numpy scalars/arrays turned into Python numbers/lists, tuples into
+    lists and anything else unknown into its ``str``."""
+    if isinstance(obj, bool) or obj is None or isinstance(obj, str):
+        return obj
+    if isinstance(obj, int):
+        return obj
+    if isinstance(obj, float):
+        if math.isnan(obj):
+            return "nan"
+        if math.isinf(obj):
+            return "inf" if obj > 0 else "-inf"
+        return obj
+    if isinstance(obj, Mapping):
+        return {str(k): jsonable(v) for k, v in obj.items()}
+    if isinstance(obj, (list, tuple)):
+        return [jsonable(v) for v in obj]
+    if hasattr(obj, "tolist"):
+        return jsonable(obj.tolist())
+    return str(obj)
+
+
+def tightness(row: Row) -> float:
+    """How close a row is to its bound: measured/bound for '<=', bound/measured for '>=';
+    > 1 means outside the bound. For '==' rows, 0 when equal, inf otherwise."""
+    if row.relation == "<=":
+        return row.ratio
+    if row.relation == ">=":
+        if row.measured == 0:
+            return math.inf if row.bound > 0 else (1.0 if row.bound == 0 else 0.0)
+        if row.measured < 0 or row.bound < 0:  # ratios of signed values mean nothing here
+            return 0.0 if row.ok else math.inf
+        return row.bound / row.measured
+    return 0.0 if row.ok else math.inf
+
+
+def row_json(row: Row) -> dict[str, Any]:
+    return jsonable(
+        {
+            "label": row.label,
+            "measured": row.measured,
+            "bound": row.bound,
+            "relation": row.relation,
+            "ratio": row.ratio,
+            "ok": row.ok,
+            "ci": list(row.ci) if row.ci is not None else None,
+            "extra": row.extra,
+        }
+    )
+
+
+def _worst_row(result: CheckResult) -> Row | None:
+    try:
+        return result.worst
+    except Exception:
+        return None
+
+
+def check_json(outcome: CheckOutcome, figures: list[dict[str, Any]]) -> dict[str, Any]:
+    """One check's entry of report.json (``figures`` as drawn by the writer)."""
+    r = outcome.result
+    worst = _worst_row(r) if r is not None else None
+    return {
+        "name": outcome.check_name,
+        "slow": outcome.slow,
+        "status": outcome.status,
+        "runtime_s": outcome.runtime_s,
+        "arithmetic": r.arithmetic if r else None,
+        "seed": r.seed if r else None,
+        "parameters": jsonable(r.parameters) if r else {},
+        "notes": [str(n) for n in r.notes] if r else [],
+        "counterexample": r.counterexample if r else None,
+        "rows": [row_json(x) for x in r.rows] if r else [],
+        "worst": ({**row_json(worst), "tightness": jsonable(tightness(worst))} if worst else None),
+        "figures": figures,
+        "error": (
+            {
+                "type": outcome.error.type,
+                "message": outcome.error.message,
+                "traceback": outcome.error.traceback,
+            }
+            if outcome.error
+            else None
+        ),
+        "warnings": list(outcome.warnings),
+    }
+
+
+def statement_json(
+    outcome: StatementOutcome, figures: Mapping[tuple[str, str], list[dict[str, Any]]]
+) -> dict[str, Any]:
+    """One statement's entry: its reconstructed text, hypotheses, bound, status and checks."""
+    s = outcome.statement
+    checks = [check_json(c, figures.get((s.id, c.check_name), [])) for c in outcome.checks]
+    worst: dict[str, Any] | None = None
+    best = -math.inf
+    for c, cj in zip(outcome.checks, checks, strict=True):
+        w = _worst_row(c.result) if c.result is not None else None
+        if w is None:
+            continue
+        t = tightness(w)
+        if worst is None or (not math.isnan(t) and t > best):
+            worst, best = {**cj["worst"], "check": c.check_name}, t
+    return {
+        "id": s.id,
+        "slug": s.slug,
+        "title": s.title,
+        "paper": s.paper,
+        "confidence": s.confidence,
+        "statement": s.statement,
+        "hypotheses": [{"name": h.name, "description": h.description} for h in s.hypotheses],
+        "bound_formula": s.bound_formula,
+        "derivation": s.derivation,
+        "status": outcome.status,
+        "runtime_s": outcome.runtime_s,
+        "worst": worst,
+        "not_run": list(outcome.not_run),
+        "warnings": outcome.warnings
+        + [
+            f"[{c['name']}] figure {f['name']}: {f['error']}"
+            for c in checks
+            for f in c["figures"]
+            if f.get("error")
+        ],
+        "checks": checks,
+    }
+
+
+def build_document(
+    outcomes: Sequence[StatementOutcome],
+    *,
+    run: Mapping[str, Any],
+    environment: Mapping[str, Any],
+    figures: Mapping[tuple[str, str], list[dict[str, Any]]] | None = None,
+    runtime_s: float | None = None,
+    command: str = "",
+) -> dict[str, Any]:
+    """The whole report.json document."""
+    statements = [statement_json(o, figures or {}) for o in outcomes]
+    counts = {k: 0 for k in STATUS_ORDER}
+    for st in statements:
+        counts[st["status"]] += 1
+    n_run = sum(len(st["checks"]) for st in statements)
+    code = exit_code(outcomes)
+    return jsonable(
+        {
+            "schema": SCHEMA,
+            "schema_version": SCHEMA_VERSION,
+            "generated_at": _dt.datetime.now(_dt.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
+            "command": command,
+            "run": dict(run),
+            "environment": dict(environment),
+            "summary": {
+                "exit_code": code,
+                "all_hold": code == 0,
+                "counts": counts,
+                "n_statements": len(statements),
+                "n_checks_run": n_run,
+                "n_checks_not_run": sum(len(st["not_run"]) for st in statements),
+                "n_errors": sum(c["status"] == "error" for st in statements for c in st["checks"]),
+                "runtime_s": runtime_s
+                if runtime_s is not None
+                else sum(st["runtime_s"] for st in statements),
+            },
+            "statements": statements,
+        }
+    )
+
+
+# ---------------------------------------------------------------------------------------------
+# validation of a loaded report.json (used by the tests and by anyone consuming the file)
+
+_NUM = (int, float)
+
+
+def _number(x: Any) -> bool:
+    return (isinstance(x, _NUM) and not isinstance(x, bool)) or x in NONFINITE
+
+
+def validate_document(doc: Any) -> list[str]:
+    """Problems with ``doc`` as a report.json document (empty list: valid, schema version 1)."""
+    errs: list[str] = []
+
+    def need(obj: Any, key: str, types: Any, where: str) -> Any:
+        if not isinstance(obj, dict) or key not in obj:
+            errs.append(f"{where}: missing {key!r}")
+            return None
+        if types is not None and not isinstance(obj[key], types):
+            errs.append(f"{where}.{key}: expected {types}, got {type(obj[key]).__name__}")
+        return obj[key]
+
+    if not isinstance(doc, dict):
+        return ["document: expected an object"]
+    if doc.get("schema") != SCHEMA:
+        errs.append(f"schema: expected {SCHEMA!r}")
+    if doc.get("schema_version") != SCHEMA_VERSION:
+        errs.append(f"schema_version: expected {SCHEMA_VERSION}")
+    need(doc, "generated_at", str, "document")
+    need(doc, "command", str, "document")
+    run = need(doc, "run", dict, "document") or {}
+    for k, t in (("budget", str), ("include_slow", bool), ("seed", int)):
+        need(run, k, t, "run")
+    env = need(doc, "environment", dict, "document") or {}
+    need(env, "python", str, "environment")
+    libs = need(env, "libraries", dict, "environment") or {}
+    for lib in ("numpy", "numba", "mpmath", "python-flint", "sympy"):
+        need(libs, lib, (str, type(None)), "environment.libraries")
+    summ = need(doc, "summary", dict, "document") or {}
+    code = need(summ, "exit_code", int, "summary")
+    if code not in (0, 1, None):
+        errs.append("summary.exit_code: expected 0 or 1")
+    need(summ, "counts", dict, "summary")
+    stmts = need(doc, "statements", list, "document") or []
+    failing = False
+    for i, st in enumerate(stmts):
+        w = f"statements[{i}]"
+        for k, t in (
+            ("id", str),
+            ("title", str),
+            ("statement", str),
+            ("confidence", str),
+            ("hypotheses", list),
+            ("bound_formula", str),
+            ("status", str),
+            ("checks", list),
+            ("not_run", list),
+            ("warnings", list),
+        ):
+            need(st, k, t, w)
+        if st.get("status") not in STATUS_ORDER:
+            errs.append(f"{w}.status: expected one of {STATUS_ORDER}")
+        failing |= st.get("status") in ("violated", "error", "undecided")
+        for j, c in enumerate(st.get("checks") or []):
+            cw = f"{w}.checks[{j}]"
+            for k, t in (("name", str), ("status", str), ("rows", list), ("figures", list)):
+                need(c, k, t, cw)
+            if c.get("status") not in STATUS_ORDER[:5]:
+                errs.append(f"{cw}.status: expected one of {STATUS_ORDER[:5]}")
+            if c.get("status") == "error" and not isinstance(c.get("error"), dict):
+                errs.append(f"{cw}.error: expected the error of a failed check")
+            for k, row in enumerate(c.get("rows") or []):
+                for key in ("measured", "bound", "ratio"):
+                    if not _number(row.get(key)):
+                        errs.append(f"{cw}.rows[{k}].{key}: expected a number")
+                if row.get("relation") not in ("<=", ">=", "=="):
+                    errs.append(f"{cw}.rows[{k}].relation: expected <=, >= or ==")
+    if code is not None and code != int(failing):
+        errs.append("summary.exit_code: does not match the statements' statuses")
+    return errs

@@ -1,0 +1,214 @@
+"""Render report.md from the report document (the content of report.json)."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from typing import Any
+
+# rows shown per check in report.md (all of them are in report.json; the worst is always shown)
+MAX_ROWS = 25
+
+_BADGE = {
+    "holds": "holds",
+    "vacuous": "vacuous at the tested sizes",
+    "violated": "**VIOLATED**",
+    "undecided": "undecided",
+    "error": "**ERROR**",
+    "skipped": "not run at this budget",
+    "unchecked": "no check registered",
+}
+
+
+def fmt(x: Any) -> str:
+    """A number for a table: 6 significant digits; the strings inf/-inf/nan as they are."""
+    if x is None:
+        return ""
+    if isinstance(x, bool):
+        return "yes" if x else "no"
+    if isinstance(x, int):
+        return str(x)
+    if isinstance(x, float):
+        return f"{x:.6g}"
+    return str(x)
+
+
+def cell(text: Any) -> str:
+    """Text safe inside a markdown table cell."""
+    return str(text).replace("|", "\\|").replace("\n", " ")
+
+
+def _row_line(r: Mapping[str, Any], check: str | None = None) -> str:
+    ci = f"[{fmt(r['ci'][0])}, {fmt(r['ci'][1])}]" if r.get("ci") else ""
+    ok = "yes" if r.get("ok") else "**no**"
+    lead = f"{cell(check)} | " if check is not None else ""
+    return (
+        f"| {lead}{cell(r['label'])} | {fmt(r['measured'])} | {cell(r['relation'])} |"
+        f" {fmt(r['bound'])} | {fmt(r['ratio'])} | {ci} | {ok} |"
+    )
+
+
+def _worst_text(w: Mapping[str, Any] | None) -> str:
+    if not w:
+        return ""
+    return f"{cell(w['label'])}: {fmt(w['measured'])} {w['relation']} {fmt(w['bound'])}"
+
+
+def render_markdown(doc: Mapping[str, Any]) -> str:
+    """The whole report.md."""
+    env, run, summ = doc["environment"], doc["run"], doc["summary"]
+    out: list[str] = []
+    add = out.append
+    add("# Lemma report")
+    add("")
+    only = run.get("only")
+    add(
+        f"Generated {doc['generated_at']} by `{doc['command'] or 'python -m verify report'}`"
+        f" (budget **{run['budget']}**, slow checks {'run' if run['include_slow'] else 'not run'},"
+        f" seed {run['seed']}{', only ' + ', '.join(only) if only else ''})"
+        f" with verify {env.get('verify')} at commit `{env.get('git_commit')}`."
+        f" Total run time {fmt(summ['runtime_s'])} s."
+    )
+    add("")
+    counts = ", ".join(f"{n} {k}" for k, n in summ["counts"].items() if n)
+    verdict = (
+        "every statement run holds or is vacuous"
+        if summ["exit_code"] == 0
+        else "some statement is violated, undecided or raised an error"
+    )
+    add(f"**Result: {verdict}** ({counts or 'no statements'}; exit code {summ['exit_code']}).")
+    add("")
+    add(
+        "> The statements below are *reconstructions* of the papers' statements (their full texts"
+        " were not at hand), keeping the papers' numbering; each carries its confidence tag"
+        " ([paper], [note] or [inferred]). Bounds are the toolkit's explicit versions. A"
+        " violation is a violation of the reconstructed explicit bound, saved as a"
+        " counterexample for a human to read."
+    )
+    add("")
+    add("## Summary")
+    add("")
+    add(
+        "| statement | title | status | checks run | worst case (measured vs bound) | ratio |"
+        " time (s) |"
+    )
+    add("|---|---|---|---|---|---|---|")
+    for st in doc["statements"]:
+        w = st.get("worst")
+        nrun = len(st["checks"])
+        nr = f"{nrun}" + (f" (+{len(st['not_run'])} slow not run)" if st["not_run"] else "")
+        add(
+            f"| [{cell(st['id'])}](#{st['slug']}) | {cell(st['title'])} |"
+            f" {_BADGE.get(st['status'], st['status'])} | {nr} | {_worst_text(w)} |"
+            f" {fmt(w['ratio']) if w else ''} | {fmt(st['runtime_s'])} |"
+        )
+    add("")
+    add(
+        "Ratio is measured / bound; for a `<=` bound a ratio <= 1 means it holds, for a `>=`"
+        " bound a ratio >= 1 does."
+    )
+    add("")
+    add("## Environment")
+    add("")
+    add("| | version |")
+    add("|---|---|")
+    add(f"| python | {env.get('python')} ({env.get('implementation')}) |")
+    for lib, ver in env.get("libraries", {}).items():
+        add(f"| {lib} | {ver or 'not installed'} |")
+    add(f"| platform | {cell(env.get('platform'))}, {env.get('cpu_count')} CPUs |")
+    add("")
+    for st in doc["statements"]:
+        out.extend(_statement(st))
+    return "\n".join(out) + "\n"
+
+
+def _statement(st: Mapping[str, Any]) -> list[str]:
+    out: list[str] = []
+    add = out.append
+    add(f'<a id="{st["slug"]}"></a>')
+    add("")
+    add(f"## {st['id']}: {st['title']}")
+    add("")
+    add(f"*Reconstructed statement* ({st['paper']}, confidence {st['confidence']}):")
+    add("")
+    add("> " + st["statement"].strip().replace("\n", "\n> "))
+    add("")
+    if st["hypotheses"]:
+        add("**Hypotheses:**")
+        add("")
+        for h in st["hypotheses"]:
+            add(f"- *{h['name']}*: {h['description']}")
+        add("")
+    if st["bound_formula"]:
+        add(f"**Bound checked:** {st['bound_formula']}")
+        add("")
+    if st.get("derivation"):
+        add(f"**Derivation:** {st['derivation']}")
+        add("")
+    add(
+        f"**Status: {_BADGE.get(st['status'], st['status'])}** (run time {fmt(st['runtime_s'])} s)."
+    )
+    if st.get("worst"):
+        w = st["worst"]
+        add(f" Worst case ({cell(w['check'])}): {_worst_text(w)}, ratio {fmt(w['ratio'])}.")
+    add("")
+    if st["not_run"]:
+        add("Slow checks not run at this budget: " + ", ".join(st["not_run"]) + ".")
+        add("")
+    for wmsg in st["warnings"]:
+        add(f"- warning: {wmsg}")
+    if st["warnings"]:
+        add("")
+    for c in st["checks"]:
+        out.extend(_check(c))
+    return out
+
+
+def _check(c: Mapping[str, Any]) -> list[str]:
+    out: list[str] = []
+    add = out.append
+    add(f"### Check: {c['name']} — {_BADGE.get(c['status'], c['status'])}")
+    add("")
+    if c["error"]:
+        e = c["error"]
+        add(f"The check raised {e['type']}: {cell(e['message'])}. Counted as a failure.")
+        add("")
+        add("```text")
+        add(e["traceback"].rstrip())
+        add("```")
+        add("")
+        return out
+    add(f"Arithmetic: {c['arithmetic']}. Seed: {c['seed']}. Run time: {fmt(c['runtime_s'])} s.")
+    if c["parameters"]:
+        add(f" Parameters: `{json.dumps(c['parameters'], sort_keys=True)}`.")
+    add("")
+    rows = c["rows"]
+    if rows:
+        shown = rows[:MAX_ROWS]
+        w = c.get("worst")
+        if w and not any(r["label"] == w["label"] for r in shown):
+            shown = [*shown, w]
+        add("| quantity | measured | rel. | bound | ratio | CI of measured | within bound |")
+        add("|---|---|---|---|---|---|---|")
+        out.extend(_row_line(r) for r in shown)
+        add("")
+        if len(rows) > len(shown) or len(shown) > MAX_ROWS:
+            add(f"({len(rows)} rows in all; the rest are in report.json.)")
+            add("")
+        if w:
+            add(f"Worst case: {_worst_text(w)} (ratio {fmt(w['ratio'])}).")
+            add("")
+    for n in c["notes"]:
+        add(f"- {n}")
+    if c["notes"]:
+        add("")
+    if c["counterexample"]:
+        add(f"Counterexample: `{c['counterexample']}`.")
+        add("")
+    for f in c["figures"]:
+        if f.get("file"):
+            add(f"![{cell(f['title'])}]({f['file']})")
+        else:
+            add(f"(figure {f['name']} could not be drawn: {f.get('error')})")
+        add("")
+    return out

@@ -1,0 +1,206 @@
+"""Run the registered statements' checks within a budget, keeping every outcome.
+
+A check that raises is not dropped: it becomes a :class:`CheckOutcome` with status ``"error"``
+and its traceback, and counts as a failure. Statement status aggregates its checks' statuses:
+
+    violated > error > undecided > holds > vacuous
+
+(the first present wins), ``"skipped"`` when every check is slow and slow checks were not run,
+and ``"unchecked"`` when the statement has no check at all.
+"""
+
+from __future__ import annotations
+
+import time
+import traceback
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from tqdm.auto import tqdm
+
+from verify.errors import ValidationError
+from verify.lemmas.registry import (
+    Budget,
+    Check,
+    CheckContext,
+    CheckResult,
+    Statement,
+    Status,
+    all_statements,
+)
+from verify.validation import check_choice, check_int
+
+ERROR = "error"
+SKIPPED = "skipped"
+UNCHECKED = "unchecked"
+
+# every status a statement or check can have in a report, in order of precedence
+STATUS_ORDER: tuple[str, ...] = (
+    Status.VIOLATED.value,
+    ERROR,
+    Status.UNDECIDED.value,
+    Status.HOLDS.value,
+    Status.VACUOUS.value,
+    SKIPPED,
+    UNCHECKED,
+)
+# statuses that make `python -m verify report` exit with 1
+FAILING: frozenset[str] = frozenset({Status.VIOLATED.value, ERROR, Status.UNDECIDED.value})
+
+REPO_ROOT = Path(__file__).resolve().parents[2]
+
+
+@dataclass
+class ErrorInfo:
+    """An exception raised by a check: its type, message and formatted traceback."""
+
+    type: str
+    message: str
+    traceback: str
+
+
+@dataclass
+class CheckOutcome:
+    """One check run: its result, or the error it raised, and consistency warnings."""
+
+    statement_id: str
+    check_name: str
+    slow: bool
+    result: CheckResult | None = None
+    error: ErrorInfo | None = None
+    runtime_s: float = 0.0
+    warnings: list[str] = field(default_factory=list)
+
+    @property
+    def status(self) -> str:
+        if self.error is not None or self.result is None:
+            return ERROR
+        return self.result.status.value
+
+
+@dataclass
+class StatementOutcome:
+    """Every check outcome of one statement, plus the names of slow checks not run."""
+
+    statement: Statement
+    checks: list[CheckOutcome] = field(default_factory=list)
+    not_run: list[str] = field(default_factory=list)
+
+    @property
+    def status(self) -> str:
+        return aggregate_status([c.status for c in self.checks], has_skipped=bool(self.not_run))
+
+    @property
+    def runtime_s(self) -> float:
+        return sum(c.runtime_s for c in self.checks)
+
+    @property
+    def warnings(self) -> list[str]:
+        return [f"[{c.check_name}] {w}" for c in self.checks for w in c.warnings]
+
+
+def aggregate_status(statuses: Sequence[str], *, has_skipped: bool = False) -> str:
+    """The statement status from its checks' statuses (see the module docstring)."""
+    for s in STATUS_ORDER[:5]:
+        if s in statuses:
+            return s
+    return SKIPPED if has_skipped else UNCHECKED
+
+
+def exit_code(outcomes: Sequence[StatementOutcome]) -> int:
+    """0 when every statement holds, is vacuous, or was not run at this budget; else 1."""
+    return 1 if any(o.status in FAILING for o in outcomes) else 0
+
+
+def select_statements(only: Sequence[str] | None = None) -> list[Statement]:
+    """Every registered statement in paper order, or those named in ``only`` (by id such as
+    "Lemma 3.2", case-insensitive, or by slug such as "lemma_3_2")."""
+    statements = all_statements()
+    if not only:
+        return statements
+    by_key: dict[str, Statement] = {}
+    for s in statements:
+        by_key[s.id.lower()] = s
+        by_key[s.slug] = s
+    chosen: list[Statement] = []
+    for name in only:
+        stmt = by_key.get(str(name).strip().lower())
+        if stmt is None:
+            known = ", ".join(s.id for s in statements) or "none registered"
+            raise ValidationError("--only", f"a registered statement id ({known})", name)
+        if stmt not in chosen:
+            chosen.append(stmt)
+    return sorted(chosen, key=statements.index)
+
+
+def consistency_warnings(result: CheckResult) -> list[str]:
+    """Things a reader should know about a result that contradicts itself."""
+    out: list[str] = []
+    bad = [r.label for r in result.rows if not _row_ok(r)]
+    if result.status is Status.HOLDS and bad:
+        out.append(f"status 'holds' but {len(bad)} row(s) fall outside their bound: {bad[:5]}")
+    if result.status is Status.VIOLATED:
+        if not result.counterexample:
+            out.append("status 'violated' without a counterexample file")
+        elif (
+            not (REPO_ROOT / result.counterexample).exists()
+            and not Path(result.counterexample).exists()
+        ):
+            out.append(f"counterexample file {result.counterexample} does not exist")
+    return out
+
+
+def _row_ok(row: Any) -> bool:
+    try:
+        return bool(row.ok)
+    except Exception:  # a row whose comparison itself fails is not ok
+        return False
+
+
+def run_check_outcome(stmt: Statement, check: Check, ctx: CheckContext) -> CheckOutcome:
+    """Run one check; an exception becomes an ``error`` outcome with its traceback."""
+    outcome = CheckOutcome(statement_id=stmt.id, check_name=check.name, slow=check.slow)
+    start = time.perf_counter()
+    try:
+        result = check.run(ctx, stmt.id)
+        if not isinstance(result, CheckResult):
+            raise TypeError(f"check returned {type(result).__name__}, expected CheckResult")
+        outcome.result = result
+        outcome.warnings = consistency_warnings(result)
+    except Exception as exc:  # reported, counted as failure; KeyboardInterrupt propagates
+        outcome.error = ErrorInfo(
+            type=type(exc).__name__, message=str(exc), traceback=traceback.format_exc()
+        )
+    outcome.runtime_s = time.perf_counter() - start
+    return outcome
+
+
+def run_statements(
+    statements: Sequence[Statement],
+    *,
+    budget: Budget = "quick",
+    include_slow: bool = False,
+    seed: int = 0,
+    progress: bool = True,
+) -> list[StatementOutcome]:
+    """Run every (non-slow unless ``include_slow``) check of ``statements`` at ``budget`` with
+    ``CheckContext(budget, seed)``, showing a tqdm progress bar over the checks."""
+    budget = check_choice("budget", budget, ("quick", "default", "full"))  # type: ignore[assignment]
+    seed = check_int("seed", seed, minimum=0)
+    outcomes = [StatementOutcome(statement=s) for s in statements]
+    todo: list[tuple[StatementOutcome, Check]] = []
+    for o in outcomes:
+        for c in o.statement.checks:
+            if c.slow and not include_slow:
+                o.not_run.append(c.name)
+            else:
+                todo.append((o, c))
+    ctx = CheckContext(budget=budget, seed=seed, progress=False)
+    bar = tqdm(todo, desc="checks", unit="check", disable=not progress, dynamic_ncols=True)
+    for o, c in bar:
+        bar.set_postfix_str(f"{o.statement.id}: {c.name}"[:60])
+        o.checks.append(run_check_outcome(o.statement, c, ctx))
+    bar.close()
+    return outcomes

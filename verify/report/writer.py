@@ -1,0 +1,128 @@
+"""Run the statements and write report.md, report.json and figures/*.png into a directory."""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from verify.lemmas.registry import Budget
+from verify.report.document import build_document
+from verify.report.environment import environment
+from verify.report.figures import draw_figure, figure_filename
+from verify.report.markdown import render_markdown
+from verify.report.runner import StatementOutcome, run_statements, select_statements
+from verify.validation import check_choice, check_int
+
+FIGURES_DIR = "figures"
+
+
+@dataclass
+class Report:
+    """A written report: where its files are, its document and its exit code."""
+
+    out_dir: Path
+    markdown: Path
+    json: Path
+    figures: list[Path]
+    document: dict[str, Any]
+    outcomes: list[StatementOutcome]
+
+    @property
+    def exit_code(self) -> int:
+        return int(self.document["summary"]["exit_code"])
+
+
+def draw_figures(
+    outcomes: Sequence[StatementOutcome], out_dir: Path
+) -> tuple[dict[tuple[str, str], list[dict[str, Any]]], list[Path]]:
+    """Draw every check's figures into ``out_dir/figures`` (stale PNGs there are removed).
+    A figure that cannot be drawn is recorded with its error, not dropped."""
+    fig_dir = out_dir / FIGURES_DIR
+    if fig_dir.is_dir():
+        for old in fig_dir.glob("*.png"):
+            old.unlink()
+    taken: set[str] = set()
+    entries: dict[tuple[str, str], list[dict[str, Any]]] = {}
+    paths: list[Path] = []
+    for o in outcomes:
+        for c in o.checks:
+            if c.result is None:
+                continue
+            lst = entries.setdefault((c.statement_id, c.check_name), [])
+            for fig in c.result.figures:
+                fname = figure_filename(str(getattr(fig, "name", "figure")), taken)
+                entry: dict[str, Any] = {
+                    "name": str(getattr(fig, "name", "")),
+                    "title": str(getattr(fig, "title", "")),
+                    "kind": str(getattr(fig, "kind", "")),
+                    "file": None,
+                    "error": None,
+                }
+                try:
+                    paths.append(draw_figure(fig, fig_dir / fname))
+                    entry["file"] = f"{FIGURES_DIR}/{fname}"
+                except Exception as exc:  # recorded in the report as a warning
+                    entry["error"] = f"{type(exc).__name__}: {exc}"
+                lst.append(entry)
+    return entries, paths
+
+
+def write_report(
+    outcomes: Sequence[StatementOutcome],
+    out_dir: str | Path,
+    *,
+    run: dict[str, Any],
+    runtime_s: float | None = None,
+    command: str = "",
+) -> Report:
+    """Write ``report.md``, ``report.json`` and ``figures/*.png`` for ``outcomes``."""
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    figures, paths = draw_figures(outcomes, out)
+    doc = build_document(
+        outcomes,
+        run=run,
+        environment=environment(),
+        figures=figures,
+        runtime_s=runtime_s,
+        command=command,
+    )
+    json_path = out / "report.json"
+    json_path.write_text(json.dumps(doc, indent=1, allow_nan=False) + "\n", encoding="utf-8")
+    md_path = out / "report.md"
+    md_path.write_text(render_markdown(doc), encoding="utf-8")
+    return Report(out, md_path, json_path, paths, doc, list(outcomes))
+
+
+def generate_report(
+    out_dir: str | Path,
+    *,
+    budget: Budget = "quick",
+    include_slow: bool = False,
+    seed: int = 0,
+    only: Sequence[str] | None = None,
+    progress: bool = True,
+    command: str = "",
+) -> Report:
+    """Run the registered statements (all, or those in ``only``) at ``budget`` and write the
+    report into ``out_dir``. ``report.exit_code`` is 0 when every statement holds, is vacuous
+    or was not run at this budget, and 1 when one is violated, undecided or raised."""
+    budget = check_choice("budget", budget, ("quick", "default", "full"))  # type: ignore[assignment]
+    seed = check_int("seed", seed, minimum=0)
+    statements = select_statements(only)
+    start = time.perf_counter()
+    outcomes = run_statements(
+        statements, budget=budget, include_slow=include_slow, seed=seed, progress=progress
+    )
+    runtime = time.perf_counter() - start
+    run = {
+        "budget": budget,
+        "include_slow": bool(include_slow),
+        "seed": seed,
+        "only": list(only) if only else None,
+    }
+    return write_report(outcomes, out_dir, run=run, runtime_s=runtime, command=command)
