@@ -1,0 +1,67 @@
+"""Boolean functions {0,1}^N -> {0,1}: truth tables, families, exact sensitivity and Fourier
+analysis, sampled estimators for large N, closed-form profiles. See docs/boolean.md.
+
+Bit order (shared/model-spec.md): string index i = sum_n x_n 2^(n-1), x_1 least significant.
+"""
+
+from verify.boolean.analysis import (
+    average_sensitivity,
+    average_sensitivity_exact,
+    max_sensitivity,
+    min_sensitivity,
+    normalized_average_sensitivity,
+    sensitivity,
+    sensitivity_profile,
+    zero_sensitivity_count,
+)
+from verify.boolean.families import (
+    Family,
+    family_names,
+    get_family,
+    make_family,
+    register_family,
+)
+from verify.boolean.fourier import (
+    MAX_FOURIER_N,
+    fourier_coefficients,
+    fourier_degree,
+    influences,
+    total_influence,
+    total_influence_exact,
+    walsh_hadamard,
+)
+from verify.boolean.function import (
+    MAX_EXHAUSTIVE_N,
+    BooleanFunction,
+    all_bit_strings,
+    as_table,
+    bits_to_index,
+)
+
+__all__ = [
+    "MAX_EXHAUSTIVE_N",
+    "MAX_FOURIER_N",
+    "BooleanFunction",
+    "Family",
+    "all_bit_strings",
+    "as_table",
+    "average_sensitivity",
+    "average_sensitivity_exact",
+    "bits_to_index",
+    "family_names",
+    "fourier_coefficients",
+    "fourier_degree",
+    "get_family",
+    "influences",
+    "make_family",
+    "max_sensitivity",
+    "min_sensitivity",
+    "normalized_average_sensitivity",
+    "register_family",
+    "sensitivity",
+    "sensitivity_profile",
+    "total_influence",
+    "total_influence_exact",
+    "walsh_hadamard",
+    "zero_sensitivity_count",
+]

@@ -1,0 +1,247 @@
+"""The family registry and the built-in Boolean function families.
+
+A family is a function ``fn(n, **params) -> BooleanFunction``; registering it with
+``@register_family("name")`` makes it available to :func:`make_family`, the ``profile``
+command and every check or report that iterates :func:`family_names`::
+
+    @register_family("first_two_and")
+    def first_two_and(n: int) -> BooleanFunction:
+        return BooleanFunction.from_callable(n, lambda b: b[:, 0] & b[:, 1])
+
+Every family parameter has a default, so ``make_family(name, n)`` always works.
+Variable indices (``i``, ``subset``) are 1-based, as x_1..x_N in the papers.
+"""
+
+from __future__ import annotations
+
+import inspect
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from verify.boolean.function import BooleanFunction, check_n
+from verify.errors import ValidationError
+from verify.validation import check_choice, check_int
+
+
+@dataclass(frozen=True)
+class Family:
+    """A registered family: its builder and its parameters' defaults (from the signature)."""
+
+    name: str
+    builder: Callable[..., BooleanFunction]
+    defaults: dict[str, Any]
+    doc: str
+
+    def __call__(self, n: int, **params: Any) -> BooleanFunction:
+        return make_family(self.name, n, **params)
+
+
+_FAMILIES: dict[str, Family] = {}
+
+
+def register_family(name: str) -> Callable[[Callable[..., BooleanFunction]], Callable]:
+    """Decorator: register ``fn(n, **params) -> BooleanFunction`` under ``name``."""
+    if not isinstance(name, str) or not name.isidentifier():
+        raise ValidationError("name", "a family name that is a Python identifier", name)
+
+    def deco(fn: Callable[..., BooleanFunction]) -> Callable[..., BooleanFunction]:
+        if name in _FAMILIES:
+            raise ValueError(f"family {name!r} is registered twice")
+        sig = inspect.signature(fn)
+        defaults = {
+            p.name: p.default
+            for p in list(sig.parameters.values())[1:]
+            if p.default is not inspect.Parameter.empty
+        }
+        doc = (inspect.getdoc(fn) or "").split("\n")[0]
+        _FAMILIES[name] = Family(name, fn, defaults, doc)
+        return fn
+
+    return deco
+
+
+def family_names() -> list[str]:
+    """Names of the registered families, sorted."""
+    return sorted(_FAMILIES)
+
+
+def get_family(name: str) -> Family:
+    """The registered family ``name`` (ValidationError listing the known ones otherwise)."""
+    try:
+        return _FAMILIES[name]
+    except (KeyError, TypeError):
+        raise ValidationError("family", "one of " + ", ".join(family_names()), name) from None
+
+
+def make_family(name: str, n: int, **params: Any) -> BooleanFunction:
+    """Build the member of family ``name`` on n bits; ``params`` override the defaults."""
+    fam = get_family(name)
+    n = check_n(n)
+    unknown = sorted(set(params) - set(fam.defaults))
+    if unknown:
+        known = ", ".join(fam.defaults) or "none"
+        raise ValidationError("params", f"parameters of {name} ({known})", unknown)
+    f = fam.builder(n, **params)
+    if not isinstance(f, BooleanFunction) or f.n != n:
+        raise TypeError(f"family {name!r} did not return a BooleanFunction on {n} bits")
+    used = {**fam.defaults, **params}
+    label = ", ".join(f"{k}={v}" for k, v in used.items() if v is not None)
+    f.name = f"{name}(N={n}{', ' + label if label else ''})"
+    f.params = {"family": name, "n": n, **used}
+    return f
+
+
+# ---------------------------------------------------------------------------------------------
+# helpers
+
+
+def subset_weights(n: int, subset: Sequence[int] | None = None) -> np.ndarray:
+    """w[i] = number of ones of string i among the variables in ``subset`` (1-based; default
+    all), as uint8 of length 2^n, built by doubling (no int64 temporaries)."""
+    chosen = set(range(1, n + 1)) if subset is None else set(subset)
+    w = np.zeros(1, dtype=np.uint8)
+    for j in range(1, n + 1):
+        w = np.concatenate((w, w + np.uint8(1))) if j in chosen else np.concatenate((w, w))
+    return w
+
+
+def resolve_subset(n: int, m: int | None, subset: Sequence[int] | None, default_m: int) -> list:
+    """The 1-based variable subset of a sparse family: ``subset``, or the first ``m`` bits."""
+    if subset is not None:
+        if isinstance(subset, (str, bytes)) or not isinstance(subset, Sequence | np.ndarray):
+            raise ValidationError("subset", "a sequence of distinct variable indices", subset)
+        idx = [check_int("subset", v, minimum=1, maximum=n) for v in subset]
+        if len(set(idx)) != len(idx) or not idx:
+            raise ValidationError("subset", "a nonempty set of distinct indices in 1..N", subset)
+        if m is not None and m != len(idx):
+            raise ValidationError("m", f"len(subset) = {len(idx)} when both are given", m)
+        return sorted(idx)
+    m = default_m if m is None else m
+    m = check_int("m", m, minimum=1, maximum=n, hint=f"m <= N = {n}")
+    return list(range(1, m + 1))
+
+
+_TIES = ("zero", "one")
+
+
+def _majority_threshold(m: int, tie: str) -> int:
+    """k such that majority over m bits is [weight >= k] (ties at even m go to ``tie``)."""
+    check_choice("tie", tie, _TIES)
+    return m // 2 + 1 if (m % 2 == 0 and tie == "zero") or m % 2 == 1 else m // 2
+
+
+def _from_weights(w: np.ndarray, values: np.ndarray) -> np.ndarray:
+    return values.astype(np.uint8)[w]
+
+
+# ---------------------------------------------------------------------------------------------
+# built-in families
+
+
+@register_family("parity")
+def parity(n: int) -> BooleanFunction:
+    """PARITY: x_1 xor ... xor x_N (s(x) = N everywhere)."""
+    return BooleanFunction(subset_weights(n) & np.uint8(1))
+
+
+@register_family("sparse_parity")
+def sparse_parity(
+    n: int, m: int | None = None, subset: Sequence[int] | None = None
+) -> BooleanFunction:
+    """m-sparse PARITY: xor of the variables in ``subset`` (default: x_1..x_m, m = min(N, 3))."""
+    sub = resolve_subset(n, m, subset, min(n, 3))
+    return BooleanFunction(subset_weights(n, sub) & np.uint8(1))
+
+
+@register_family("dictator")
+def dictator(n: int, i: int = 1, negate: bool = False) -> BooleanFunction:
+    """DICTATOR: f(x) = x_i (or 1 - x_i with negate)."""
+    i = check_int("i", i, minimum=1, maximum=n, hint=f"a variable index in 1..N = {n}")
+    w = subset_weights(n, [i])
+    return BooleanFunction(w ^ np.uint8(bool(negate)))
+
+
+@register_family("first")
+def first(n: int, negate: bool = False) -> BooleanFunction:
+    """FIRST: f(x) = x_1 (the dictator of the first bit)."""
+    return dictator(n, 1, negate)
+
+
+@register_family("threshold")
+def threshold(n: int, k: int | None = None) -> BooleanFunction:
+    """THRESHOLD_k: 1 iff |x| >= k, 0 <= k <= N + 1 (default k = floor(N/2) + 1)."""
+    k = n // 2 + 1 if k is None else check_int("k", k, minimum=0, maximum=n + 1)
+    return BooleanFunction(_from_weights(subset_weights(n), np.arange(n + 1) >= k))
+
+
+@register_family("majority")
+def majority(n: int, tie: str = "zero") -> BooleanFunction:
+    """MAJORITY: 1 iff more ones than zeros; at even N a tie gives ``tie`` ("zero" or "one")."""
+    return threshold(n, _majority_threshold(n, tie))
+
+
+@register_family("sparse_majority")
+def sparse_majority(
+    n: int, m: int | None = None, subset: Sequence[int] | None = None, tie: str = "zero"
+) -> BooleanFunction:
+    """m-sparse MAJORITY: majority of the variables in ``subset`` (default x_1..x_m, m =
+    min(N, 3)); ties (even m) give ``tie``."""
+    sub = resolve_subset(n, m, subset, min(n, 3))
+    k = _majority_threshold(len(sub), tie)
+    return BooleanFunction(_from_weights(subset_weights(n, sub), np.arange(n + 1) >= k))
+
+
+@register_family("and")
+def and_(n: int) -> BooleanFunction:
+    """AND: 1 iff every bit is 1."""
+    return threshold(n, n)
+
+
+@register_family("or")
+def or_(n: int) -> BooleanFunction:
+    """OR: 1 iff some bit is 1."""
+    return threshold(n, 1)
+
+
+@register_family("mod")
+def mod(n: int, k: int = 3) -> BooleanFunction:
+    """MOD_k: 1 iff |x| = 0 (mod k), k >= 2 (MOD_2 is the negation of PARITY)."""
+    k = check_int("k", k, minimum=2)
+    return BooleanFunction(_from_weights(subset_weights(n), np.arange(n + 1) % k == 0))
+
+
+@register_family("inner_product")
+def inner_product(n: int) -> BooleanFunction:
+    """INNER PRODUCT (even N = 2h): sum_{j=1..h} x_j x_{h+j} mod 2."""
+    if n % 2:
+        raise ValidationError("N", "an even number of bits for inner_product", n)
+    h = n // 2
+    size = 1 << n
+    idx = np.arange(size, dtype=np.int64) if n <= 26 else None
+    if idx is None:  # pragma: no cover - N > 26 needs chunking of the int64 index
+        raise ValidationError("N", "N <= 26 for inner_product", n)
+    low = idx & ((1 << h) - 1)
+    high = idx >> h
+    both = low & high
+    out = np.zeros(size, dtype=np.uint8)
+    for j in range(h):
+        out ^= ((both >> j) & 1).astype(np.uint8)
+    return BooleanFunction(out)
+
+
+@register_family("constant")
+def constant(n: int, value: int = 0) -> BooleanFunction:
+    """CONSTANT: f(x) = value (0 or 1); every string has sensitivity 0."""
+    value = check_int("value", value, minimum=0, maximum=1)
+    return BooleanFunction(np.full(1 << n, value, dtype=np.uint8))
+
+
+@register_family("random")
+def random(n: int, seed: int = 0) -> BooleanFunction:
+    """RANDOM: a uniformly random truth table drawn with numpy.random.default_rng(seed)."""
+    seed = check_int("seed", seed, minimum=0)
+    rng = np.random.default_rng(seed)
+    return BooleanFunction(rng.integers(0, 2, size=1 << n, dtype=np.uint8))
