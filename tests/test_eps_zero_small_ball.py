@@ -1,0 +1,84 @@
+"""Tests of the explicit small-ball bounds and tail statistics (verify.lemmas.small_ball)."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+from scipy import stats
+
+from verify.errors import ValidationError
+from verify.lemmas.small_ball import (
+    blowup_tail_bound,
+    clopper_pearson,
+    fit_tail_exponent,
+    hill_estimator,
+    neighbourhood_blowup_bound,
+    small_ball_constant,
+    unit_ball_volume,
+    variance_small_ball_bound,
+)
+
+
+def test_unit_ball_volume_known_values() -> None:
+    assert unit_ball_volume(1) == pytest.approx(2.0)
+    assert unit_ball_volume(2) == pytest.approx(math.pi)
+    assert unit_ball_volume(3) == pytest.approx(4 * math.pi / 3)
+
+
+@pytest.mark.parametrize("d_model", [2, 3, 5])
+def test_small_ball_bound_dominates_monte_carlo(d_model: int) -> None:
+    """d = c + b, b ~ Unif(cube of side a), c fixed and awkward: the empirical P[var <= delta]
+    stays below the bound (SB) and the upper CI is of the same order at small delta."""
+    rng = np.random.default_rng(1)
+    a = 0.7
+    c = rng.normal(size=d_model) * 0.1
+    b = rng.uniform(0, a, size=(200_000, d_model))
+    var = (c + b).var(axis=1)
+    for delta in (1e-3, 1e-2):
+        hits = int(np.count_nonzero(var <= delta))
+        lo, _ = clopper_pearson(hits, var.size, alpha=1e-3)
+        bound = variance_small_ball_bound(delta, d_model, a)
+        print(d_model, delta, hits / var.size, bound)
+        assert lo <= bound
+
+
+def test_small_ball_bound_is_attained_up_to_constant_in_d2() -> None:
+    """D = 2: var(d) = (d1 - d2)^2 / 4 and d1 - d2 has the triangular density of peak 1/a, so
+    P[var <= delta] -> 4 sqrt(delta) / a; the bound gives sqrt(2) V_1 sqrt(2) sqrt(delta) / a
+    = 4 sqrt(delta) / a: tight."""
+    assert small_ball_constant(2, 0.5) == pytest.approx(4 / 0.5)
+
+
+def test_blowup_bounds_monotone_and_validated() -> None:
+    vals = [blowup_tail_bound(t, 8, 1.0, 2, 9) for t in (2.0, 10.0, 100.0, 1e4)]
+    assert all(x >= y for x, y in zip(vals, vals[1:], strict=False))
+    assert blowup_tail_bound(1.0, 8, 1.0, 2, 9) == 1.0
+    p = blowup_tail_bound(1e4, 8, 1.0, 2, 9)
+    assert neighbourhood_blowup_bound(1e4, 8, 1.0, 2, 8, 8) == pytest.approx(min(1, 9 * p))
+    with pytest.raises(ValidationError, match="k"):
+        neighbourhood_blowup_bound(10.0, 8, 1.0, 2, 8, 9)
+    with pytest.raises(ValidationError, match="side"):
+        small_ball_constant(4, 0.0)
+
+
+def test_clopper_pearson_matches_scipy_and_edges() -> None:
+    lo, hi = clopper_pearson(7, 50)
+    ref = stats.binomtest(7, 50).proportion_ci(method="exact")
+    assert (lo, hi) == pytest.approx((ref.low, ref.high))
+    assert clopper_pearson(0, 10)[0] == 0.0 and clopper_pearson(10, 10)[1] == 1.0
+    with pytest.raises(ValidationError, match="successes"):
+        clopper_pearson(11, 10)
+
+
+def test_tail_fit_recovers_pareto_index() -> None:
+    rng = np.random.default_rng(3)
+    a = 3.0
+    z = rng.pareto(a, 40_000) + 1.0
+    fit = fit_tail_exponent(z, seed=0)
+    print(fit.alpha, fit.ci, fit.hill, fit.hill_ci)
+    assert fit.ci[0] <= a <= fit.ci[1]
+    assert fit.hill_ci[0] <= a <= fit.hill_ci[1]
+    h, _ = hill_estimator(z, 500)
+    assert abs(h - a) < 0.5

@@ -1,0 +1,297 @@
+"""Explicit small-ball and blowup-tail bounds behind Lemma 4.2 / Thm 4.5 (eps = 0), and the
+statistics (exact binomial CIs, tail-exponent fits) the eps = 0 checks use.
+
+Derivation (docs/derivations_eps_zero.md, section 1). Every layer-norm input of the spec model
+(post-LN; pre-LN with additive embedding) has the form ``d = c + b`` where ``b`` in R^D is a bias
+vector that is a coordinate block of theta and ``c`` does not depend on ``b`` (norm1: the
+attention output bias ``out_proj.bias``; norm2: ``linear2.bias``; pre-LN norm1 of layer 0: the
+token-embedding row). If ``b`` is uniform on a cube of side ``a`` (independently of the other
+coordinates, as for theta ~ Unif(box) or Delta ~ Unif(B_inf(rho)), a = 2 rho), then the centred
+vector ``P d`` (P = I - 11^T/D) has a density on the hyperplane 1^perp bounded by
+``sqrt(D) a^-(D-1)`` (a line parallel to 1 meets the cube in length <= a sqrt(D)), and since
+``var(d) = |P d|^2 / D``::
+
+    P[var(d) <= delta] <= sqrt(D) V_{D-1} D^{(D-1)/2} a^{-(D-1)} delta^{(D-1)/2}      (SB)
+
+with ``V_k = pi^{k/2} / Gamma(k/2 + 1)`` the volume of the unit k-ball. At eps = 0,
+``z = var^{-1/2}``, so ``P[z > s] <= C_SB(D, a) s^{-(D-1)}``: the tail exponent ``D - 1``.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+from scipy import special, stats
+
+from verify.errors import ValidationError
+from verify.model import ModelConfig, Params, forward, init_params
+from verify.validation import check_finite_array, check_int, check_real
+
+__all__ = [
+    "TailFit",
+    "check_bias_structure",
+    "neighbourhood",
+    "neighbourhood_bad_event",
+    "perturbed_params",
+    "sample_readout_z",
+    "blowup_tail_bound",
+    "blowup_tail_bound_sequential",
+    "blowup_tail_bound_union",
+    "clopper_pearson",
+    "fit_tail_exponent",
+    "sequential_shift",
+    "hill_estimator",
+    "neighbourhood_blowup_bound",
+    "small_ball_constant",
+    "unit_ball_volume",
+    "variance_small_ball_bound",
+    "z_tail_bound",
+]
+
+
+def unit_ball_volume(k: int) -> float:
+    """Volume of the unit ball in R^k: pi^{k/2} / Gamma(k/2 + 1)."""
+    k = check_int("k", k, minimum=0)
+    return math.exp(0.5 * k * math.log(math.pi) - special.gammaln(0.5 * k + 1.0))
+
+
+def small_ball_constant(d_model: int, side: float) -> float:
+    """C_SB(D, a) = sqrt(D) V_{D-1} D^{(D-1)/2} a^{-(D-1)}: P[var(d) <= delta] <= C_SB
+    delta^{(D-1)/2} when d = c + b with b uniform on a cube of side a."""
+    d_model = check_int("d_model", d_model, minimum=2)
+    side = check_real("side", side, strictly_positive=True)
+    k = d_model - 1
+    return math.sqrt(d_model) * unit_ball_volume(k) * (d_model / side**2) ** (0.5 * k)
+
+
+def variance_small_ball_bound(delta: float, d_model: int, side: float) -> float:
+    """Bound (SB): P[var(d) <= delta] <= min(1, C_SB(D, a) delta^{(D-1)/2})."""
+    delta = check_real("delta", delta, minimum=0.0)
+    c = small_ball_constant(d_model, side)
+    return min(1.0, c * delta ** (0.5 * (d_model - 1)))
+
+
+def z_tail_bound(s: float, d_model: int, side: float) -> float:
+    """At eps = 0: P[z > s] = P[var < s^-2] <= min(1, C_SB s^{-(D-1)}), for s > 0."""
+    s = check_real("s", s, strictly_positive=True)
+    return variance_small_ball_bound(s**-2, d_model, side)
+
+
+def blowup_tail_bound_union(
+    t: float, d_model: int, side: float, n_norms: int, seq_len: int
+) -> float:
+    """P[beta(theta, x) > t] for one string x, beta = prod_k max_n (1 + z_kn) over K norms and
+    S positions: beta > t forces some z_kn > t^{1/K} - 1, so (union over k, n)
+
+        P[beta > t] <= min(1, K S C_SB (t^{1/K} - 1)^{-(D-1)})       (exponent (D-1)/K in t).
+    """
+    t = check_real("t", t, strictly_positive=True)
+    n_norms = check_int("n_norms", n_norms, minimum=1)
+    seq_len = check_int("seq_len", seq_len, minimum=1)
+    s = t ** (1.0 / n_norms) - 1.0
+    if s <= 0.0:
+        return 1.0  # beta >= 1 always: thresholds t <= 1 carry no information
+    return min(1.0, n_norms * seq_len * z_tail_bound(s, d_model, side))
+
+
+def sequential_shift(d_model: int, side: float, seq_len: int) -> float:
+    """u0 = log(1 + (S C_SB)^{1/(D-1)}): log(tau_k) is stochastically below u0 + Exp(D - 1)."""
+    alpha = d_model - 1
+    a = seq_len * small_ball_constant(d_model, side)
+    return math.log1p(a ** (1.0 / alpha))
+
+
+def blowup_tail_bound_sequential(
+    t: float, d_model: int, side: float, n_norms: int, seq_len: int
+) -> float:
+    """Sequential-conditioning bound (docs/derivations_eps_zero.md, section 2).
+
+    Norm k's bias b_k is independent of everything that fixes tau_1..tau_{k-1} and c_k, so
+    P[tau_k - 1 > s | past] <= min(1, S C_SB s^{-(D-1)}) and log tau_k is dominated by
+    u0 + Exp(rate D - 1). Hence sum_k log tau_k <= K u0 + Gamma(K, D - 1) stochastically:
+
+        P[beta > t] <= Q(K, (D - 1)(log t - K u0)),   Q the regularised upper gamma,
+
+    a tail t^{-(D-1)} (log t)^{K-1}: the exponent D - 1 survives the product over norms.
+    """
+    t = check_real("t", t, strictly_positive=True)
+    n_norms = check_int("n_norms", n_norms, minimum=1)
+    seq_len = check_int("seq_len", seq_len, minimum=1)
+    u0 = sequential_shift(d_model, side, seq_len)
+    y = (d_model - 1) * (math.log(t) - n_norms * u0)
+    if y <= 0.0:
+        return 1.0
+    return float(special.gammaincc(n_norms, y))
+
+
+def blowup_tail_bound(t: float, d_model: int, side: float, n_norms: int, seq_len: int) -> float:
+    """The better of the union and the sequential bounds on P[beta(theta, x) > t] (both are
+    valid for post-LN, and pre-LN with additive embedding)."""
+    return min(
+        blowup_tail_bound_union(t, d_model, side, n_norms, seq_len),
+        blowup_tail_bound_sequential(t, d_model, side, n_norms, seq_len),
+    )
+
+
+def neighbourhood_blowup_bound(
+    t: float, d_model: int, side: float, n_norms: int, n_bits: int, k: int, eos: bool = True
+) -> float:
+    """Explicit Lemma 4.2 bound. Bad event: there is no S of k bits with beta <= t at x and at
+    every x^{+n}, n in S; i.e. beta(x) > t or more than N - k neighbours have beta > t. With
+    p = blowup_tail_bound(t) and Markov on the neighbour count,
+
+        P[bad] <= min(1, p (1 + N / (N - k + 1))).
+    """
+    n_bits = check_int("n_bits", n_bits, minimum=1)
+    k = check_int("k", k, minimum=0, maximum=n_bits)
+    seq_len = n_bits + 1 if eos else n_bits
+    p = blowup_tail_bound(t, d_model, side, n_norms, seq_len)
+    return min(1.0, p * (1.0 + n_bits / (n_bits - k + 1)))
+
+
+def clopper_pearson(successes: int, trials: int, alpha: float = 0.05) -> tuple[float, float]:
+    """Exact (Clopper-Pearson) two-sided 1 - alpha confidence interval of a binomial p."""
+    trials = check_int("trials", trials, minimum=1)
+    successes = check_int("successes", successes, minimum=0, maximum=trials)
+    alpha = check_real("alpha", alpha, strictly_positive=True)
+    lo = (
+        0.0
+        if successes == 0
+        else float(stats.beta.ppf(alpha / 2, successes, trials - successes + 1))
+    )
+    hi = (
+        1.0
+        if successes == trials
+        else float(stats.beta.ppf(1 - alpha / 2, successes + 1, trials - successes))
+    )
+    return lo, hi
+
+
+@dataclass(frozen=True)
+class TailFit:
+    """Fitted tail exponent alpha of P[z > s] ~ C s^-alpha."""
+
+    alpha: float  # least-squares slope (negated) of log P-hat vs log s over the tail grid
+    ci: tuple[float, float]  # bootstrap percentile CI of that slope
+    hill: float  # Hill estimator on the top k order statistics
+    hill_ci: tuple[float, float]  # exact chi^2 CI of the Hill estimator under a Pareto tail
+    k: int  # order statistics used
+    s_grid: np.ndarray  # thresholds of the log-log fit
+    survival: np.ndarray  # empirical P[z > s] on s_grid
+    intercept: float  # log C of the least-squares fit
+
+
+def hill_estimator(
+    samples: np.ndarray, k: int, alpha: float = 0.05
+) -> tuple[float, tuple[float, float]]:
+    """Hill estimate of the tail index from the k largest samples; with H = mean log(z_(i) /
+    z_(k+1)), 2 k H a ~ chi^2_{2k} under an exact Pareto(a) tail, which gives the CI."""
+    x = np.sort(check_finite_array("samples", samples))[::-1]
+    k = check_int("k", k, minimum=2, maximum=x.size - 1)
+    if x[k] <= 0:
+        raise ValueError("hill_estimator needs the k+1 largest samples to be positive")
+    h = float(np.mean(np.log(x[:k] / x[k])))
+    lo = stats.chi2.ppf(alpha / 2, 2 * k) / (2 * k * h)
+    hi = stats.chi2.ppf(1 - alpha / 2, 2 * k) / (2 * k * h)
+    return 1.0 / h, (float(lo), float(hi))
+
+
+def fit_tail_exponent(
+    samples: np.ndarray,
+    *,
+    tail_fraction: float = 0.05,
+    min_count: int = 10,
+    n_grid: int = 12,
+    n_boot: int = 200,
+    seed: int,
+    alpha: float = 0.05,
+) -> TailFit:
+    """Fit P[z > s] ~ C s^-a on a log-log scale over the upper tail.
+
+    The grid runs from the (1 - tail_fraction) quantile to the level where only ``min_count``
+    samples remain; the slope's CI comes from a seeded bootstrap over samples (the survival
+    points are nested, so a plain regression CI would be too narrow). The Hill estimator on
+    the same tail is returned as a cross-check.
+    """
+    z = check_finite_array("samples", samples)
+    if z.ndim != 1 or z.size < 50:
+        raise ValueError("fit_tail_exponent needs a 1-d array of >= 50 samples")
+    n = z.size
+    k = max(int(round(tail_fraction * n)), min_count + 2)
+    zs = np.sort(z)
+    s_lo = zs[n - k - 1]
+    s_hi = zs[n - min_count - 1]
+    if not (s_hi > s_lo > 0):
+        raise ValueError("tail too short or not positive for a fit")
+    s_grid = np.exp(np.linspace(math.log(s_lo), math.log(s_hi), n_grid))
+
+    def slope(sorted_z: np.ndarray) -> tuple[float, float]:
+        surv = 1.0 - np.searchsorted(sorted_z, s_grid, side="right") / sorted_z.size
+        ok = surv > 0
+        a, b = np.polyfit(np.log(s_grid[ok]), np.log(surv[ok]), 1)
+        return -float(a), float(b)
+
+    a_hat, b_hat = slope(zs)
+    rng = np.random.default_rng(seed)
+    boots = np.array([slope(np.sort(rng.choice(z, n)))[0] for _ in range(n_boot)])
+    ci = (float(np.quantile(boots, alpha / 2)), float(np.quantile(boots, 1 - alpha / 2)))
+    hill, hill_ci = hill_estimator(z, k, alpha)
+    survival = 1.0 - np.searchsorted(zs, s_grid, side="right") / n
+    return TailFit(a_hat, ci, hill, hill_ci, k, s_grid, survival, b_hat)
+
+
+# --------------------------------------------------------------------------------------------
+# Sampling helpers (orchestration around verify.model.forward; no kernels here)
+
+
+def check_bias_structure(config: ModelConfig) -> None:
+    """The small-ball bounds need every layer-norm input to carry its own additive bias block of
+    theta (post-LN: out_proj.bias / linear2.bias; pre-LN: additionally the token embedding for
+    layer 0's norm1, which must then be D wide, i.e. ``embedding="add"``)."""
+    if config.norm_first and config.embedding != "add":
+        raise ValidationError(
+            "config",
+            "post-LN, or pre-LN with embedding='add' (layer 0's norm1 input must contain a"
+            " D-wide parameter block)",
+            f"norm_first=True, embedding={config.embedding!r}",
+        )
+
+
+def neighbourhood(bits: np.ndarray) -> np.ndarray:
+    """(N + 1, N) array: the string x (row 0) followed by x^{+n} for n = 1..N."""
+    x = np.asarray(bits, dtype=np.uint8).reshape(-1)
+    out = np.repeat(x[None, :], x.size + 1, axis=0)
+    idx = np.arange(x.size)
+    out[idx + 1, idx] ^= 1
+    return out
+
+
+def perturbed_params(params: Params, rho: float, rng: np.random.Generator) -> Params:
+    """theta + Delta with Delta ~ Unif(B_inf^M(rho))."""
+    theta = params.flatten()
+    return Params.unflatten(params.config, theta + rng.uniform(-rho, rho, theta.size))
+
+
+def neighbourhood_bad_event(beta: np.ndarray, t: float, k: int) -> bool:
+    """Lemma 4.2's bad event from the blowups of (x, x^{+1}, .., x^{+N}): beta(x) > t or more
+    than N - k neighbours have beta > t (NaN = an exactly constant LN input = infinite blowup)."""
+    big = ~(beta <= t)  # NaN counts as big
+    return bool(big[0] or int(np.count_nonzero(big[1:])) > beta.size - 1 - k)
+
+
+def sample_readout_z(
+    config: ModelConfig, bits: np.ndarray, n_samples: int, *, box: float, seed: int
+) -> np.ndarray:
+    """(n_samples, K) layer-norm coefficients z at the readout position for theta ~ Unif of the
+    box [-box, box]^M, one theta per sample (seed -> init seeds seed*n_samples + i)."""
+    check_bias_structure(config)
+    n_samples = check_int("n_samples", n_samples, minimum=1)
+    bits = np.asarray(bits, dtype=np.uint8).reshape(1, -1)
+    out = np.empty((n_samples, config.n_norms))
+    base = check_int("seed", seed, minimum=0) * n_samples
+    for i in range(n_samples):
+        params = init_params(config, "uniform", base + i, scale=box)
+        out[i] = forward(params, bits, diagnostics=True).z[0, :, -1]
+    return out
