@@ -1,0 +1,276 @@
+"""verify.torch against torch itself: outputs, fast and slow paths, round trips, files, errors.
+
+Every comparison is |T_torch - T_verify| <= 1e-12 * (sum_i |w_i y_i| + |omega|), the size of the
+terms summed into T (a relative error that does not blow up when T happens to be near 0).
+"""
+
+from __future__ import annotations
+
+import itertools
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+from verify.errors import ValidationError
+from verify.model import ModelConfig, Params, forward, init_params
+
+torch = pytest.importorskip("torch")
+
+from verify.torch import SpecTransformer, from_torch, to_torch  # noqa: E402
+
+pytestmark = pytest.mark.torch
+
+RTOL = 1e-12
+
+OPTIONS = list(
+    itertools.product(
+        [False, True],  # norm_first
+        [1e-5, 0.0],  # ln_eps
+        [True, False],  # eos
+        ["add", "concat"],  # embedding
+        ["learned", "sinusoidal", "none"],  # pos_encoding
+        [True, False],  # ln_affine
+    )
+)
+IDS = [
+    f"{'pre' if nf else 'post'}-eps{e:g}-{'eos' if eo else 'last'}-{em}-{p}-"
+    f"{'affine' if a else 'plain'}"
+    for nf, e, eo, em, p, a in OPTIONS
+]
+
+
+def _config(index: int, **overrides: object) -> ModelConfig:
+    norm_first, eps, eos, embedding, pos, affine = OPTIONS[index]
+    fields = dict(
+        d_model=8,
+        n_layers=2,
+        n_heads=2 if index % 3 else 1,  # even H takes torch's fused fast path under no_grad
+        d_ff=12,
+        ln_eps=eps,
+        norm_first=norm_first,
+        ln_affine=affine,
+        eos=eos,
+        pos_encoding=pos,
+        embedding=embedding,
+        max_len=9,
+    )
+    fields.update(overrides)
+    return ModelConfig(**fields)
+
+
+def _params(cfg: ModelConfig, seed: int) -> Params:
+    """Gaussian parameters; norm gains moved to 1 + N(0, 0.25) so affine LN is not trivial."""
+    p = init_params(cfg, "gaussian", seed=seed, scale=0.6)
+    gains = {name: 1.0 + 0.5 * p[name] for name in p if "norm" in name and name.endswith("weight")}
+    return p.with_arrays(gains)
+
+
+def _assert_close(t_torch: np.ndarray, params: Params, bits: np.ndarray) -> float:
+    """Compare with verify.model.forward; return the worst error in units of the T scale."""
+    ref = forward(params, bits)
+    scale = np.abs(ref.y_readout * params["readout.weight"]).sum(axis=1) + abs(
+        float(params["readout.bias"])
+    )
+    ratio = float((np.abs(np.asarray(t_torch) - ref.T) / scale).max())
+    assert ratio <= RTOL, f"torch vs verify: worst error {ratio:.2e} of the T scale > {RTOL}"
+    return ratio
+
+
+@pytest.fixture(scope="module", autouse=True)
+def _one_torch_thread():
+    """Tiny problems: one intra-op thread (2 cores shared by the whole test run)."""
+    before = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(before)
+
+
+@pytest.fixture(scope="module")
+def bits() -> np.ndarray:
+    rng = np.random.default_rng(7)
+    return rng.integers(0, 2, size=(16, 6)).astype(np.uint8)
+
+
+@pytest.mark.parametrize("index", range(len(OPTIONS)), ids=IDS)
+def test_torch_matches_forward(index: int, bits: np.ndarray) -> None:
+    cfg = _config(index)
+    params = _params(cfg, seed=index)
+    module = to_torch(params)
+    t_slow = module(bits).detach().numpy()  # grad enabled: the Python path of the layers
+    with torch.no_grad():
+        t_fast = module(bits).numpy()  # fused fast path when H is even
+        t_readout = module(bits, readout_only=True).numpy()
+    worst = max(_assert_close(t, params, bits) for t in (t_slow, t_fast, t_readout))
+    print(f"{IDS[index]} H={cfg.n_heads}: worst |T_torch - T| / scale = {worst:.2e}")
+
+
+def test_fast_path_is_exercised(monkeypatch: pytest.MonkeyPatch, bits: np.ndarray) -> None:
+    """The fused kernel (torch._transformer_encoder_layer_fwd) runs under no_grad for even H,
+    also with plain LN (the reason plain norms keep weight tensors), and not with grad on."""
+    calls = []
+    original = torch._transformer_encoder_layer_fwd
+
+    def counting(*args: object) -> object:
+        calls.append(1)
+        return original(*args)
+
+    monkeypatch.setattr(torch, "_transformer_encoder_layer_fwd", counting)
+    for affine, norm_first in itertools.product([True, False], [False, True]):
+        cfg = ModelConfig(d_model=8, n_heads=2, ln_eps=0.0, ln_affine=affine, norm_first=norm_first)
+        params = _params(cfg, seed=3)
+        module = to_torch(params)
+        calls.clear()
+        with torch.no_grad():
+            t = module(bits).numpy()
+        assert len(calls) == cfg.n_layers
+        _assert_close(t, params, bits)
+        calls.clear()
+        module(bits)
+        assert not calls
+
+
+def test_state_dict_names_and_round_trip() -> None:
+    for index in (0, 13, 47, 95):
+        params = _params(_config(index), seed=index)
+        module = to_torch(params)
+        state = module.state_dict()
+        assert list(state) == list(params), "state_dict names/order differ from model-spec"
+        for name, array in params.items():
+            assert tuple(state[name].shape) == array.shape
+            assert state[name].dtype == torch.float64
+        back = from_torch(module)
+        assert back.config == params.config
+        for name in params:
+            assert np.array_equal(back[name], params[name]), name
+        # weights move without renaming, both ways
+        fresh = SpecTransformer(params.config)
+        fresh.load_state_dict({k: torch.from_numpy(v.copy()) for k, v in params.items()})
+        assert np.array_equal(
+            from_torch(fresh.state_dict(), params.config).flatten(), params.flatten()
+        )
+
+
+def test_torch_initialised_model_to_params(bits: np.ndarray) -> None:
+    """A model whose weights come from torch's own initialisation (and a training-like
+    update), read into verify, computes the same T."""
+    cfg = ModelConfig(
+        d_model=8,
+        n_layers=2,
+        n_heads=2,
+        ln_eps=1e-5,
+        eos=False,
+        embedding="concat",
+        pos_encoding="learned",
+        max_len=8,
+    )
+    torch.manual_seed(0)
+    module = SpecTransformer(cfg)  # torch init for the layers, zeros for the spec's tables
+    with torch.no_grad():
+        for p in module.parameters():
+            p.add_(0.3 * torch.randn_like(p))
+    params = from_torch(module)
+    with torch.no_grad():
+        _assert_close(module(bits).numpy(), params, bits)
+
+
+def test_npz_file_to_torch(tmp_path, bits: np.ndarray) -> None:
+    params = _params(_config(30), seed=30)
+    path = tmp_path / "model.npz"
+    params.save(path)
+    module = to_torch(Params.load(path))
+    with torch.no_grad():
+        _assert_close(module(bits).numpy(), params, bits)
+    from_torch(module).save(tmp_path / "back.npz")
+    again = Params.load(tmp_path / "back.npz")
+    assert again.config == params.config
+    assert np.array_equal(again.flatten(), params.flatten())
+
+
+def test_undefined_layer_norm_is_nan_in_both() -> None:
+    """eps = 0 and a constant layer-norm input: 0/0, undefined; neither side makes a number."""
+    cfg = ModelConfig(d_model=4, n_layers=1, n_heads=2, ln_eps=0.0, pos_encoding="none", eos=False)
+    params = init_params(cfg, "xavier_uniform", seed=0)
+    params = params.with_arrays({"token_embedding": np.ones((3, 4))})  # constant rows
+    params = params.with_arrays(
+        {k: np.zeros_like(v) for k, v in params.items() if k.startswith("layers.0.self_attn")}
+    )
+    x = np.array([[0, 1, 1]], dtype=np.uint8)
+    module = to_torch(params)
+    assert np.isnan(forward(params, x).T).all()
+    assert np.isnan(module(x).detach().numpy()).all()
+
+
+def test_plain_ln_from_affine_torch_norms() -> None:
+    """A torch model with affine norms at gain 1, bias 0 reads into an ln_affine=False config;
+    any other gain is refused, naming the array."""
+    cfg_affine = ModelConfig(d_model=8, n_heads=2, ln_affine=True)
+    cfg_plain = ModelConfig(d_model=8, n_heads=2, ln_affine=False)
+    params = init_params(cfg_affine, "xavier_normal", seed=1)  # gains 1, biases 0
+    state = to_torch(params).state_dict()
+    plain = from_torch(state, cfg_plain)
+    assert "layers.0.norm1.weight" not in plain
+    assert np.array_equal(plain["layers.1.linear2.weight"], params["layers.1.linear2.weight"])
+    state["layers.1.norm2.weight"][3] = 1.5
+    with pytest.raises(ValidationError, match="layers.1.norm2.weight"):
+        from_torch(state, cfg_plain)
+
+
+def test_bad_input_names_the_argument() -> None:
+    cfg = ModelConfig(d_model=8, n_heads=2)
+    state = to_torch(init_params(cfg, "gaussian", seed=2)).state_dict()
+    missing = {k: v for k, v in state.items() if k != "layers.1.linear1.bias"}
+    with pytest.raises(ValidationError, match="layers.1.linear1.bias"):
+        from_torch(missing, cfg)
+    wrong = dict(state, **{"readout.weight": torch.zeros(1, 8, dtype=torch.float64)})
+    with pytest.raises(ValidationError, match=r"readout.weight.*\(8,\)"):
+        from_torch(wrong, cfg)
+    ints = dict(state, **{"readout.bias": torch.tensor(1)})
+    with pytest.raises(ValidationError, match="readout.bias"):
+        from_torch(ints, cfg)
+    nan = dict(state, **{"token_embedding": torch.full((3, 8), float("nan"), dtype=torch.float64)})
+    with pytest.raises(ValidationError, match="token_embedding"):
+        from_torch(nan, cfg)
+    with pytest.raises(ValidationError, match="config"):
+        from_torch(state)
+    other = SpecTransformer(ModelConfig(d_model=8, n_heads=2, ln_eps=1e-5))
+    with pytest.raises(ValidationError, match="config"):
+        from_torch(other, cfg)
+    # a module whose layers compute something else than the config says
+    holder = torch.nn.Module()
+    holder.layers = torch.nn.ModuleList(
+        [torch.nn.TransformerEncoderLayer(8, 2, 32, 0.0, batch_first=True, dtype=torch.float64)]
+    )
+    with pytest.raises(ValidationError, match=r"layers.0.norm1.eps"):
+        from_torch(holder, ModelConfig(d_model=8, n_heads=2, n_layers=1, ln_eps=0.0))
+    with pytest.raises(ValidationError, match="params"):
+        to_torch(dict(init_params(cfg, "gaussian", seed=2)))
+    module = to_torch(init_params(cfg, "gaussian", seed=2))
+    with pytest.raises(ValidationError, match="bits"):
+        module(np.array([[0, 2, 1]]))
+    learned = to_torch(init_params(ModelConfig(pos_encoding="learned", max_len=4), "gaussian", 0))
+    with pytest.raises(ValidationError, match="N"):
+        learned(np.zeros((1, 5), dtype=np.uint8))
+
+
+def test_importable_without_torch() -> None:
+    """With torch unimportable, verify.torch imports and fails on use with the install hint."""
+    code = (
+        "import sys; sys.modules['torch'] = None\n"
+        "import verify.torch as vt\n"
+        "assert not vt.torch_available()\n"
+        "from verify.model import ModelConfig, init_params\n"
+        "p = init_params(ModelConfig(), 'gaussian', 0)\n"
+        "for call in (lambda: vt.to_torch(p), lambda: vt.SpecTransformer(p.config)):\n"
+        "    try:\n"
+        "        call()\n"
+        "    except vt.TorchUnavailableError as exc:\n"
+        "        assert 'torch==2.13.0' in str(exc), exc\n"
+        "    else:\n"
+        "        raise AssertionError('no error without torch')\n"
+        "print('ok')\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip() == "ok"
