@@ -1,0 +1,163 @@
+"""Certified truth tables: the Boolean function a transformer computes, bit by bit proven.
+
+``truth_table(params, N, margin)`` evaluates all 2^N strings (index order of model-spec: x_1 is
+the least significant bit). Each string's T(x) is first enclosed by the rigorous float64 pass
+(midpoint + error radius, :class:`verify.model.arith.MidRadContext`); where that enclosure does
+not settle the label, the string is redone with arb balls at rising precision
+(``precisions``, default 128, 256, 512, 1024 bits); what is still open is reported as uncertain,
+never guessed.
+
+Labels, margin xi = 0: 1 if T(x) > 0 is proven, 0 if T(x) <= 0 is proven.
+Margin xi > 0: 1 if T >= xi, 0 if T <= -xi, -1 ("undecided", certified) if -xi < T < xi, all
+proven. Uncertain strings get label -2 and ``certified`` False.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+from flint import arb
+
+from verify.boolean.function import MAX_BIT_STRINGS_N, BooleanFunction, all_bit_strings
+from verify.errors import ValidationError
+from verify.model.arith import MidRadContext, arb_precision
+from verify.model.enclosure import enclose_output
+from verify.model.params import Params
+from verify.model.reference import run_generic
+from verify.validation import check_int, check_real
+
+METHOD_FLOAT64, METHOD_HIGH_PRECISION, METHOD_UNCERTAIN = 0, 1, 2
+LABEL_UNDECIDED, LABEL_UNCERTAIN = -1, -2
+DEFAULT_PRECISIONS = (128, 256, 512, 1024)
+_CHUNK = 2048
+
+
+@dataclass(frozen=True)
+class CertifiedTruthTable:
+    """Labels of all 2^N strings with how each was certified (see module doc)."""
+
+    n: int
+    margin: float
+    T: np.ndarray  # (2^N,) float64 value of T (NaN where float64 met an undefined norm)
+    label: np.ndarray  # (2^N,) int8: 1, 0, -1 (certified undecided), -2 (uncertain)
+    certified: np.ndarray  # (2^N,) bool
+    method: np.ndarray  # (2^N,) int8: 0 float64, 1 high precision, 2 uncertain
+
+    @property
+    def n_float64(self) -> int:
+        return int(np.count_nonzero(self.method == METHOD_FLOAT64))
+
+    @property
+    def n_high_precision(self) -> int:
+        return int(np.count_nonzero(self.method == METHOD_HIGH_PRECISION))
+
+    @property
+    def n_uncertain(self) -> int:
+        return int(np.count_nonzero(self.method == METHOD_UNCERTAIN))
+
+    @property
+    def n_undecided(self) -> int:
+        """Strings certified to lie strictly inside (-margin, margin)."""
+        return int(np.count_nonzero(self.label == LABEL_UNDECIDED))
+
+    @property
+    def counts(self) -> dict[str, int]:
+        return {
+            "float64": self.n_float64,
+            "high_precision": self.n_high_precision,
+            "uncertain": self.n_uncertain,
+            "undecided": self.n_undecided,
+        }
+
+    def function(self) -> BooleanFunction:
+        """The computed Boolean function; raises if any bit is uncertain or undecided."""
+        if self.n_uncertain or self.n_undecided:
+            raise ValidationError(
+                "truth table",
+                "every bit certified 0 or 1",
+                f"{self.n_uncertain} uncertain, {self.n_undecided} undecided",
+            )
+        return BooleanFunction(self.label.astype(np.uint8))
+
+
+def _labels_from_bounds(lo: np.ndarray, hi: np.ndarray, margin: float) -> np.ndarray:
+    """Label from rigorous bounds lo <= T <= hi; -2 where they do not settle it (NaN too)."""
+    out = np.full(lo.shape, LABEL_UNCERTAIN, dtype=np.int8)
+    if margin == 0.0:
+        out[lo > 0] = 1
+        out[hi <= 0] = 0
+    else:
+        out[lo >= margin] = 1
+        out[hi <= -margin] = 0
+        out[(lo > -margin) & (hi < margin)] = LABEL_UNDECIDED
+    return out
+
+
+def _label_arb(t: arb, margin: float) -> int:
+    if not t.is_finite():
+        return LABEL_UNCERTAIN
+    if margin == 0.0:
+        if t > 0:
+            return 1
+        if t <= 0:
+            return 0
+        return LABEL_UNCERTAIN
+    xi = arb(margin)
+    if t >= xi:
+        return 1
+    if t <= -xi:
+        return 0
+    if t > -xi and t < xi:
+        return LABEL_UNDECIDED
+    return LABEL_UNCERTAIN
+
+
+def certified_float64(params: Params, bits: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(midpoint, radius) of T for each string by the rigorous float64 pass."""
+    res = run_generic(MidRadContext(), params, bits, readout_only=True)
+    return res.T.mid, res.T.rad
+
+
+def truth_table(
+    params: Params,
+    N: int,
+    margin: float = 0.0,
+    *,
+    precisions: Sequence[int] = DEFAULT_PRECISIONS,
+) -> CertifiedTruthTable:
+    """Certified labels of all 2^N strings (see module doc)."""
+    if not isinstance(params, Params):
+        raise ValidationError("params", "a verify.model.Params", type(params).__name__)
+    n = check_int("N", N, minimum=1, maximum=MAX_BIT_STRINGS_N, hint="2^N strings are evaluated")
+    params.config.check_n_bits(n)
+    xi = check_real("margin", margin, minimum=0.0)
+    precs = [check_int("precisions", p, minimum=53) for p in precisions]
+    size = 1 << n
+    t = np.empty(size)
+    label = np.empty(size, dtype=np.int8)
+    for start in range(0, size, _CHUNK):
+        stop = min(size, start + _CHUNK)
+        bits = all_bit_strings(n, start, stop)
+        mid, rad = certified_float64(params, bits)
+        with np.errstate(invalid="ignore"):
+            lo = np.nextafter(mid - rad, -np.inf)  # one rounding: one ulp outward
+            hi = np.nextafter(mid + rad, np.inf)
+        t[start:stop] = mid
+        label[start:stop] = _labels_from_bounds(lo, hi, xi)
+    method = np.where(label == LABEL_UNCERTAIN, METHOD_UNCERTAIN, METHOD_FLOAT64).astype(np.int8)
+    for idx in np.flatnonzero(label == LABEL_UNCERTAIN):
+        bits = all_bit_strings(n, int(idx), int(idx) + 1)
+        for prec in precs:
+            ball = enclose_output(params, bits, prec=prec)[0]
+            lab = _label_arb(ball, xi)
+            if lab != LABEL_UNCERTAIN:
+                label[idx] = lab
+                method[idx] = METHOD_HIGH_PRECISION
+                with arb_precision(prec):
+                    t[idx] = float(ball.mid())
+                break
+    return CertifiedTruthTable(
+        n=n, margin=xi, T=t, label=label, certified=method != METHOD_UNCERTAIN, method=method
+    )
