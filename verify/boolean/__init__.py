@@ -14,6 +14,11 @@ from verify.boolean.analysis import (
     sensitivity_profile,
     zero_sensitivity_count,
 )
+from verify.boolean.closed_forms import (
+    closed_form_profile,
+    has_closed_form,
+    profile_expression,
+)
 from verify.boolean.families import (
     Family,
     family_names,
@@ -37,26 +42,43 @@ from verify.boolean.function import (
     as_table,
     bits_to_index,
 )
+from verify.boolean.random_functions import (
+    MonteCarloEstimate,
+    count_no_zero_sensitive,
+    exact_probability_some_zero_sensitive,
+    monte_carlo_probability_some_zero_sensitive,
+)
+from verify.boolean.sampling import SampledProfile, clopper_pearson, estimate_profile
 
 __all__ = [
     "MAX_EXHAUSTIVE_N",
     "MAX_FOURIER_N",
     "BooleanFunction",
     "Family",
+    "MonteCarloEstimate",
+    "SampledProfile",
     "all_bit_strings",
     "as_table",
     "average_sensitivity",
     "average_sensitivity_exact",
     "bits_to_index",
+    "clopper_pearson",
+    "closed_form_profile",
+    "count_no_zero_sensitive",
+    "estimate_profile",
+    "exact_probability_some_zero_sensitive",
     "family_names",
     "fourier_coefficients",
     "fourier_degree",
     "get_family",
+    "has_closed_form",
     "influences",
     "make_family",
     "max_sensitivity",
     "min_sensitivity",
+    "monte_carlo_probability_some_zero_sensitive",
     "normalized_average_sensitivity",
+    "profile_expression",
     "register_family",
     "sensitivity",
     "sensitivity_profile",

@@ -120,3 +120,109 @@ def max_popcount_nonzero(w):  # pragma: no cover - compiled
             if c > best:
                 best = c
     return best
+
+
+# ---------------------------------------------------------------------------------------------
+# kernels for uniformly random Boolean functions (verify.boolean.random_functions)
+
+
+@kernel("boolean[::1](uint8[:, ::1], int64)", parallel=True)
+def rows_have_zero_sensitive(tables, n):  # pragma: no cover - compiled
+    """out[r] = whether truth table ``tables[r]`` (length 2^n) has a string with s(x) = 0."""
+    rows = tables.shape[0]
+    size = tables.shape[1]
+    out = np.zeros(rows, dtype=np.bool_)
+    for r in numba.prange(rows):
+        for x in range(size):
+            v = tables[r, x]
+            s = 0
+            for i in range(n):
+                s += v ^ tables[r, x ^ (1 << i)]
+            if s == 0:
+                out[r] = True
+                break
+    return out
+
+
+@kernel("uint64(uint64, int64)")
+def cube_zero_set(a, d):  # pragma: no cover - compiled
+    """Bitmask of the zero-sensitivity vertices of the colouring ``a`` of Q_d (d <= 6).
+
+    Bit v of ``a`` is f(v); vertex v has s(v) = 0 iff bit v equals bit v xor 2^i for every i.
+    The neighbour across dimension i is brought to position v by a masked shift.
+    """
+    size = 1 << d
+    full = np.uint64(0xFFFFFFFFFFFFFFFF) if size == 64 else np.uint64((1 << size) - 1)
+    same = full
+    for i in range(d):
+        h = 1 << i
+        low = np.uint64(0)  # positions v with bit i of v equal to 0
+        for v in range(size):
+            if not (v >> i) & 1:
+                low |= np.uint64(1) << np.uint64(v)
+        swapped = ((a & low) << np.uint64(h)) | ((a >> np.uint64(h)) & low)
+        same &= ~(a ^ swapped) & full
+    return same
+
+
+@kernel("uint64[::1](int64)")
+def all_zero_sets(d):  # pragma: no cover - compiled
+    """z[a] = cube_zero_set(a, d) for every colouring a of Q_d (d <= 4: 2^16 colourings)."""
+    count = 1 << (1 << d)
+    out = np.empty(count, dtype=np.uint64)
+    for a in range(count):
+        out[a] = cube_zero_set(np.uint64(a), d)
+    return out
+
+
+@kernel("uint64[::1](int64, int64[:, ::1])", parallel=True)
+def canonical_colourings(d, perms):  # pragma: no cover - compiled
+    """c[a] = min over the vertex maps g in ``perms`` (rows: v -> g[v]) and over complementation
+    of the colouring a o g of Q_d: one representative per orbit of the symmetry group."""
+    size = 1 << d
+    count = 1 << size
+    full = np.uint64(count - 1)
+    out = np.empty(count, dtype=np.uint64)
+    for a in numba.prange(count):
+        best = np.uint64(a)
+        ua = np.uint64(a)
+        for g in range(perms.shape[0]):
+            img = np.uint64(0)
+            for v in range(size):
+                if (ua >> np.uint64(perms[g, v])) & np.uint64(1):
+                    img |= np.uint64(1) << np.uint64(v)
+            if img < best:
+                best = img
+            comp = full & ~img
+            if comp < best:
+                best = comp
+        out[a] = best
+    return out
+
+
+@kernel("int64(uint64[::1], uint64[::1], int64[::1])", parallel=True)
+def count_no_zero_sensitive_split(z, reps, weights):  # pragma: no cover - compiled
+    """sum_r weights[r] * h(reps[r]) with h(a) = #{D superset of Z(a) : Z(a xor D) <= D}.
+
+    Splitting the last coordinate of Q_(d+1), f = (a, b) on two copies of Q_d joined by a
+    matching; with D = a xor b, f has no zero-sensitivity string iff Z(a) <= D and Z(b) <= D
+    (Z = zero set within Q_d, tabulated in ``z`` over all 2^(2^d) colourings). So
+    #{f : K_0(f) = 0} = sum_a h(a); h is invariant under the symmetries of Q_d and under
+    complementing a, so orbit representatives with their orbit sizes as weights suffice."""
+    full = np.uint64(z.shape[0] - 1)
+    total = 0
+    for r in numba.prange(reps.shape[0]):
+        a = reps[r]
+        za = z[a]
+        free = full & ~za
+        sub = free
+        acc = 0
+        while True:
+            dd = za | sub
+            if z[a ^ dd] & ~dd == 0:
+                acc += 1
+            if sub == 0:
+                break
+            sub = (sub - np.uint64(1)) & free
+        total += acc * weights[r]
+    return total
