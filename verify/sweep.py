@@ -1,0 +1,446 @@
+"""Resumable parameter sweeps: grids of cells, run in parallel, appended as they finish.
+
+A *cell* is a plain dict of JSON values (kind, init scheme, D, L, eps, N, seed, ...). A *cell
+runner* is a plain top-level function ``runner(cell: dict) -> dict`` (so it pickles): the default
+:func:`transformer_cell` draws a random transformer and measures the sensitivity profile of its
+certified truth table; :func:`random_function_cell` gives the uniformly-random-function baseline.
+
+:func:`run_sweep` submits the cells to any ``concurrent.futures``-compatible executor (default: a
+local ``ProcessPoolExecutor``) and appends one JSON line per finished cell to the results file,
+flushed and fsync'ed at once. Killed and restarted with the same file, it skips every finished
+cell and runs the rest: no cell is lost, none redone. A line cut short by the kill is dropped
+(and truncated from the file) on restart; that cell simply runs again.
+
+A cluster, e.g. dask.distributed::
+
+    from dask.distributed import Client
+    client = Client("scheduler:8786")
+    run_sweep(grid.cells(), "results.jsonl", executor=client.get_executor())
+
+(``client.get_executor()`` is dask's concurrent.futures-compatible executor; the workers need
+``verify`` installed). Only the process calling :func:`run_sweep` writes the results file.
+"""
+
+from __future__ import annotations
+
+import concurrent.futures as cf
+import datetime as _dt
+import fcntl
+import functools
+import itertools
+import json
+import math
+import multiprocessing
+import os
+import time
+import traceback
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from verify.errors import ValidationError
+from verify.validation import check_choice, check_int, check_real
+
+CellRunner = Callable[[dict[str, Any]], dict[str, Any]]
+KINDS = ("transformer", "random_function")
+SCHEMES = ("uniform", "gaussian", "xavier_uniform", "xavier_normal")  # = verify.model.SCHEMES
+
+
+# --------------------------------------------------------------------------------- the grid
+@dataclass(frozen=True)
+class SweepGrid:
+    """The cartesian grid init scheme x D x L x eps x N x seeds (in that nesting order).
+
+    ``kind="random_function"`` cells ignore the model axes: the grid is N x seeds there.
+    ``n_heads`` and ``scale`` are fixed for the whole grid (D must be divisible by n_heads).
+    """
+
+    schemes: tuple[str, ...] = ("uniform",)
+    d_model: tuple[int, ...] = (16,)
+    n_layers: tuple[int, ...] = (1,)
+    ln_eps: tuple[float, ...] = (0.0,)
+    n_bits: tuple[int, ...] = (8,)
+    seeds: tuple[int, ...] = (0,)
+    n_heads: int = 2
+    scale: float = 1.0
+    kind: str = "transformer"
+
+    def __post_init__(self) -> None:
+        check_choice("kind", self.kind, KINDS)
+        for name, vals in (
+            ("schemes", self.schemes),
+            ("d_model", self.d_model),
+            ("n_layers", self.n_layers),
+            ("ln_eps", self.ln_eps),
+            ("n_bits", self.n_bits),
+            ("seeds", self.seeds),
+        ):
+            if isinstance(vals, (str, bytes)) or not isinstance(vals, Sequence) or not vals:
+                raise ValidationError(name, "a non-empty sequence", vals)
+            object.__setattr__(self, name, tuple(vals))
+        for s in self.schemes:
+            check_choice("schemes", s, SCHEMES)
+        h = check_int("n_heads", self.n_heads, minimum=1)
+        for d in self.d_model:
+            check_int("d_model", d, minimum=1)
+            if self.kind == "transformer" and d % h:
+                raise ValidationError("d_model", f"multiples of n_heads={h}", d)
+        for ell in self.n_layers:
+            check_int("n_layers", ell, minimum=1)
+        for e in self.ln_eps:
+            check_real("ln_eps", e, minimum=0.0)
+        for n in self.n_bits:
+            check_int("n_bits", n, minimum=1, maximum=24)
+        for s in self.seeds:
+            check_int("seeds", s, minimum=0)
+        check_real("scale", self.scale, strictly_positive=True)
+
+    def cells(self) -> list[dict[str, Any]]:
+        """Every cell of the grid, as plain dicts, in a fixed order."""
+        if self.kind == "random_function":
+            return [
+                {"kind": self.kind, "n_bits": int(n), "seed": int(s)}
+                for n, s in itertools.product(self.n_bits, self.seeds)
+            ]
+        return [
+            {
+                "kind": self.kind,
+                "scheme": sc,
+                "d_model": int(d),
+                "n_layers": int(ell),
+                "ln_eps": float(e),
+                "n_bits": int(n),
+                "seed": int(s),
+                "n_heads": int(self.n_heads),
+                "scale": float(self.scale),
+            }
+            for sc, d, ell, e, n, s in itertools.product(
+                self.schemes, self.d_model, self.n_layers, self.ln_eps, self.n_bits, self.seeds
+            )
+        ]
+
+
+def cell_key(cell: Mapping[str, Any]) -> str:
+    """The canonical identity of a cell: its JSON with sorted keys."""
+    return json.dumps(dict(cell), sort_keys=True, separators=(",", ":"), allow_nan=False)
+
+
+# --------------------------------------------------------------------------------- cell runners
+def _profile_summary(table: Any) -> dict[str, Any]:
+    import numpy as np
+
+    from verify.boolean import average_sensitivity, sensitivity_profile
+
+    profile = sensitivity_profile(table)
+    return {
+        "profile": [int(k) for k in profile],
+        "K0": int(profile[0]),
+        "avg_sensitivity": float(average_sensitivity(table)),
+        "ones": int(np.count_nonzero(table)),
+    }
+
+
+def random_function_cell(cell: dict[str, Any]) -> dict[str, Any]:
+    """Baseline: a uniformly random Boolean function on N bits (``default_rng(seed)``), its
+    sensitivity profile [K_0..K_N]. E[K_0] = 1 and P[K_0 >= 1] -> 1 - 1/e as N grows."""
+    import numpy as np
+
+    n = check_int("n_bits", cell.get("n_bits"), minimum=1, maximum=24)
+    rng = np.random.default_rng(check_int("seed", cell.get("seed"), minimum=0))
+    table = rng.integers(0, 2, size=1 << n, dtype=np.uint8)
+    return {"decided": True, **_profile_summary(table)}
+
+
+def transformer_cell(cell: dict[str, Any]) -> dict[str, Any]:
+    """A random transformer (``init_params(config, scheme, seed, scale)``) on all 2^N strings:
+    its certified truth table (``verify.model.truth_table``; float64 with a certified error
+    bound, undecided strings redone at high precision) and, when every bit is decided, its
+    sensitivity profile [K_0..K_N], K_0 and average sensitivity (total influence, in [0, N]).
+    With undecided bits the profile is not computed (``decided: False``)."""
+    from verify.model import ModelConfig, init_params
+    from verify.model import truth_table as certified_truth_table
+
+    config = ModelConfig(
+        d_model=cell["d_model"],
+        n_layers=cell["n_layers"],
+        n_heads=cell.get("n_heads", 2),
+        ln_eps=cell["ln_eps"],
+    )
+    params = init_params(config, cell["scheme"], cell["seed"], cell.get("scale", 1.0))
+    tt = certified_truth_table(params, cell["n_bits"])
+    out: dict[str, Any] = {
+        "n_float64": int(tt.n_float64),
+        "n_high_precision": int(tt.n_high_precision),
+        "n_uncertain": int(tt.n_uncertain),
+    }
+    label = tt.label
+    decided = int(tt.n_uncertain) == 0 and bool((label >= 0).all())
+    out["decided"] = decided
+    out["n_undecided_label"] = int((label < 0).sum())
+    if decided:
+        out.update(_profile_summary(label.astype("uint8")))
+    return out
+
+
+RUNNERS: dict[str, CellRunner] = {
+    "transformer": transformer_cell,
+    "random_function": random_function_cell,
+}
+
+
+def execute_cell(runner: CellRunner, cell: dict[str, Any]) -> dict[str, Any]:
+    """Run ``runner(cell)`` and wrap it as a results-file record; an exception becomes an
+    ``error`` record with its traceback (it is retried when the sweep is restarted)."""
+    start = time.perf_counter()
+    record: dict[str, Any] = {"key": cell_key(cell), "cell": dict(cell)}
+    try:
+        record["result"] = runner(cell)
+        record["status"] = "ok"
+        record["error"] = None
+    except Exception as exc:
+        record["result"] = None
+        record["status"] = "error"
+        record["error"] = {
+            "type": type(exc).__name__,
+            "message": str(exc),
+            "traceback": traceback.format_exc(),
+        }
+    record["runtime_s"] = time.perf_counter() - start
+    record["pid"] = os.getpid()
+    return record
+
+
+# --------------------------------------------------------------------------------- results file
+class ResultsFile:
+    """An append-only JSON-lines file of cell records, locked against a second writer.
+
+    Each :meth:`append` writes one line and flushes and fsyncs it before returning. On opening,
+    a trailing partial line (left by a kill during a write) is truncated away.
+    """
+
+    def __init__(self, path: str | os.PathLike[str]) -> None:
+        self.path = Path(path)
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        self._lock = open(self.path.with_name(self.path.name + ".lock"), "a")
+        try:
+            fcntl.flock(self._lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            self._lock.close()
+            raise ValidationError(
+                "results", "a results file no other running sweep is writing", str(self.path)
+            ) from None
+        self.records, self.dropped = _read_records(self.path, repair=True)
+        self._fh = open(self.path, "a", encoding="utf-8")
+
+    def append(self, record: Mapping[str, Any]) -> None:
+        line = json.dumps(_finite(record), allow_nan=False, sort_keys=True)
+        self._fh.write(line + "\n")
+        self._fh.flush()
+        os.fsync(self._fh.fileno())
+        self.records.append(dict(record))
+
+    def close(self) -> None:
+        self._fh.close()
+        fcntl.flock(self._lock, fcntl.LOCK_UN)
+        self._lock.close()
+
+    def __enter__(self) -> ResultsFile:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+def _finite(obj: Any) -> Any:
+    if isinstance(obj, float) and not math.isfinite(obj):
+        return "nan" if math.isnan(obj) else ("inf" if obj > 0 else "-inf")
+    if isinstance(obj, Mapping):
+        return {str(k): _finite(v) for k, v in obj.items()}
+    if isinstance(obj, (list, tuple)):
+        return [_finite(v) for v in obj]
+    return obj
+
+
+def _read_records(path: Path, *, repair: bool = False) -> tuple[list[dict[str, Any]], int]:
+    """The complete records of ``path``, and how many bytes of a torn last line were dropped
+    (truncated from the file when ``repair``). A malformed complete line is an error."""
+    if not path.exists():
+        return [], 0
+    data = path.read_bytes()
+    end = data.rfind(b"\n") + 1
+    dropped = len(data) - end
+    if dropped and repair:
+        with open(path, "r+b") as fh:
+            fh.truncate(end)
+            fh.flush()
+            os.fsync(fh.fileno())
+    records = []
+    for i, line in enumerate(data[:end].splitlines()):
+        if not line.strip():
+            continue
+        try:
+            rec = json.loads(line)
+        except json.JSONDecodeError as exc:
+            raise ValidationError(
+                "results", f"a JSON-lines results file (line {i + 1} is not JSON)", str(path)
+            ) from exc
+        if not isinstance(rec, dict) or "key" not in rec:
+            raise ValidationError("results", f"cell records (line {i + 1} has no key)", str(path))
+        records.append(rec)
+    return records, dropped
+
+
+def load_results(path: str | os.PathLike[str]) -> list[dict[str, Any]]:
+    """The latest record of each cell in a results file (a torn last line is ignored)."""
+    records, _ = _read_records(Path(path))
+    latest: dict[str, dict[str, Any]] = {}
+    for rec in records:
+        latest[rec["key"]] = rec
+    return list(latest.values())
+
+
+# --------------------------------------------------------------------------------- running
+@dataclass
+class SweepSummary:
+    """What one :func:`run_sweep` call did."""
+
+    path: Path
+    n_cells: int
+    n_skipped: int  # finished before this call (resumed)
+    n_run: int  # finished in this call
+    n_errors: int  # error records written in this call
+    runtime_s: float
+    torn_bytes: int = 0  # bytes of a torn last line dropped on opening
+    records: list[dict[str, Any]] = field(default_factory=list)
+
+
+def _unique_cells(cells: Iterable[Mapping[str, Any]]) -> list[dict[str, Any]]:
+    seen: set[str] = set()
+    out = []
+    for c in cells:
+        if not isinstance(c, Mapping):
+            raise ValidationError("cells", "dicts of JSON values", type(c).__name__)
+        k = cell_key(c)
+        if k not in seen:
+            seen.add(k)
+            out.append(dict(c))
+    return out
+
+
+def local_executor(max_workers: int) -> cf.ProcessPoolExecutor:
+    """A ProcessPoolExecutor whose workers come from a "forkserver" (not "fork": forking a
+    process that already runs Numba's OpenMP threads aborts the child). The server preloads
+    only verify.sweep: importing the Numba kernels there would start OpenMP in it too."""
+    ctx = multiprocessing.get_context("forkserver")
+    ctx.set_forkserver_preload(["verify.sweep"])
+    return cf.ProcessPoolExecutor(max_workers=max_workers, mp_context=ctx)
+
+
+def run_sweep(
+    cells: Iterable[Mapping[str, Any]],
+    results: str | os.PathLike[str],
+    *,
+    runner: CellRunner | None = None,
+    executor: cf.Executor | None = None,
+    max_workers: int | None = None,
+    max_in_flight: int | None = None,
+    progress: bool = True,
+) -> SweepSummary:
+    """Run every cell not yet finished in ``results`` and append each record as it completes.
+
+    ``runner``: a picklable ``cell -> dict`` (default: by each cell's ``kind``, see RUNNERS).
+    ``executor``: any concurrent.futures-compatible executor (default: :func:`local_executor`
+    with ``max_workers``, default os.cpu_count()). At most ``max_in_flight`` cells (default
+    2 x workers) are submitted at once, so a kill loses at most those in flight (they rerun).
+    Cells whose latest record is an error are retried.
+    """
+    from tqdm.auto import tqdm
+
+    all_cells = _unique_cells(cells)
+    workers = check_int("max_workers", max_workers or os.cpu_count() or 1, minimum=1)
+    in_flight = check_int("max_in_flight", max_in_flight or 2 * workers, minimum=1)
+    start = time.perf_counter()
+    with ResultsFile(results) as rf:
+        done = {r["key"] for r in rf.records if r.get("status") == "ok"}
+        todo = [c for c in all_cells if cell_key(c) not in done]
+        summary = SweepSummary(
+            path=rf.path,
+            n_cells=len(all_cells),
+            n_skipped=len(all_cells) - len(todo),
+            n_run=0,
+            n_errors=0,
+            runtime_s=0.0,
+            torn_bytes=rf.dropped,
+        )
+        own = executor is None and bool(todo)
+        ex = local_executor(workers) if own else executor
+        bar = tqdm(total=len(todo), desc="cells", unit="cell", disable=not progress)
+        try:
+            it: Iterator[dict[str, Any]] = iter(todo)
+            pending: set[cf.Future] = set()
+            while True:
+                while len(pending) < in_flight:
+                    cell = next(it, None)
+                    if cell is None:
+                        break
+                    fn = runner or RUNNERS[check_choice("kind", cell.get("kind"), KINDS)]
+                    pending.add(ex.submit(functools.partial(execute_cell, fn), cell))
+                if not pending:
+                    break
+                finished, pending = cf.wait(pending, return_when=cf.FIRST_COMPLETED)
+                for fut in finished:
+                    rec = fut.result()
+                    rec["finished_at"] = _dt.datetime.now(_dt.timezone.utc).isoformat()
+                    rf.append(rec)
+                    summary.records.append(rec)
+                    summary.n_run += 1
+                    summary.n_errors += rec["status"] == "error"
+                    bar.update(1)
+        finally:
+            bar.close()
+            if own:
+                ex.shutdown(wait=True, cancel_futures=True)
+    summary.runtime_s = time.perf_counter() - start
+    return summary
+
+
+# --------------------------------------------------------------------------------- summaries
+def wilson_interval(k: int, n: int, z: float = 1.959963984540054) -> tuple[float, float]:
+    """Wilson score interval (95% by default) for a binomial proportion k/n."""
+    if n == 0:
+        return (0.0, 1.0)
+    p = k / n
+    den = 1 + z * z / n
+    mid = (p + z * z / (2 * n)) / den
+    half = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / den
+    lo = 0.0 if k == 0 else max(0.0, mid - half)
+    hi = 1.0 if k == n else min(1.0, mid + half)
+    return (lo, hi)
+
+
+def summarize(records: Iterable[Mapping[str, Any]]) -> list[dict[str, Any]]:
+    """Group ok records over seeds: per setting, the number of seeds, how many were decided,
+    mean K_0 and P[K_0 >= 1] with its 95% Wilson interval (over decided cells)."""
+    groups: dict[str, list[Mapping[str, Any]]] = {}
+    for r in records:
+        if r.get("status") != "ok":
+            continue
+        setting = {k: v for k, v in r["cell"].items() if k != "seed"}
+        groups.setdefault(cell_key(setting), []).append(r)
+    rows = []
+    for key, recs in groups.items():
+        dec = [r["result"] for r in recs if r["result"].get("decided")]
+        k0 = [int(x["K0"]) for x in dec]
+        hit = sum(v >= 1 for v in k0)
+        rows.append(
+            {
+                "setting": json.loads(key),
+                "n": len(recs),
+                "n_decided": len(dec),
+                "mean_K0": sum(k0) / len(k0) if k0 else math.nan,
+                "p_K0_ge_1": hit / len(k0) if k0 else math.nan,
+                "p_K0_ge_1_ci": wilson_interval(hit, len(k0)),
+            }
+        )
+    return rows
