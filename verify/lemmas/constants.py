@@ -35,6 +35,7 @@ __all__ = [
     "HeadNorms",
     "LayerNorms",
     "ParamNorms",
+    "beta_lower_bound",
     "box_norms",
     "c_infl",
     "c_infl_box",
@@ -45,6 +46,7 @@ __all__ = [
     "lemma_2_9_bound",
     "lemma_3_2_bound",
     "lipschitz_coefficients",
+    "ln_input_norm_bounds",
     "log10_c_infl",
     "log10_n_star",
     "log10_prop_3_5",
@@ -298,6 +300,52 @@ def z_max(config: ModelConfig) -> float:
 def lemma_3_2_bound(config: ModelConfig) -> float:
     """Lemma 3.2 (K = config.n_norms): beta(theta, x) <= (1 + eps^{-1/2})^K."""
     return (1.0 + z_max(config)) ** n_layer_norms(config)
+
+
+def ln_input_norm_bounds(source: Params | ParamNorms) -> list[float]:
+    """Upper bounds on ||d^k_n||_2, the input of layer norm k (K of them, path order), for every
+    position and every input of any length: LN outputs are bounded by ||gamma||_inf sqrt(D) +
+    ||beta||, attention outputs by ||W_o|| sqrt(sum_h (||W_v^h|| Y + ||b_v^h||)^2) + ||b_o||
+    (convex combinations of values), MLPs by ||W_2|| (||W_1|| Y + ||b_1||) + ||b_2||."""
+    nm = _norms_of(source)
+    cfg = nm.config
+    rd = math.sqrt(cfg.d_model)
+
+    def att(lay: LayerNorms, y_in: float) -> float:
+        return lay.wo * math.sqrt(sum((h.wv * y_in + h.bv) ** 2 for h in lay.heads)) + lay.bo
+
+    def mlp(lay: LayerNorms, y_in: float) -> float:
+        return lay.w2 * (lay.w1 * y_in + lay.b1) + lay.b2
+
+    out: list[float] = []
+    r = nm.emb_max
+    for lay in nm.layers:
+        y1, y2 = lay.g1 * rd + lay.n1, lay.g2 * rd + lay.n2
+        if cfg.norm_first:
+            out.append(r)
+            h = r + att(lay, y1)
+            out.append(h)
+            r = h + mlp(lay, y2)
+        else:
+            out.append(r + att(lay, r))
+            out.append(y1 + mlp(lay, y1))
+            r = y2
+    if cfg.norm_first:
+        out.append(r)
+    return out
+
+
+def beta_lower_bound(source: Params | ParamNorms) -> float:
+    """prod_k (1 + (B_k^2 / D + eps)^{-1/2}) <= beta(theta, x) for every x, with B_k from
+    :func:`ln_input_norm_bounds` (population variance <= ||d||^2 / D). Shows Lemma 3.2's bound
+    is approached as the layer-norm inputs shrink."""
+    nm = _norms_of(source)
+    d, eps = nm.config.d_model, nm.config.ln_eps
+    out = 1.0
+    for b in ln_input_norm_bounds(nm):
+        v = b * b / d + eps
+        out *= math.inf if v == 0 else 1.0 + v**-0.5
+    return out
 
 
 # ----------------------------------------------------------------------------- Lemma 2.9
