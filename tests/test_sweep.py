@@ -24,7 +24,6 @@ from verify.sweep import (
     random_function_cell,
     run_sweep,
     summarize,
-    wilson_interval,
 )
 
 REPO = Path(__file__).resolve().parents[1]
@@ -111,7 +110,7 @@ def test_resume_retry_torn_line_and_lock(tmp_path: Path) -> None:
         ResultsFile(out)
 
 
-def test_summarize_and_wilson() -> None:
+def test_summarize() -> None:
     recs = [
         {
             "status": "ok",
@@ -124,10 +123,9 @@ def test_summarize_and_wilson() -> None:
     assert row["n"] == 4 and row["mean_K0"] == 0.75 and row["p_K0_ge_1"] == 0.5
     lo, hi = row["p_K0_ge_1_ci"]
     assert lo < 0.5 < hi
-    assert wilson_interval(0, 10)[0] == 0.0 and wilson_interval(10, 10)[1] == 1.0
 
 
-def _sweep_cmd(out: Path) -> list[str]:
+def _cli_cmd(out: Path) -> list[str]:
     return [
         sys.executable,
         "-m",
@@ -147,16 +145,22 @@ def _sweep_cmd(out: Path) -> list[str]:
     ]
 
 
-def test_killed_sweep_resumes_without_loss_or_redo(tmp_path: Path) -> None:
-    out = tmp_path / "killed.jsonl"
-    env = {**os.environ, "PYTHONUNBUFFERED": "1"}
+def _light_cmd(out: Path, n: int) -> list[str]:
+    script = (
+        f"import sys; sys.path.insert(0, {str(Path(__file__).parent)!r});"
+        "from _sweep_helpers import slow_square; from verify.sweep import run_sweep;"
+        f"s = run_sweep([{{'seed': i, 'sleep': 0.02}} for i in range({n})], {str(out)!r},"
+        " runner=slow_square, max_workers=2, progress=False);"
+        "print(f'{s.n_skipped} already done', file=sys.stderr)"
+    )
+    return [sys.executable, "-c", script]
+
+
+def _kill_and_resume(cmd: list[str], out: Path, n_cells: int, cwd: Path) -> str:
+    """Start ``cmd``, SIGKILL its process group once >= 3 cells are in ``out``, restart it,
+    and check that every cell is there exactly once and nothing finished was rewritten."""
     proc = subprocess.Popen(
-        _sweep_cmd(out),
-        cwd=tmp_path,
-        env=env,
-        start_new_session=True,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.PIPE,
+        cmd, cwd=cwd, start_new_session=True, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE
     )
     deadline = time.monotonic() + 120
     try:
@@ -165,7 +169,7 @@ def test_killed_sweep_resumes_without_loss_or_redo(tmp_path: Path) -> None:
                 break
             if proc.poll() is not None:
                 pytest.fail(f"sweep exited early: {proc.stderr.read().decode()[-2000:]}")
-            time.sleep(0.01)
+            time.sleep(0.005)
         os.killpg(proc.pid, signal.SIGKILL)  # the sweep and its worker processes
     finally:
         if proc.poll() is None:
@@ -175,24 +179,36 @@ def test_killed_sweep_resumes_without_loss_or_redo(tmp_path: Path) -> None:
     assert proc.returncode == -signal.SIGKILL
     before = out.read_bytes()
     n_before = before.count(b"\n")
-    assert 3 <= n_before < 80, "the kill must land mid-sweep"
+    assert 3 <= n_before < n_cells, "the kill must land mid-sweep"
     done_before = {json.loads(x)["key"] for x in before.splitlines()[:n_before]}
 
-    res = subprocess.run(_sweep_cmd(out), cwd=tmp_path, capture_output=True, text=True, timeout=300)
+    res = subprocess.run(cmd, cwd=cwd, capture_output=True, text=True, timeout=300)
     assert res.returncode == 0, res.stderr[-2000:]
-    assert f"{len(done_before)} already done" in res.stderr
-    after = out.read_bytes()
+    assert f"{len(done_before)} already done" in res.stderr  # finished cells were skipped
     complete = before[: before.rfind(b"\n") + 1]
-    assert after.startswith(complete)  # nothing finished before the kill was rewritten
-    recs = _lines(out)
-    keys = [r["key"] for r in recs]
-    assert len(keys) == len(set(keys)) == 80  # every cell exactly once: none lost, none redone
+    assert out.read_bytes().startswith(complete)  # nothing finished before the kill rewritten
+    keys = [r["key"] for r in _lines(out)]
+    assert len(keys) == len(set(keys)) == n_cells  # every cell exactly once: none lost or redone
+    return res.stdout
+
+
+def test_killed_sweep_resumes_without_loss_or_redo(tmp_path: Path) -> None:
+    out = tmp_path / "killed.jsonl"
+    _kill_and_resume(_light_cmd(out, 60), out, 60, tmp_path)
+    assert sorted(r["result"]["value"] for r in _lines(out)) == [i * i for i in range(60)]
+
+
+@pytest.mark.slow
+def test_killed_cli_sweep_resumes(tmp_path: Path) -> None:
+    """The same through `python -m verify sweep` with real cells (slow: workers import Numba)."""
+    out = tmp_path / "killed.jsonl"
+    stdout = _kill_and_resume(_cli_cmd(out), out, 80, tmp_path)
     expected = {
         cell_key(c)
         for c in SweepGrid(kind="random_function", n_bits=(6,), seeds=tuple(range(80))).cells()
     }
-    assert set(keys) == expected
-    assert "n_bits=6 | 80 | 80 |" in res.stdout
+    assert {r["key"] for r in _lines(out)} == expected
+    assert "n_bits=6 | 80 | 80 |" in stdout
 
 
 def test_cli_sweep_bad_usage(tmp_path: Path) -> None:
@@ -201,3 +217,24 @@ def test_cli_sweep_bad_usage(tmp_path: Path) -> None:
     assert main(["sweep", "--out", str(tmp_path / "x.jsonl"), "--seeds", "a:b"]) == 2
     assert main(["sweep", "--out", str(tmp_path / "x.jsonl"), "--schemes", "nope"]) == 2
     assert not (tmp_path / "x.jsonl").exists()
+
+
+def test_transformer_cell_matches_an_independent_count() -> None:
+    """The cell's profile equals a brute-force count over the float64 forward pass's labels
+    (every string here is far from the decision boundary, so float64 settles each label)."""
+    import numpy as np
+
+    from verify.model import ModelConfig, forward, init_params
+    from verify.sweep import transformer_cell
+
+    cell = SweepGrid(d_model=(8,), n_layers=(1,), ln_eps=(0.0,), n_bits=(5,), seeds=(4,)).cells()[0]
+    res = transformer_cell(cell)
+    assert res["decided"] and res["n_float64"] + res["n_high_precision"] == 2**5
+    params = init_params(ModelConfig(d_model=8, n_layers=1, n_heads=2, ln_eps=0.0), "uniform", 4)
+    bits = np.array([[(i >> j) & 1 for j in range(5)] for i in range(32)], dtype=np.uint8)
+    t = forward(params, bits).T
+    assert np.min(np.abs(t)) > 1e-6
+    f = (t > 0).astype(int)
+    sens = [sum(f[i] != f[i ^ (1 << j)] for j in range(5)) for i in range(32)]
+    assert res["profile"] == [sens.count(k) for k in range(6)]
+    assert res["K0"] == sens.count(0) and res["ones"] == int(f.sum())

@@ -169,17 +169,11 @@ def transformer_cell(cell: dict[str, Any]) -> dict[str, Any]:
     )
     params = init_params(config, cell["scheme"], cell["seed"], cell.get("scale", 1.0))
     tt = certified_truth_table(params, cell["n_bits"])
-    out: dict[str, Any] = {
-        "n_float64": int(tt.n_float64),
-        "n_high_precision": int(tt.n_high_precision),
-        "n_uncertain": int(tt.n_uncertain),
-    }
-    label = tt.label
-    decided = int(tt.n_uncertain) == 0 and bool((label >= 0).all())
-    out["decided"] = decided
-    out["n_undecided_label"] = int((label < 0).sum())
-    if decided:
-        out.update(_profile_summary(label.astype("uint8")))
+    counts = tt.counts  # float64 / high_precision / uncertain / undecided
+    out: dict[str, Any] = {f"n_{k}": int(v) for k, v in counts.items()}
+    out["decided"] = counts["uncertain"] == 0 and counts["undecided"] == 0
+    if out["decided"]:
+        out.update(_profile_summary(tt.function().table))
     return out
 
 
@@ -406,22 +400,11 @@ def run_sweep(
 
 
 # --------------------------------------------------------------------------------- summaries
-def wilson_interval(k: int, n: int, z: float = 1.959963984540054) -> tuple[float, float]:
-    """Wilson score interval (95% by default) for a binomial proportion k/n."""
-    if n == 0:
-        return (0.0, 1.0)
-    p = k / n
-    den = 1 + z * z / n
-    mid = (p + z * z / (2 * n)) / den
-    half = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / den
-    lo = 0.0 if k == 0 else max(0.0, mid - half)
-    hi = 1.0 if k == n else min(1.0, mid + half)
-    return (lo, hi)
-
-
 def summarize(records: Iterable[Mapping[str, Any]]) -> list[dict[str, Any]]:
     """Group ok records over seeds: per setting, the number of seeds, how many were decided,
-    mean K_0 and P[K_0 >= 1] with its 95% Wilson interval (over decided cells)."""
+    mean K_0 and P[K_0 >= 1] with its 95% Clopper-Pearson interval (over decided cells)."""
+    from verify.boolean import clopper_pearson
+
     groups: dict[str, list[Mapping[str, Any]]] = {}
     for r in records:
         if r.get("status") != "ok":
@@ -440,7 +423,7 @@ def summarize(records: Iterable[Mapping[str, Any]]) -> list[dict[str, Any]]:
                 "n_decided": len(dec),
                 "mean_K0": sum(k0) / len(k0) if k0 else math.nan,
                 "p_K0_ge_1": hit / len(k0) if k0 else math.nan,
-                "p_K0_ge_1_ci": wilson_interval(hit, len(k0)),
+                "p_K0_ge_1_ci": clopper_pearson(hit, len(k0), 0.95) if k0 else (0.0, 1.0),
             }
         )
     return rows
