@@ -257,7 +257,12 @@ def test_bad_input_names_the_argument() -> None:
 def test_importable_without_torch() -> None:
     """With torch unimportable, verify.torch imports and fails on use with the install hint."""
     code = (
-        "import sys; sys.modules['torch'] = None\n"
+        "import sys\n"
+        "class Block:\n"  # a finder that makes torch unimportable, as if not installed
+        "    def find_spec(self, name, path=None, target=None):\n"
+        "        if name == 'torch' or name.startswith('torch.'):\n"
+        "            raise ModuleNotFoundError(f'No module named {name!r}')\n"
+        "sys.meta_path.insert(0, Block())\n"
         "import verify.torch as vt\n"
         "assert not vt.torch_available()\n"
         "from verify.model import ModelConfig, init_params\n"
