@@ -39,7 +39,6 @@ __all__ = [
     "blowup_tail_bound",
     "blowup_tail_bound_sequential",
     "blowup_tail_bound_union",
-    "clopper_pearson",
     "fit_tail_exponent",
     "sequential_shift",
     "hill_estimator",
@@ -149,24 +148,6 @@ def neighbourhood_blowup_bound(
     seq_len = n_bits + 1 if eos else n_bits
     p = blowup_tail_bound(t, d_model, side, n_norms, seq_len)
     return min(1.0, p * (1.0 + n_bits / (n_bits - k + 1)))
-
-
-def clopper_pearson(successes: int, trials: int, alpha: float = 0.05) -> tuple[float, float]:
-    """Exact (Clopper-Pearson) two-sided 1 - alpha confidence interval of a binomial p."""
-    trials = check_int("trials", trials, minimum=1)
-    successes = check_int("successes", successes, minimum=0, maximum=trials)
-    alpha = check_real("alpha", alpha, strictly_positive=True)
-    lo = (
-        0.0
-        if successes == 0
-        else float(stats.beta.ppf(alpha / 2, successes, trials - successes + 1))
-    )
-    hi = (
-        1.0
-        if successes == trials
-        else float(stats.beta.ppf(1 - alpha / 2, successes + 1, trials - successes))
-    )
-    return lo, hi
 
 
 @dataclass(frozen=True)
