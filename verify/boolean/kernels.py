@@ -226,3 +226,40 @@ def count_no_zero_sensitive_split(z, reps, weights):  # pragma: no cover - compi
             sub = (sub - np.uint64(1)) & free
         total += acc * weights[r]
     return total
+
+
+_LOW_MASKS = np.array(
+    [
+        0x5555555555555555,
+        0x3333333333333333,
+        0x0F0F0F0F0F0F0F0F,
+        0x00FF00FF00FF00FF,
+        0x0000FFFF0000FFFF,
+        0x00000000FFFFFFFF,
+    ],
+    dtype=np.uint64,
+)  # bit j set iff bit i of j is 0 (j = position in a 64-bit word)
+
+
+@kernel("boolean[::1](uint64[:, ::1], int64)", parallel=True)
+def packed_rows_have_zero_sensitive(words, n):  # pragma: no cover - compiled
+    """As rows_have_zero_sensitive for tables packed 64 strings per word (n >= 6): bit j of
+    word w is f(64 w + j). same = AND over dimensions i of not(f xor f o flip_i), where flip_i
+    is a masked shift inside a word (i < 6) or a word-index xor (i >= 6)."""
+    rows = words.shape[0]
+    n_words = words.shape[1]
+    out = np.zeros(rows, dtype=np.bool_)
+    for r in numba.prange(rows):
+        for w in range(n_words):
+            a = words[r, w]
+            same = ~np.uint64(0)
+            for i in range(6):
+                m = _LOW_MASKS[i]
+                h = np.uint64(1 << i)
+                same &= ~(a ^ (((a & m) << h) | ((a >> h) & m)))
+            for i in range(6, n):
+                same &= ~(a ^ words[r, w ^ (1 << (i - 6))])
+            if same != 0:
+                out[r] = True
+                break
+    return out

@@ -28,6 +28,7 @@ from verify.boolean.kernels import (
     canonical_colourings,
     count_no_zero_sensitive_split,
     cube_zero_set,
+    packed_rows_have_zero_sensitive,
     rows_have_zero_sensitive,
 )
 from verify.boolean.sampling import clopper_pearson
@@ -85,6 +86,14 @@ def exact_probability_some_zero_sensitive(N: int) -> Fraction:
     return 1 - Fraction(count_no_zero_sensitive(n), total)
 
 
+def random_tables(rng: np.random.Generator, rows: int, n: int) -> np.ndarray:
+    """(rows, 2^n) uniform 0/1 uint8 tables: random bytes unpacked to bits (8 per draw)."""
+    if n < 3:
+        return rng.integers(0, 2, size=(rows, 1 << n), dtype=np.uint8)
+    packed = rng.integers(0, 256, size=(rows, 1 << (n - 3)), dtype=np.uint8)
+    return np.ascontiguousarray(np.unpackbits(packed, axis=1, bitorder="little"))
+
+
 @dataclass(frozen=True)
 class MonteCarloEstimate:
     """hits of ``samples`` random functions had K_0 >= 1; CI is Clopper-Pearson."""
@@ -117,8 +126,14 @@ def monte_carlo_probability_some_zero_sensitive(
     done = 0
     while done < samples:
         rows = min(rows_per_batch, samples - done)
-        tables = rng.integers(0, 2, size=(rows, 1 << n), dtype=np.uint8)
-        hits += int(np.count_nonzero(rows_have_zero_sensitive(tables, n)))
+        if n >= 6:  # 64 strings per uint64 word, uniform random words
+            words = rng.integers(
+                0, 2**64 - 1, size=(rows, 1 << (n - 6)), dtype=np.uint64, endpoint=True
+            )
+            has = packed_rows_have_zero_sensitive(words, n)
+        else:
+            has = rows_have_zero_sensitive(random_tables(rng, rows, n), n)
+        hits += int(np.count_nonzero(has))
         done += rows
     lo, hi = clopper_pearson(hits, samples, confidence)
     return MonteCarloEstimate(n, samples, hits, confidence, seed, (lo, hi))
