@@ -62,6 +62,9 @@ class MidRad:
     def reshape(self, *shape: Any) -> MidRad:
         return MidRad(self.mid.reshape(*shape), self.rad.reshape(*shape))
 
+    def transpose(self, *axes: int) -> MidRad:
+        return MidRad(self.mid.transpose(*axes), self.rad.transpose(*axes))
+
     def swapaxes(self, a: int, b: int) -> MidRad:
         return MidRad(self.mid.swapaxes(a, b), self.rad.swapaxes(a, b))
 

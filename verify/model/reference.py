@@ -67,6 +67,18 @@ def _check_radius(rad: dict[str, Any]) -> None:
             raise ValidationError("radius", f"finite radii >= 0 for {name}", "negative or NaN")
 
 
+def layer_norm_ctx(ctx: Any, v: Any, eps: float, affine: tuple[Any, Any] | None) -> tuple[Any, Any]:
+    """(LN(v), population variance of v) over the last axis in the arithmetic of ``ctx``."""
+    d = v.shape[-1]
+    mean = ctx.sum(v, -1) / d
+    c = v - mean[..., None]
+    var = ctx.sum(c * c, -1) / d
+    out = c * ctx.rsqrt(var + eps)[..., None]
+    if affine is not None:
+        out = out * affine[0] + affine[1]
+    return out, var
+
+
 def run_generic(
     ctx: Any,
     params: Params,
@@ -118,13 +130,9 @@ def run_generic(
         inv_sqrt_dh = ctx.rsqrt_int(dh)
 
         def norm(v: Any, name: str) -> Any:
-            mean = ctx.sum(v, -1) / d
-            c = v - mean[..., None]
-            var = ctx.sum(c * c, -1) / d
+            affine = (par(name + ".weight"), par(name + ".bias")) if cfg.ln_affine else None
+            out, var = layer_norm_ctx(ctx, v, cfg.ln_eps, affine)
             variances.append(var)
-            out = c * ctx.rsqrt(var + cfg.ln_eps)[..., None]
-            if cfg.ln_affine:
-                out = out * par(name + ".weight") + par(name + ".bias")
             return out
 
         def mha(yq: Any, ykv: Any, pre: str) -> Any:

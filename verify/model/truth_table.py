@@ -2,7 +2,8 @@
 
 ``truth_table(params, N, margin)`` evaluates all 2^N strings (index order of model-spec: x_1 is
 the least significant bit). Each string's T(x) is first enclosed by the rigorous float64 pass
-(midpoint + error radius, :class:`verify.model.arith.MidRadContext`); where that enclosure does
+(midpoint + error radius: the Numba kernel of ``verify.model.kernels``, or the numpy
+:class:`verify.model.arith.MidRadContext` pass); where that enclosure does
 not settle the label, the string is redone with arb balls at rising precision
 (``precisions``, default 128, 256, 512, 1024 bits); what is still open is reported as uncertain,
 never guessed.
@@ -24,14 +25,15 @@ from verify.boolean.function import MAX_BIT_STRINGS_N, BooleanFunction, all_bit_
 from verify.errors import ValidationError
 from verify.model.arith import MidRadContext, arb_precision
 from verify.model.enclosure import enclose_output
+from verify.model.fast import FastTables, fast_T, prepare
 from verify.model.params import Params
 from verify.model.reference import run_generic
-from verify.validation import check_int, check_real
+from verify.validation import check_choice, check_int, check_real
 
 METHOD_FLOAT64, METHOD_HIGH_PRECISION, METHOD_UNCERTAIN = 0, 1, 2
 LABEL_UNDECIDED, LABEL_UNCERTAIN = -1, -2
 DEFAULT_PRECISIONS = (128, 256, 512, 1024)
-_CHUNK = 2048
+_CHUNK = 1 << 16
 
 
 @dataclass(frozen=True)
@@ -114,10 +116,15 @@ def _label_arb(t: arb, margin: float) -> int:
     return LABEL_UNCERTAIN
 
 
-def certified_float64(params: Params, bits: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """(midpoint, radius) of T for each string by the rigorous float64 pass."""
-    res = run_generic(MidRadContext(), params, bits, readout_only=True)
-    return res.T.mid, res.T.rad
+def certified_float64(
+    params: Params, bits: np.ndarray, engine: str = "numba", tables: FastTables | None = None
+) -> tuple[np.ndarray, np.ndarray]:
+    """(midpoint, radius) of T for each string by a rigorous float64 pass: the Numba kernel
+    (``engine="numba"``) or the vectorised numpy MidRad pass (``"numpy"``)."""
+    if engine == "numpy":
+        res = run_generic(MidRadContext(), params, bits, readout_only=True)
+        return res.T.mid, res.T.rad
+    return fast_T(params, bits, bounds=True, tables=tables)
 
 
 def truth_table(
@@ -126,21 +133,25 @@ def truth_table(
     margin: float = 0.0,
     *,
     precisions: Sequence[int] = DEFAULT_PRECISIONS,
+    engine: str = "numba",
 ) -> CertifiedTruthTable:
-    """Certified labels of all 2^N strings (see module doc)."""
+    """Certified labels of all 2^N strings (see module doc). ``engine``: the rigorous float64
+    pass, "numba" (fast kernel) or "numpy" (MidRad arrays; a cross-check)."""
     if not isinstance(params, Params):
         raise ValidationError("params", "a verify.model.Params", type(params).__name__)
     n = check_int("N", N, minimum=1, maximum=MAX_BIT_STRINGS_N, hint="2^N strings are evaluated")
     params.config.check_n_bits(n)
     xi = check_real("margin", margin, minimum=0.0)
     precs = [check_int("precisions", p, minimum=53) for p in precisions]
+    check_choice("engine", engine, ("numba", "numpy"))
+    tables = prepare(params, n) if engine == "numba" else None
     size = 1 << n
     t = np.empty(size)
     label = np.empty(size, dtype=np.int8)
     for start in range(0, size, _CHUNK):
         stop = min(size, start + _CHUNK)
         bits = all_bit_strings(n, start, stop)
-        mid, rad = certified_float64(params, bits)
+        mid, rad = certified_float64(params, bits, engine, tables)
         with np.errstate(invalid="ignore"):
             lo = np.nextafter(mid - rad, -np.inf)  # one rounding: one ulp outward
             hi = np.nextafter(mid + rad, np.inf)

@@ -1,0 +1,53 @@
+"""The Numba kernel (plain and with rigorous radius) against arb enclosures of T."""
+
+from __future__ import annotations
+
+import itertools
+
+import numpy as np
+import pytest
+from flint import arb
+
+from verify.model import ModelConfig, forward, init_params
+from verify.model.arith import MidRadContext, arb_precision
+from verify.model.enclosure import enclose_output
+from verify.model.fast import fast_T
+from verify.model.reference import run_generic
+
+OPTIONS = list(
+    itertools.product([False, True], [True, False], ["add", "concat"], ["sinusoidal", "learned"])
+)
+
+
+@pytest.fixture(scope="module", autouse=True)
+def _warm() -> None:
+    p = init_params(ModelConfig(d_model=4, n_layers=1, n_heads=1), "gaussian", seed=0)
+    fast_T(p, np.zeros((1, 2), dtype=np.uint8))
+
+
+@pytest.mark.parametrize(("norm_first", "eos", "embedding", "pos"), OPTIONS)
+def test_kernel_matches_reference_and_encloses_it(
+    norm_first: bool, eos: bool, embedding: str, pos: str
+) -> None:
+    for n_layers, eps in ((1, 0.0), (2, 1e-5), (3, 0.0)):
+        cfg = ModelConfig(
+            d_model=8, n_layers=n_layers, n_heads=2, norm_first=norm_first, eos=eos,
+            embedding=embedding, pos_encoding=pos, ln_eps=eps, max_len=8,
+            ln_affine=n_layers != 3,
+        )  # fmt: skip
+        p = init_params(cfg, "gaussian", seed=n_layers, scale=0.7)
+        bits = np.random.default_rng(n_layers).integers(0, 2, size=(3, 5))
+        exact = enclose_output(p, bits, prec=128)  # arb balls of radius ~1e-30 around T_exact
+        t, r = fast_T(p, bits)
+        t_plain, r_plain = fast_T(p, bits, bounds=False)
+        assert np.array_equal(t, t_plain) and np.all(r_plain == 0)
+        np.testing.assert_allclose(t, forward(p, bits).T, rtol=1e-12, atol=1e-13)
+        with arb_precision(128):
+            for b in range(3):
+                assert abs(float(exact[b].mid()) - t[b]) <= 1e-12 * max(1.0, abs(t[b]))
+                # the kernel's ball [t - r, t + r] contains the exact value's ball
+                assert arb(t[b]) - arb(r[b]) <= exact[b] <= arb(t[b]) + arb(r[b]), (t[b], r[b])
+        # the kernel's radius is no looser than the numpy MidRad pass's
+        mr = run_generic(MidRadContext(), p, bits, readout_only=True)
+        assert np.all(r <= mr.T.rad * 1.01)
+        print(cfg, "radius", r.max())
