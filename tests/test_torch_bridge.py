@@ -13,8 +13,9 @@ import sys
 import numpy as np
 import pytest
 
+from verify.boolean.function import all_bit_strings
 from verify.errors import ValidationError
-from verify.model import ModelConfig, Params, forward, init_params
+from verify.model import ModelConfig, Params, forward, init_params, truth_table
 
 torch = pytest.importorskip("torch")
 
@@ -252,6 +253,36 @@ def test_bad_input_names_the_argument() -> None:
     learned = to_torch(init_params(ModelConfig(pos_encoding="learned", max_len=4), "gaussian", 0))
     with pytest.raises(ValidationError, match="N"):
         learned(np.zeros((1, 5), dtype=np.uint8))
+
+
+@pytest.mark.parametrize("index", [3, 40, 57, 94], ids=[IDS[i] for i in (3, 40, 57, 94)])
+def test_certified_truth_table_agrees_with_torch(index: int) -> None:
+    """The certified truth table (fast kernels + enclosures) against torch on all 2^8 strings:
+    T within 1e-12 of the T scale, and every certified label equal to torch's sign wherever
+    torch's T is farther from 0 than 1e-9 of the scale (closer, torch cannot tell)."""
+    n_bits = 8
+    cfg = _config(index, max_len=n_bits)
+    params = _params(cfg, seed=100 + index)
+    table = truth_table(params, n_bits)
+    bits = all_bit_strings(n_bits)
+    with torch.no_grad():
+        t_torch = to_torch(params)(bits, readout_only=True).numpy()
+    ref = forward(params, bits)
+    scale = np.abs(ref.y_readout * params["readout.weight"]).sum(axis=1)
+    scale += abs(float(params["readout.bias"]))
+    worst = float((np.abs(table.T - t_torch) / scale).max())
+    clear = np.abs(t_torch) > 1e-9 * scale
+    checked = table.certified & clear
+    disagree = int(np.count_nonzero(table.label[checked] != (t_torch[checked] > 0)))
+    print(
+        f"{IDS[index]}: worst |T_table - T_torch| / scale = {worst:.2e}; "
+        f"{int(checked.sum())} certified labels compared, {disagree} disagree; "
+        f"float64 {table.n_float64}, high precision {table.n_high_precision}, "
+        f"uncertain {table.n_uncertain}"
+    )
+    assert worst <= RTOL
+    assert checked.sum() >= 0.9 * bits.shape[0]
+    assert disagree == 0
 
 
 def test_importable_without_torch() -> None:
