@@ -27,7 +27,7 @@ from verify.report import (
     generate_report,
     validate_document,
 )
-from verify.report.document import jsonable, tightness
+from verify.report.document import jsonable, tightness, worst_row
 
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
 
@@ -321,6 +321,10 @@ def test_jsonable_and_tightness() -> None:
     assert tightness(Row("a", 4.0, 2.0, ">=")) == 0.5
     assert tightness(Row("a", 1.0, 2.0, ">=")) == 2.0
     assert tightness(Row("a", 1.0, 1.0, "==")) == 0.0
+    assert tightness(Row("a", 1.0, 2.0, "==")) == math.inf
+    assert tightness(Row("a", -7.25, -1.0)) == 0.0  # holds; measured/bound = 7.25 means nothing
+    assert tightness(Row("a", -0.5, -1.0)) == math.inf
+    assert worst_row([Row("a", 1.0, 4.0), Row("b", 3.0, 4.0), Row("c", -9.0, -1.0)]).label == "b"
 
 
 def test_validate_document_catches_mismatch() -> None:

@@ -11,7 +11,7 @@ import math
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from verify.lemmas.registry import CheckResult, Row
+from verify.lemmas.registry import Row
 from verify.report.runner import (
     STATUS_ORDER,
     CheckOutcome,
@@ -48,17 +48,38 @@ def jsonable(obj: Any) -> Any:
 
 
 def tightness(row: Row) -> float:
-    """How close a row is to its bound: measured/bound for '<=', bound/measured for '>=';
-    > 1 means outside the bound. For '==' rows, 0 when equal, inf otherwise."""
-    if row.relation == "<=":
-        return row.ratio
-    if row.relation == ">=":
-        if row.measured == 0:
-            return math.inf if row.bound > 0 else (1.0 if row.bound == 0 else 0.0)
-        if row.measured < 0 or row.bound < 0:  # ratios of signed values mean nothing here
-            return 0.0 if row.ok else math.inf
-        return row.bound / row.measured
-    return 0.0 if row.ok else math.inf
+    """How close a row is to its bound, > 1 meaning outside it: measured/bound for '<=' and
+    bound/measured for '>=' when both are >= 0 (a ratio of signed values means nothing, so
+    then 0 inside the bound and inf outside, as for '==' rows)."""
+    m, b = row.measured, row.bound
+    if row.relation in ("<=", ">=") and m >= 0 and b >= 0:
+        num, den = (m, b) if row.relation == "<=" else (b, m)
+        if den == 0:
+            return 0.0 if num == 0 else math.inf
+        return num / den
+    return 0.0 if _ok(row) else math.inf
+
+
+def _ok(row: Row) -> bool:
+    try:
+        return bool(row.ok)
+    except Exception:
+        return False
+
+
+def worst_row(rows: Sequence[Row]) -> Row | None:
+    """The row of largest :func:`tightness` (NaN rows first: they decide nothing)."""
+    best, best_t = None, -math.inf
+    for r in rows:
+        try:
+            t = tightness(r)
+        except Exception:
+            t = math.nan
+        if math.isnan(t):
+            return r
+        if best is None or t > best_t:
+            best, best_t = r, t
+    return best
 
 
 def row_json(row: Row) -> dict[str, Any]:
@@ -76,17 +97,10 @@ def row_json(row: Row) -> dict[str, Any]:
     )
 
 
-def _worst_row(result: CheckResult) -> Row | None:
-    try:
-        return result.worst
-    except Exception:
-        return None
-
-
 def check_json(outcome: CheckOutcome, figures: list[dict[str, Any]]) -> dict[str, Any]:
     """One check's entry of report.json (``figures`` as drawn by the writer)."""
     r = outcome.result
-    worst = _worst_row(r) if r is not None else None
+    worst = worst_row(r.rows) if r is not None else None
     return {
         "name": outcome.check_name,
         "slow": outcome.slow,
@@ -122,11 +136,12 @@ def statement_json(
     worst: dict[str, Any] | None = None
     best = -math.inf
     for c, cj in zip(outcome.checks, checks, strict=True):
-        w = _worst_row(c.result) if c.result is not None else None
+        w = worst_row(c.result.rows) if c.result is not None else None
         if w is None:
             continue
         t = tightness(w)
-        if worst is None or (not math.isnan(t) and t > best):
+        t = math.inf if math.isnan(t) else t
+        if worst is None or t > best:
             worst, best = {**cj["worst"], "check": c.check_name}, t
     return {
         "id": s.id,
