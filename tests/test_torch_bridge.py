@@ -153,6 +153,18 @@ def test_state_dict_names_and_round_trip() -> None:
         )
 
 
+def test_float32_state_dict_and_empty_string() -> None:
+    """float32 weights widen exactly to float64; with eos, N = 0 reads out at the eos token."""
+    cfg = ModelConfig(d_model=8, n_heads=2, eos=True)
+    params = _params(cfg, seed=5)
+    state32 = {k: v.float() for k, v in to_torch(params).state_dict().items()}
+    widened = from_torch(state32, cfg)
+    for name in params:
+        assert np.array_equal(widened[name], params[name].astype(np.float32).astype(np.float64))
+    empty = np.zeros((2, 0), dtype=np.uint8)
+    _assert_close(to_torch(params)(empty).detach().numpy(), params, empty)
+
+
 def test_torch_initialised_model_to_params(bits: np.ndarray) -> None:
     """A model whose weights come from torch's own initialisation (and a training-like
     update), read into verify, computes the same T."""
