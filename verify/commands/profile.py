@@ -1,0 +1,196 @@
+"""``python -m verify profile --family NAME -N 15 [family parameters] [--plot FILE] [--json]``.
+
+Prints the exact sensitivity profile K_0..K_N of a Boolean function, its minimum / average /
+maximum sensitivity and K_0. The function comes from :func:`function_from_args`, the one place
+that turns command-line arguments into a BooleanFunction (further sources add options there).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from typing import Any
+
+from verify.errors import ValidationError
+
+# family parameters with their own flag (passed to the family only when given)
+_PARAM_FLAGS: tuple[tuple[str, Any, str], ...] = (
+    ("m", int, "size of the subset (sparse_parity, sparse_majority)"),
+    ("i", int, "variable index, 1-based (dictator)"),
+    ("k", int, "threshold (threshold) or modulus (mod)"),
+    ("tie", str, "tie rule at even N: zero (default) or one (majority, sparse_majority)"),
+    ("seed", int, "seed of the random family"),
+    ("value", int, "0 or 1 (constant)"),
+)
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    p = subparsers.add_parser(
+        "profile",
+        help="exact sensitivity profile of a Boolean function family",
+        description=(
+            "Print the exact sensitivity profile K_n = #{x : s(x) = n} over all 2^N strings,"
+            " the minimum / average / maximum sensitivity and K_0 (N <= 30)."
+        ),
+    )
+    p.add_argument("--family", default="majority", help="family name (default majority)")
+    p.add_argument("-N", dest="n", type=int, default=15, help="input length (default 15)")
+    for name, typ, text in _PARAM_FLAGS:
+        p.add_argument(f"--{name}", type=typ, default=None, help=text)
+    p.add_argument(
+        "--subset", default=None, metavar="I,J,...", help="explicit 1-based variable subset"
+    )
+    p.add_argument("--negate", action="store_true", help="negated dictator / first")
+    p.add_argument(
+        "--param",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="any other family parameter (int, float, true/false, comma list or text)",
+    )
+    p.add_argument("--plot", default=None, metavar="FILE.png", help="draw the profile histogram")
+    p.add_argument("--json", action="store_true", help="print JSON instead of a table")
+    from verify.model.cli import add_model_options  # transformer source (verify.model)
+
+    add_model_options(p)
+    p.set_defaults(func=run)
+
+
+def _parse_value(text: str) -> Any:
+    if text.lower() in ("true", "false"):
+        return text.lower() == "true"
+    if "," in text:
+        return [_parse_value(t) for t in text.split(",") if t]
+    for conv in (int, float):
+        try:
+            return conv(text)
+        except ValueError:
+            pass
+    return text
+
+
+def _subset(text: str) -> list[int]:
+    try:
+        return [int(t) for t in text.split(",") if t.strip()]
+    except ValueError:
+        raise ValidationError("--subset", "comma-separated integers, e.g. 1,3,5", text) from None
+
+
+def family_params(args: argparse.Namespace) -> dict[str, Any]:
+    """The family parameters given on the command line."""
+    params: dict[str, Any] = {
+        name: getattr(args, name) for name, _, _ in _PARAM_FLAGS if getattr(args, name) is not None
+    }
+    if args.subset is not None:
+        params["subset"] = _subset(args.subset)
+    if args.negate:
+        params["negate"] = True
+    for item in args.param:
+        key, sep, value = item.partition("=")
+        if not sep or not key.isidentifier():
+            raise ValidationError("--param", "KEY=VALUE with KEY a parameter name", item)
+        params[key] = _parse_value(value)
+    return params
+
+
+def function_from_args(args: argparse.Namespace):  # -> BooleanFunction
+    """The Boolean function the command analyses (the one source of it)."""
+    from verify.boolean import make_family
+    from verify.model.cli import model_function, model_requested
+
+    if model_requested(args):
+        return model_function(args)
+    return make_family(args.family, args.n, **family_params(args))
+
+
+def profile_summary(f) -> dict[str, Any]:
+    """Profile, K_0, min / average / max sensitivity (and the closed form when known)."""
+    from verify.boolean import (
+        average_sensitivity_exact,
+        closed_form_profile,
+        has_closed_form,
+        sensitivity_profile,
+    )
+
+    profile = sensitivity_profile(f)
+    nonzero = [k for k, c in enumerate(profile) if c]
+    avg = average_sensitivity_exact(f)
+    out: dict[str, Any] = {
+        "function": f.name,
+        "N": f.n,
+        "params": {k: v for k, v in f.params.items() if k not in ("family", "n")},
+        "profile": [int(c) for c in profile],
+        "K_0": int(profile[0]),
+        "min_sensitivity": nonzero[0],
+        "average_sensitivity": float(avg),
+        "average_sensitivity_exact": str(avg),
+        "max_sensitivity": nonzero[-1],
+    }
+    family = f.params.get("family")
+    if family and has_closed_form(family):
+        params = {k: v for k, v in f.params.items() if k not in ("family", "n")}
+        closed = closed_form_profile(family, f.n, **params)
+        out["closed_form_agrees"] = bool((closed == profile).all())
+    return out
+
+
+def _print_table(summary: dict[str, Any]) -> None:
+    n = summary["N"]
+    total = 1 << n
+    print(f"{summary['function']}: sensitivity profile over all 2^{n} = {total} strings")
+    print(f"{'n':>4} {'K_n':>14} {'K_n / 2^N':>12}")
+    for k, c in enumerate(summary["profile"]):
+        print(f"{k:>4} {c:>14} {c / total:>12.6g}")
+    print(f"K_0 (zero-sensitivity strings): {summary['K_0']}")
+    print(
+        f"sensitivity: min {summary['min_sensitivity']}, average"
+        f" {summary['average_sensitivity']:.6g} (= {summary['average_sensitivity_exact']}),"
+        f" max {summary['max_sensitivity']}"
+    )
+    if "closed_form_agrees" in summary:
+        print(f"closed form agrees: {summary['closed_form_agrees']}")
+
+
+def plot_profile(summary: dict[str, Any], path: str) -> None:
+    """Bar chart of K_n / 2^N against n (log scale when it spans many decades)."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    n = summary["N"]
+    frac = [c / (1 << n) for c in summary["profile"]]
+    fig, ax = plt.subplots(figsize=(6, 3.5))
+    ax.bar(range(n + 1), frac, color="tab:blue")
+    positive = [v for v in frac if v > 0]
+    if positive and max(positive) / min(positive) > 1e3:
+        ax.set_yscale("log")
+    ax.set_xlabel("sensitivity n")
+    ax.set_ylabel("K_n / 2^N")
+    ax.set_title(f"{summary['function']}: K_0 = {summary['K_0']}")
+    fig.tight_layout()
+    try:
+        fig.savefig(path)
+    except (OSError, ValueError) as exc:
+        raise ValidationError("--plot", "a writable image path (.png, .pdf, .svg)", path) from exc
+    finally:
+        plt.close(fig)
+
+
+def run(args: argparse.Namespace) -> int:
+    f = function_from_args(args)
+    summary = profile_summary(f)
+    if args.plot:
+        plot_profile(summary, args.plot)
+    if args.json:
+        json.dump(summary, sys.stdout, indent=1)
+        print()
+    else:
+        _print_table(summary)
+        from verify.model.cli import print_model_info
+
+        print_model_info(f)
+        if args.plot:
+            print(f"plot written to {args.plot}")
+    return 0
