@@ -145,12 +145,12 @@ def _statement(st: Mapping[str, Any]) -> list[str]:
     if st.get("derivation"):
         add(f"**Derivation:** {st['derivation']}")
         add("")
-    add(
-        f"**Status: {_BADGE.get(st['status'], st['status'])}** (run time {fmt(st['runtime_s'])} s)."
-    )
+    line = f"**Status:** {_BADGE.get(st['status'], st['status'])}"
+    line += f" (run time {fmt(st['runtime_s'])} s)."
     if st.get("worst"):
         w = st["worst"]
-        add(f" Worst case ({cell(w['check'])}): {_worst_text(w)}, ratio {fmt(w['ratio'])}.")
+        line += f" Worst case ({cell(w['check'])}): {_worst_text(w)}, ratio {fmt(w['ratio'])}."
+    add(line)
     add("")
     if st["not_run"]:
         add("Slow checks not run at this budget: " + ", ".join(st["not_run"]) + ".")
@@ -178,9 +178,10 @@ def _check(c: Mapping[str, Any]) -> list[str]:
         add("```")
         add("")
         return out
-    add(f"Arithmetic: {c['arithmetic']}. Seed: {c['seed']}. Run time: {fmt(c['runtime_s'])} s.")
+    line = f"Arithmetic: {c['arithmetic']}. Seed: {c['seed']}. Run time: {fmt(c['runtime_s'])} s."
     if c["parameters"]:
-        add(f" Parameters: `{json.dumps(c['parameters'], sort_keys=True)}`.")
+        line += f" Parameters: `{json.dumps(c['parameters'], sort_keys=True)}`."
+    add(line)
     add("")
     rows = c["rows"]
     if rows:
