@@ -5,6 +5,10 @@ from __future__ import annotations
 import argparse
 import shlex
 import sys
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from verify.report import Report
 
 DEFAULT_OUT = "docs/reports/latest"
 
@@ -17,7 +21,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
             "Run the registered statements' checks and write report.md, report.json and"
             " figures/*.png. Exit code 0 when every statement holds, is vacuous or was not run"
             " at this budget; 1 when one is violated, undecided or its check raised; 2 on bad"
-            " usage."
+            " usage. Writing docs/reports/example also refreshes the README's table of"
+            " statements."
         ),
     )
     g = p.add_mutually_exclusive_group()
@@ -77,4 +82,18 @@ def run(args: argparse.Namespace) -> int:
         if st["status"] in ("violated", "error", "undecided"):
             print(f"  {st['id']}: {st['status']}", file=sys.stderr)
     print(f"wrote {report.markdown}, {report.json} and {len(report.figures)} figure(s)")
+    _refresh_readme(report)
     return report.exit_code
+
+
+def _refresh_readme(report: Report) -> None:
+    """Writing the example report (docs/reports/example of this checkout) also refreshes the
+    README's table of statements."""
+    from verify.report.readme import EXAMPLE_DIR, update_readme
+    from verify.report.runner import REPO_ROOT
+
+    if report.out_dir.resolve() == (REPO_ROOT / EXAMPLE_DIR).resolve():
+        if update_readme(
+            REPO_ROOT / "README.md", report.document, EXAMPLE_DIR.as_posix() + "/report.md"
+        ):
+            print(f"updated the table of statements in {REPO_ROOT / 'README.md'}")

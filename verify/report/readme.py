@@ -1,0 +1,54 @@
+"""The README's table of statements, generated from a report document.
+
+The table sits between the markers ``<!-- statements:begin -->`` and
+``<!-- statements:end -->`` of README.md. ``python -m verify report --out docs/reports/example``
+(the example report) refreshes it, so the README always shows the committed example's statuses.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from verify.report.markdown import cell, fmt
+
+BEGIN = "<!-- statements:begin -->"
+END = "<!-- statements:end -->"
+EXAMPLE_DIR = Path("docs") / "reports" / "example"
+
+
+def statements_table(doc: Mapping[str, Any], report_link: str) -> str:
+    """Markdown table: id (linked into the report), title, status, worst measured-vs-bound."""
+    run = doc["run"]
+    lines = [
+        f"Statuses from the example report ([{report_link}]({report_link}), budget"
+        f" `{run['budget']}`, seed {run['seed']}, generated {doc['generated_at']}):",
+        "",
+        "| statement | title | confidence | status | worst case (measured vs bound) |",
+        "|---|---|---|---|---|",
+    ]
+    for st in doc["statements"]:
+        w = st.get("worst")
+        worst = f"{cell(w['label'])}: {fmt(w['measured'])} {w['relation']} {fmt(w['bound'])}"
+        lines.append(
+            f"| [{cell(st['id'])}]({report_link}#{st['slug']}) | {cell(st['title'])} |"
+            f" {cell(st['confidence'])} | {st['status']} | {worst if w else ''} |"
+        )
+    return "\n".join(lines)
+
+
+def update_readme(readme: str | Path, doc: Mapping[str, Any], report_link: str) -> bool:
+    """Replace the marked block of ``readme`` by :func:`statements_table`; False (file left
+    alone) when the file or its markers are missing."""
+    path = Path(readme)
+    if not path.is_file():
+        return False
+    text = path.read_text(encoding="utf-8")
+    i, j = text.find(BEGIN), text.find(END)
+    if i < 0 or j < i:
+        return False
+    new = text[: i + len(BEGIN)] + "\n" + statements_table(doc, report_link) + "\n" + text[j:]
+    if new != text:
+        path.write_text(new, encoding="utf-8")
+    return True
