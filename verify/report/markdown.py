@@ -48,7 +48,7 @@ def _row_line(r: Mapping[str, Any], check: str | None = None) -> str:
     )
 
 
-def _worst_text(w: Mapping[str, Any] | None) -> str:
+def worst_text(w: Mapping[str, Any] | None) -> str:
     if not w:
         return ""
     return f"{cell(w['label'])}: {fmt(w['measured'])} {w['relation']} {fmt(w['bound'])}"
@@ -99,7 +99,7 @@ def render_markdown(doc: Mapping[str, Any]) -> str:
         nr = f"{nrun}" + (f" (+{len(st['not_run'])} slow not run)" if st["not_run"] else "")
         add(
             f"| [{cell(st['id'])}](#{st['slug']}) | {cell(st['title'])} |"
-            f" {_BADGE.get(st['status'], st['status'])} | {nr} | {_worst_text(w)} |"
+            f" {_BADGE.get(st['status'], st['status'])} | {nr} | {worst_text(w)} |"
             f" {fmt(w['ratio']) if w else ''} | {fmt(st['runtime_s'])} |"
         )
     add("")
@@ -149,7 +149,7 @@ def _statement(st: Mapping[str, Any]) -> list[str]:
     line += f" (run time {fmt(st['runtime_s'])} s)."
     if st.get("worst"):
         w = st["worst"]
-        line += f" Worst case ({cell(w['check'])}): {_worst_text(w)}, ratio {fmt(w['ratio'])}."
+        line += f" Worst case ({cell(w['check'])}): {worst_text(w)}, ratio {fmt(w['ratio'])}."
     add(line)
     add("")
     if st["not_run"]:
@@ -197,7 +197,7 @@ def _check(c: Mapping[str, Any]) -> list[str]:
             add(f"({len(rows)} rows in all; the rest are in report.json.)")
             add("")
         if w:
-            add(f"Worst case: {_worst_text(w)} (ratio {fmt(w['ratio'])}).")
+            add(f"Worst case: {worst_text(w)} (ratio {fmt(w['ratio'])}).")
             add("")
     for n in c["notes"]:
         add(f"- {n}")

@@ -11,7 +11,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from verify.report.markdown import cell, fmt
+from verify.report.markdown import cell, worst_text
 
 BEGIN = "<!-- statements:begin -->"
 END = "<!-- statements:end -->"
@@ -29,11 +29,9 @@ def statements_table(doc: Mapping[str, Any], report_link: str) -> str:
         "|---|---|---|---|---|",
     ]
     for st in doc["statements"]:
-        w = st.get("worst")
-        worst = f"{cell(w['label'])}: {fmt(w['measured'])} {w['relation']} {fmt(w['bound'])}"
         lines.append(
             f"| [{cell(st['id'])}]({report_link}#{st['slug']}) | {cell(st['title'])} |"
-            f" {cell(st['confidence'])} | {st['status']} | {worst if w else ''} |"
+            f" {cell(st['confidence'])} | {st['status']} | {worst_text(st.get('worst'))} |"
         )
     return "\n".join(lines)
 
