@@ -14,11 +14,6 @@ from verify.boolean.analysis import (
     sensitivity_profile,
     zero_sensitivity_count,
 )
-from verify.boolean.closed_forms import (
-    closed_form_profile,
-    has_closed_form,
-    profile_expression,
-)
 from verify.boolean.families import (
     Family,
     family_names,
@@ -49,6 +44,21 @@ from verify.boolean.random_functions import (
     monte_carlo_probability_some_zero_sensitive,
 )
 from verify.boolean.sampling import SampledProfile, clopper_pearson, estimate_profile
+
+_LAZY = {  # sympy costs ~1 s to import: loaded on first use
+    "closed_form_profile": "verify.boolean.closed_forms",
+    "has_closed_form": "verify.boolean.closed_forms",
+    "profile_expression": "verify.boolean.closed_forms",
+}
+
+
+def __getattr__(name: str) -> object:
+    if name in _LAZY:
+        import importlib
+
+        return getattr(importlib.import_module(_LAZY[name]), name)
+    raise AttributeError(f"module 'verify.boolean' has no attribute {name!r}")
+
 
 __all__ = [
     "MAX_EXHAUSTIVE_N",

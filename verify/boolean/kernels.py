@@ -17,10 +17,31 @@ _U8_RO = numba.types.Array(numba.uint8, 1, "C", readonly=True)  # BooleanFunctio
 _I64 = numba.types.Array(numba.int64, 1, "C")
 
 _N_CHUNKS = 64  # work units of the parallel kernels (each keeps its own histogram)
+#: Below this many bytes of input the serial build runs: a parallel launch costs ~0.1 ms idle
+#: and tens of ms when the cores are oversubscribed (measured here).
+PARALLEL_MIN_BYTES = 1 << 16
 
 
-@kernel([numba.void(t, numba.int64, _U8) for t in (_U8, _U8_RO)], parallel=True)
-def sensitivity_into(t, n, out):  # pragma: no cover - compiled
+def _serial_and_parallel(signature):
+    """Compile one kernel body twice (serial and prange-parallel); dispatch on input size."""
+
+    def deco(fn):
+        serial = kernel(signature)(fn)
+        parallel = kernel(signature, parallel=True)(fn)
+
+        def dispatch(data, *args):
+            return (parallel if data.nbytes >= PARALLEL_MIN_BYTES else serial)(data, *args)
+
+        dispatch.__name__ = fn.__name__.lstrip("_")
+        dispatch.__doc__ = fn.__doc__
+        dispatch.serial = serial
+        dispatch.parallel = parallel
+        return dispatch
+
+    return deco
+
+
+def _sensitivity_into(t, n, out):  # pragma: no cover - compiled
     """out[x] = s(x) = #{i : t[x] != t[x xor 2^i]} for every x."""
     size = t.shape[0]
     for x in numba.prange(size):
@@ -31,8 +52,7 @@ def sensitivity_into(t, n, out):  # pragma: no cover - compiled
         out[x] = s
 
 
-@kernel([_I64(t, numba.int64) for t in (_U8, _U8_RO)], parallel=True)
-def profile_counts(t, n):  # pragma: no cover - compiled
+def _profile_counts(t, n):  # pragma: no cover - compiled
     """K[k] = #{x : s(x) = k} for k = 0..n; O(n 2^n) time, O(n) extra memory per chunk."""
     size = t.shape[0]
     n_chunks = min(_N_CHUNKS, size)
@@ -54,8 +74,7 @@ def profile_counts(t, n):  # pragma: no cover - compiled
     return out
 
 
-@kernel([_I64(t, numba.int64) for t in (_U8, _U8_RO)], parallel=True)
-def influence_counts(t, n):  # pragma: no cover - compiled
+def _influence_counts(t, n):  # pragma: no cover - compiled
     """c[i] = #{x : t[x] != t[x xor 2^i]} (so Inf_i = c[i] / 2^n), by direct counting."""
     size = t.shape[0]
     n_chunks = min(_N_CHUNKS, size)
@@ -126,8 +145,7 @@ def max_popcount_nonzero(w):  # pragma: no cover - compiled
 # kernels for uniformly random Boolean functions (verify.boolean.random_functions)
 
 
-@kernel("boolean[::1](uint8[:, ::1], int64)", parallel=True)
-def rows_have_zero_sensitive(tables, n):  # pragma: no cover - compiled
+def _rows_have_zero_sensitive(tables, n):  # pragma: no cover - compiled
     """out[r] = whether truth table ``tables[r]`` (length 2^n) has a string with s(x) = 0."""
     rows = tables.shape[0]
     size = tables.shape[1]
@@ -241,8 +259,7 @@ _LOW_MASKS = np.array(
 )  # bit j set iff bit i of j is 0 (j = position in a 64-bit word)
 
 
-@kernel("boolean[::1](uint64[:, ::1], int64)", parallel=True)
-def packed_rows_have_zero_sensitive(words, n):  # pragma: no cover - compiled
+def _packed_rows_have_zero_sensitive(words, n):  # pragma: no cover - compiled
     """As rows_have_zero_sensitive for tables packed 64 strings per word (n >= 6): bit j of
     word w is f(64 w + j). same = AND over dimensions i of not(f xor f o flip_i), where flip_i
     is a masked shift inside a word (i < 6) or a word-index xor (i >= 6)."""
@@ -263,3 +280,20 @@ def packed_rows_have_zero_sensitive(words, n):  # pragma: no cover - compiled
                 out[r] = True
                 break
     return out
+
+
+sensitivity_into = _serial_and_parallel([numba.void(t, numba.int64, _U8) for t in (_U8, _U8_RO)])(
+    _sensitivity_into
+)
+profile_counts = _serial_and_parallel([_I64(t, numba.int64) for t in (_U8, _U8_RO)])(
+    _profile_counts
+)
+influence_counts = _serial_and_parallel([_I64(t, numba.int64) for t in (_U8, _U8_RO)])(
+    _influence_counts
+)
+rows_have_zero_sensitive = _serial_and_parallel("boolean[::1](uint8[:, ::1], int64)")(
+    _rows_have_zero_sensitive
+)
+packed_rows_have_zero_sensitive = _serial_and_parallel("boolean[::1](uint64[:, ::1], int64)")(
+    _packed_rows_have_zero_sensitive
+)

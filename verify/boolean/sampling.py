@@ -15,7 +15,6 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
-from scipy.stats import beta
 
 from verify.boolean.function import BooleanFunction
 from verify.errors import ValidationError
@@ -36,6 +35,8 @@ def clopper_pearson(hits: int, trials: int, confidence: float = 0.99) -> tuple[f
     trials = check_int("trials", trials, minimum=1)
     hits = check_int("hits", hits, minimum=0, maximum=trials)
     alpha = 1.0 - _check_confidence(confidence)
+    from scipy.stats import beta  # lazy: scipy.stats costs ~1 s to import
+
     lo = 0.0 if hits == 0 else float(beta.ppf(alpha / 2, hits, trials - hits + 1))
     hi = 1.0 if hits == trials else float(beta.ppf(1 - alpha / 2, hits + 1, trials - hits))
     return lo, hi
