@@ -230,7 +230,9 @@ def test_report_all_outcomes(isolated_registry: dict, tmp_path: Path) -> None:
         assert libs[lib], lib
     # figures were drawn as PNGs and linked from the markdown
     files = sorted(p.name for p in (out / "figures").glob("*.png"))
-    assert files == ["bars_fig.png", "square.png"]
+    assert files == ["bars_fig.png", "overview_family_profiles.png", "square.png"]
+    (over,) = doc["overview"]["figures"]
+    assert over["file"] == "figures/overview_family_profiles.png" and over["error"] is None
     for f in files:
         assert (out / "figures" / f).read_bytes()[:8] == PNG_MAGIC
     md = (out / "report.md").read_text()
@@ -241,6 +243,7 @@ def test_report_all_outcomes(isolated_registry: dict, tmp_path: Path) -> None:
     assert "CI of measured" in md and "[-1, 1]" in md
     assert "numba" in md and "python-flint" in md
     assert "Reconstructed statement" in md
+    assert "## Overview" in md and "(figures/overview_family_profiles.png)" in md
 
 
 def test_report_exit_zero_and_slow_checks(isolated_registry: dict, tmp_path: Path) -> None:
@@ -331,3 +334,15 @@ def test_validate_document_catches_mismatch() -> None:
     assert validate_document([]) == ["document: expected an object"]
     errs = validate_document({"schema": "x"})
     assert any("schema" in e for e in errs) and any("statements" in e for e in errs)
+
+
+def test_overview_family_profiles_are_exact() -> None:
+    from verify.boolean import family_names, make_family, sensitivity_profile
+    from verify.report.overview import family_profiles_figure
+
+    fig, notes = family_profiles_figure(6)
+    drawn = {s["label"]: s["y"] for s in fig.data["series"]}
+    assert set(drawn) | {n.split(":")[0] for n in notes} == set(family_names())
+    assert drawn["parity"] == [0.0] * 6 + [1.0]  # K_N = 2^N
+    maj = sensitivity_profile(make_family("majority", 6))
+    assert drawn["majority"] == [k / 64 for k in maj]

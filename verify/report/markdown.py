@@ -117,6 +117,20 @@ def render_markdown(doc: Mapping[str, Any]) -> str:
         add(f"| {lib} | {ver or 'not installed'} |")
     add(f"| platform | {cell(env.get('platform'))}, {env.get('cpu_count')} CPUs |")
     add("")
+    over = doc.get("overview") or {}
+    if over.get("figures") or over.get("notes"):
+        add("## Overview")
+        add("")
+        for f in over.get("figures", []):
+            if f.get("file"):
+                add(f"![{cell(f['title'])}]({f['file']})")
+            else:
+                add(f"(figure {f['name']} could not be drawn: {f.get('error')})")
+            add("")
+        for n in over.get("notes", []):
+            add(f"- {n}")
+        if over.get("notes"):
+            add("")
     for st in doc["statements"]:
         out.extend(_statement(st))
     return "\n".join(out) + "\n"

@@ -9,11 +9,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from verify.lemmas.registry import Budget
+from verify.lemmas.registry import Budget, FigureData
 from verify.report.document import build_document
 from verify.report.environment import environment
 from verify.report.figures import draw_figure, figure_filename
 from verify.report.markdown import render_markdown
+from verify.report.overview import overview_figures
 from verify.report.runner import StatementOutcome, run_statements, select_statements
 from verify.validation import check_choice, check_int
 
@@ -36,11 +37,29 @@ class Report:
         return int(self.document["summary"]["exit_code"])
 
 
+def _draw_entry(fig: FigureData, fig_dir: Path, taken: set[str], paths: list[Path]) -> dict:
+    """Draw one figure; its report entry (``file`` or, when it cannot be drawn, ``error``)."""
+    fname = figure_filename(str(getattr(fig, "name", "figure")), taken)
+    entry: dict[str, Any] = {
+        "name": str(getattr(fig, "name", "")),
+        "title": str(getattr(fig, "title", "")),
+        "kind": str(getattr(fig, "kind", "")),
+        "file": None,
+        "error": None,
+    }
+    try:
+        paths.append(draw_figure(fig, fig_dir / fname))
+        entry["file"] = f"{FIGURES_DIR}/{fname}"
+    except Exception as exc:  # recorded in the report as a warning
+        entry["error"] = f"{type(exc).__name__}: {exc}"
+    return entry
+
+
 def draw_figures(
-    outcomes: Sequence[StatementOutcome], out_dir: Path
-) -> tuple[dict[tuple[str, str], list[dict[str, Any]]], list[Path]]:
-    """Draw every check's figures into ``out_dir/figures`` (stale PNGs there are removed).
-    A figure that cannot be drawn is recorded with its error, not dropped."""
+    outcomes: Sequence[StatementOutcome], out_dir: Path, overview: Sequence[FigureData] = ()
+) -> tuple[dict[tuple[str, str], list[dict[str, Any]]], list[dict[str, Any]], list[Path]]:
+    """Draw every check's figures and the overview figures into ``out_dir/figures`` (stale
+    PNGs there are removed). A figure that cannot be drawn is recorded with its error."""
     fig_dir = out_dir / FIGURES_DIR
     if fig_dir.is_dir():
         for old in fig_dir.glob("*.png"):
@@ -53,22 +72,9 @@ def draw_figures(
             if c.result is None:
                 continue
             lst = entries.setdefault((c.statement_id, c.check_name), [])
-            for fig in c.result.figures:
-                fname = figure_filename(str(getattr(fig, "name", "figure")), taken)
-                entry: dict[str, Any] = {
-                    "name": str(getattr(fig, "name", "")),
-                    "title": str(getattr(fig, "title", "")),
-                    "kind": str(getattr(fig, "kind", "")),
-                    "file": None,
-                    "error": None,
-                }
-                try:
-                    paths.append(draw_figure(fig, fig_dir / fname))
-                    entry["file"] = f"{FIGURES_DIR}/{fname}"
-                except Exception as exc:  # recorded in the report as a warning
-                    entry["error"] = f"{type(exc).__name__}: {exc}"
-                lst.append(entry)
-    return entries, paths
+            lst.extend(_draw_entry(fig, fig_dir, taken, paths) for fig in c.result.figures)
+    over = [_draw_entry(fig, fig_dir, taken, paths) for fig in overview]
+    return entries, over, paths
 
 
 def write_report(
@@ -78,11 +84,14 @@ def write_report(
     run: dict[str, Any],
     runtime_s: float | None = None,
     command: str = "",
+    overview: Sequence[FigureData] = (),
+    overview_notes: Sequence[str] = (),
 ) -> Report:
-    """Write ``report.md``, ``report.json`` and ``figures/*.png`` for ``outcomes``."""
+    """Write ``report.md``, ``report.json`` and ``figures/*.png`` for ``outcomes`` (plus the
+    ``overview`` figures, which belong to no statement)."""
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
-    figures, paths = draw_figures(outcomes, out)
+    figures, over, paths = draw_figures(outcomes, out, overview)
     doc = build_document(
         outcomes,
         run=run,
@@ -91,6 +100,7 @@ def write_report(
         runtime_s=runtime_s,
         command=command,
     )
+    doc["overview"] = {"figures": over, "notes": [str(n) for n in overview_notes]}
     json_path = out / "report.json"
     json_path.write_text(json.dumps(doc, indent=1, allow_nan=False) + "\n", encoding="utf-8")
     md_path = out / "report.md"
@@ -118,6 +128,10 @@ def generate_report(
     outcomes = run_statements(
         statements, budget=budget, include_slow=include_slow, seed=seed, progress=progress
     )
+    try:
+        overview, notes = overview_figures(budget)
+    except Exception as exc:  # the overview must not cost the report
+        overview, notes = [], [f"overview figures failed: {type(exc).__name__}: {exc}"]
     runtime = time.perf_counter() - start
     run = {
         "budget": budget,
@@ -125,4 +139,12 @@ def generate_report(
         "seed": seed,
         "only": list(only) if only else None,
     }
-    return write_report(outcomes, out_dir, run=run, runtime_s=runtime, command=command)
+    return write_report(
+        outcomes,
+        out_dir,
+        run=run,
+        runtime_s=runtime,
+        command=command,
+        overview=overview,
+        overview_notes=notes,
+    )
