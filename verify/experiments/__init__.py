@@ -1,0 +1,1 @@
+"""Experiments reproducing the papers' empirical claims (run by checks and by hand)."""

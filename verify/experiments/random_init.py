@@ -1,0 +1,283 @@
+"""The paper's random-initialisation experiment (arXiv 2606.08768, section on experiments):
+for each init scheme, draw architectures at random and decide K_0 >= 1 at N with certified
+arithmetic; estimate P[K_0 >= 1] with a Clopper-Pearson CI against uniformly random Boolean
+functions (P -> 1 - 1/e ~ 0.632; the paper reports 1 for transformers vs about 0.63), plus the
+mean sensitivity profile per scheme.
+
+Architecture ranges (the paper's ranges were not recovered; these are this toolkit's choice):
+D in {8, 16, 24, 32}, L in {1, 2}, H uniform over the divisors of D in {1, 2, 4}, d_ff = 4D,
+post-LN, eos readout, sinusoidal positions, eps = 0 with probability 1/2 else 1e-5, and the
+scheme's default scale (uniform on [-1, 1], N(0, 1), Xavier with gain 1). Model i of scheme s
+uses seed ``seed * 1_000_003 + 7919 * s + i`` for both its architecture and its parameters.
+
+Deciding K_0 >= 1 needs one certified zero-sensitive string, so beyond the first
+``profile_models`` models (which get the full certified truth table, for the profile) a model is
+decided by certifying a float64-proposed candidate and its N neighbours
+(:func:`certify_some_zero_sensitive`), and falls back to the full certified table otherwise.
+
+Run by hand (full size)::
+
+    python -m verify.experiments.random_init --models 1000 --n 12 --seed 0
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+from dataclasses import asdict, dataclass, field
+
+import numpy as np
+
+from verify.boolean import all_bit_strings, sensitivity, sensitivity_profile
+from verify.boolean.random_functions import (
+    MAX_EXACT_N,
+    exact_probability_some_zero_sensitive,
+    monte_carlo_probability_some_zero_sensitive,
+)
+from verify.boolean.sampling import clopper_pearson
+from verify.lemmas.eps_zero import k0_bounds
+from verify.lemmas.small_ball import neighbourhood
+from verify.model import SCHEMES, ModelConfig, Params, forward, init_params
+from verify.model.enclosure import enclose_output
+from verify.model.truth_table import certified_float64, truth_table
+from verify.validation import check_choice, check_int
+
+D_CHOICES = (8, 16, 24, 32)
+L_CHOICES = (1, 2)
+H_CHOICES = (1, 2, 4)
+EPS_CHOICES = (0.0, 1e-5)
+
+
+def draw_config(rng: np.random.Generator) -> ModelConfig:
+    """One architecture from the documented ranges (module doc)."""
+    d = int(rng.choice(D_CHOICES))
+    layers = int(rng.choice(L_CHOICES))
+    heads = int(rng.choice([h for h in H_CHOICES if d % h == 0]))
+    eps = float(rng.choice(EPS_CHOICES))
+    return ModelConfig(d_model=d, n_layers=layers, n_heads=heads, ln_eps=eps)
+
+
+def certify_some_zero_sensitive(params: Params, n_bits: int, max_candidates: int = 4) -> int | None:
+    """Index of a string proven zero-sensitive for 1[T > 0], or None if none was proven.
+
+    float64 over all 2^N strings proposes candidates (s(x) = 0 in the float64 table); each
+    candidate and its N neighbours are then certified (rigorous float64 enclosure, then arb at
+    256 bits): all N + 1 outputs proven > 0, or all proven <= 0. float64 alone decides nothing;
+    None sends the caller to the full certified table.
+    """
+    t = forward(params, all_bit_strings(n_bits)).T
+    if np.any(np.isnan(t)):
+        return None
+    sens = sensitivity((t > 0).astype(np.uint8))
+    for idx in np.flatnonzero(sens == 0)[:max_candidates]:
+        bits = neighbourhood(all_bit_strings(n_bits, int(idx), int(idx) + 1)[0])
+        mid, rad = certified_float64(params, bits)
+        with np.errstate(invalid="ignore"):
+            lo, hi = np.nextafter(mid - rad, -np.inf), np.nextafter(mid + rad, np.inf)
+        if np.all(lo > 0) or np.all(hi <= 0):
+            return int(idx)
+        balls = enclose_output(params, bits, prec=256)
+        if all(b > 0 for b in balls) or all(b <= 0 for b in balls):
+            return int(idx)
+    return None
+
+
+@dataclass
+class SchemeResult:
+    """Per-scheme outcome: per model, K_0 >= 1 proven (``sure``) and not excluded
+    (``possible``); the first ``profile_models`` models also have the full certified table
+    (``k0_full`` bounds, profile)."""
+
+    scheme: str
+    n: int
+    configs: list[dict] = field(default_factory=list)
+    sure: list[bool] = field(default_factory=list)
+    possible: list[bool] = field(default_factory=list)
+    full_tables: int = 0
+    k0_full: list[tuple[int, int]] = field(default_factory=list)  # (lower, upper) per table
+    uncertain_bits: list[int] = field(default_factory=list)  # per full table
+    profile_sum: list[float] = field(default_factory=list)  # sum of K_n / 2^N, certified
+    profile_models: int = 0
+
+    @property
+    def models(self) -> int:
+        return len(self.sure)
+
+    def p_some_zero(self, confidence: float = 0.95) -> tuple[float, float, tuple[float, float]]:
+        """(proven fraction with K_0 >= 1, not-excluded fraction, CP CI of the proven one)."""
+        sure = sum(self.sure)
+        ci = clopper_pearson(sure, self.models, confidence)
+        return sure / self.models, sum(self.possible) / self.models, ci
+
+    def constant_fraction(self) -> float:
+        """Fraction of the fully tabulated models proven constant (K_0 = 2^N)."""
+        if not self.k0_full:
+            return math.nan
+        return sum(lo == 1 << self.n for lo, _ in self.k0_full) / len(self.k0_full)
+
+    def mean_profile(self) -> np.ndarray:
+        """Mean over certified full tables of the normalised profile K_n / 2^N, n = 0..N."""
+        if not self.profile_models:
+            return np.full(self.n + 1, np.nan)
+        return np.asarray(self.profile_sum) / self.profile_models
+
+    def eps_split(self) -> dict[str, float]:
+        """Proven P[K_0 >= 1] separately for eps = 0 and eps > 0 models."""
+        out = {}
+        for tag, zero in (("eps=0", True), ("eps>0", False)):
+            ks = [
+                k
+                for k, c in zip(self.sure, self.configs, strict=True)
+                if (c["ln_eps"] == 0) == zero
+            ]
+            out[tag] = sum(ks) / len(ks) if ks else math.nan
+        return out
+
+
+def run_scheme(
+    scheme: str,
+    n_models: int,
+    n_bits: int,
+    seed: int,
+    profile_models: int | None = None,
+    progress: bool = False,
+) -> SchemeResult:
+    """Draw ``n_models`` (architecture, parameters) for ``scheme`` and decide K_0 >= 1 at N;
+    the first ``profile_models`` (default: all) get the full certified table and profile."""
+    check_choice("scheme", scheme, SCHEMES)
+    n_models = check_int("n_models", n_models, minimum=1)
+    n_bits = check_int("n_bits", n_bits, minimum=1, maximum=20)
+    seed = check_int("seed", seed, minimum=0)
+    n_prof = (
+        n_models
+        if profile_models is None
+        else check_int("profile_models", profile_models, minimum=0)
+    )
+    s_index = SCHEMES.index(scheme)
+    out = SchemeResult(scheme, n_bits, profile_sum=[0.0] * (n_bits + 1))
+    for i in range(n_models):
+        model_seed = seed * 1_000_003 + 7919 * s_index + i
+        cfg = draw_config(np.random.default_rng(model_seed))
+        params = init_params(cfg, scheme, model_seed)
+        out.configs.append(cfg.to_dict())
+        if i >= n_prof and certify_some_zero_sensitive(params, n_bits) is not None:
+            out.sure.append(True)
+            out.possible.append(True)
+        else:
+            table = truth_table(params, n_bits)
+            lo, hi = k0_bounds(table)
+            out.sure.append(lo >= 1)
+            out.possible.append(hi >= 1)
+            out.full_tables += 1
+            if i < n_prof:
+                out.k0_full.append((lo, hi))
+                out.uncertain_bits.append(table.n_uncertain)
+                if table.n_uncertain == 0:
+                    prof = sensitivity_profile(table.label.astype(np.uint8)) / float(1 << n_bits)
+                    out.profile_sum = [
+                        a + float(b) for a, b in zip(out.profile_sum, prof, strict=True)
+                    ]
+                    out.profile_models += 1
+        if progress and (i + 1) % 100 == 0:
+            print(f"  {scheme}: {i + 1}/{n_models} models", flush=True)
+    return out
+
+
+@dataclass(frozen=True)
+class Baseline:
+    """P[K_0 >= 1] of a uniformly random Boolean function at N."""
+
+    n: int
+    estimate: float
+    ci: tuple[float, float]
+    exact: float | None  # exact fraction where the Boolean engine reaches (N <= 5)
+    limit: float = 1.0 - math.exp(-1.0)
+    method: str = ""
+
+
+def random_function_baseline(n_bits: int, samples: int, seed: int) -> Baseline:
+    """Exact value for N <= MAX_EXACT_N, else the Boolean engine's seeded Monte Carlo with a
+    Clopper-Pearson interval (the exact finite-N value is out of its reach there)."""
+    if n_bits <= MAX_EXACT_N:
+        p = float(exact_probability_some_zero_sensitive(n_bits))
+        return Baseline(n_bits, p, (p, p), p, method="exact (verify.boolean)")
+    mc = monte_carlo_probability_some_zero_sensitive(n_bits, samples, seed, confidence=0.95)
+    return Baseline(
+        n_bits, mc.estimate, mc.ci, None, method=f"Monte Carlo, {samples} functions, 95% CI"
+    )
+
+
+def run_experiment(
+    n_models: int,
+    n_bits: int,
+    seed: int,
+    baseline_samples: int = 20000,
+    profile_models: int | None = None,
+    progress: bool = False,
+) -> tuple[dict[str, SchemeResult], Baseline]:
+    """All four schemes and the random-function baseline."""
+    samples = check_int("baseline_samples", baseline_samples, minimum=1)
+    results = {s: run_scheme(s, n_models, n_bits, seed, profile_models, progress) for s in SCHEMES}
+    return results, random_function_baseline(n_bits, samples, seed)
+
+
+def summarise(results: dict[str, SchemeResult], base: Baseline) -> dict:
+    """JSON-ready summary of an experiment."""
+    out: dict = {"baseline": asdict(base)}
+    for s, r in results.items():
+        sure, possible, ci = r.p_some_zero()
+        out[s] = {
+            "models": r.models,
+            "P[K0>=1]": sure,
+            "P[K0>=1] possible": possible,
+            "ci95": ci,
+            "by_eps": r.eps_split(),
+            "full_tables": r.full_tables,
+            "constant_fraction_of_full_tables": r.constant_fraction(),
+            "mean_profile": r.mean_profile().tolist(),
+            "profile_models": r.profile_models,
+            "uncertain_tables": sum(u > 0 for u in r.uncertain_bits),
+            "k0_full": r.k0_full,
+            "sure": r.sure,
+            "configs": r.configs,
+        }
+    return out
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--models", type=int, default=1000)
+    parser.add_argument("--n", type=int, default=12)
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--profile-models", type=int, default=200)
+    parser.add_argument("--scheme", choices=SCHEMES, action="append", default=None)
+    parser.add_argument("--out", type=str, default="")
+    args = parser.parse_args(argv)
+    results, base = run_experiment(
+        args.models,
+        args.n,
+        args.seed,
+        profile_models=args.profile_models,
+        progress=True,
+        schemes=tuple(args.scheme or SCHEMES),
+    )
+    summary = summarise(results, base)
+    for s, r in results.items():
+        sure, possible, ci = r.p_some_zero()
+        print(
+            f"{s:15s} P[K0>=1] = {sure:.4f} CI [{ci[0]:.4f}, {ci[1]:.4f}] (possible"
+            f" {possible:.4f}); by eps {r.eps_split()}; constant {r.constant_fraction():.3f}"
+        )
+    print(
+        f"random functions N={args.n}: {base.estimate:.4f} CI {base.ci} ({base.method});"
+        f" limit 1 - 1/e = {base.limit:.4f}"
+    )
+    if args.out:
+        with open(args.out, "w") as fh:
+            json.dump(summary, fh, indent=1)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
