@@ -238,3 +238,20 @@ def test_transformer_cell_matches_an_independent_count() -> None:
     sens = [sum(f[i] != f[i ^ (1 << j)] for j in range(5)) for i in range(32)]
     assert res["profile"] == [sens.count(k) for k in range(6)]
     assert res["K0"] == sens.count(0) and res["ones"] == int(f.sum())
+
+
+def test_grid_model_extras_and_parse_config() -> None:
+    from verify.commands.sweep import parse_config, parse_seeds
+
+    assert parse_config(["norm_first=true", "max_len=32", "pos_encoding=learned"]) == {
+        "norm_first": True,
+        "max_len": 32,
+        "pos_encoding": "learned",
+    }
+    assert parse_seeds("3:6") == [3, 4, 5] and parse_seeds("0,7") == [0, 7]
+    (cell,) = SweepGrid(model={"norm_first": True}).cells()
+    assert cell["model"] == {"norm_first": True}
+    with pytest.raises(ValidationError, match="model"):
+        SweepGrid(model={"d_model": 8})
+    with pytest.raises(ValidationError, match="--config"):
+        parse_config(["norm_first"])

@@ -53,7 +53,8 @@ class SweepGrid:
     """The cartesian grid init scheme x D x L x eps x N x seeds (in that nesting order).
 
     ``kind="random_function"`` cells ignore the model axes: the grid is N x seeds there.
-    ``n_heads`` and ``scale`` are fixed for the whole grid (D must be divisible by n_heads).
+    ``n_heads``, ``scale`` and ``model`` (further ModelConfig fields, e.g.
+    ``{"norm_first": True, "eos": False}``) are fixed for the whole grid.
     """
 
     schemes: tuple[str, ...] = ("uniform",)
@@ -65,6 +66,7 @@ class SweepGrid:
     n_heads: int = 2
     scale: float = 1.0
     kind: str = "transformer"
+    model: Mapping[str, Any] = field(default_factory=dict)  # other ModelConfig fields, fixed
 
     def __post_init__(self) -> None:
         check_choice("kind", self.kind, KINDS)
@@ -95,6 +97,12 @@ class SweepGrid:
         for s in self.seeds:
             check_int("seeds", s, minimum=0)
         check_real("scale", self.scale, strictly_positive=True)
+        if not isinstance(self.model, Mapping):
+            raise ValidationError("model", "a dict of ModelConfig fields", self.model)
+        clash = {"d_model", "n_layers", "n_heads", "ln_eps"} & set(self.model)
+        if clash:
+            raise ValidationError("model", "ModelConfig fields other than the grid axes", clash)
+        object.__setattr__(self, "model", dict(sorted(self.model.items())))
 
     def cells(self) -> list[dict[str, Any]]:
         """Every cell of the grid, as plain dicts, in a fixed order."""
@@ -114,6 +122,7 @@ class SweepGrid:
                 "seed": int(s),
                 "n_heads": int(self.n_heads),
                 "scale": float(self.scale),
+                **({"model": dict(self.model)} if self.model else {}),
             }
             for sc, d, ell, e, n, s in itertools.product(
                 self.schemes, self.d_model, self.n_layers, self.ln_eps, self.n_bits, self.seeds
@@ -166,6 +175,7 @@ def transformer_cell(cell: dict[str, Any]) -> dict[str, Any]:
         n_layers=cell["n_layers"],
         n_heads=cell.get("n_heads", 2),
         ln_eps=cell["ln_eps"],
+        **cell.get("model", {}),
     )
     params = init_params(config, cell["scheme"], cell["seed"], cell.get("scale", 1.0))
     tt = certified_truth_table(params, cell["n_bits"])

@@ -20,6 +20,27 @@ def parse_seeds(text: str) -> list[int]:
         raise ValidationError("--seeds", 'a range "A:B" or integers "0,1,5"', text) from None
 
 
+def parse_config(items: list[str]) -> dict[str, object]:
+    """KEY=VALUE pairs; VALUE true/false, an int, a float, or text."""
+    out: dict[str, object] = {}
+    for item in items:
+        key, sep, raw = item.partition("=")
+        if not sep or not key.strip():
+            raise ValidationError("--config", "KEY=VALUE", item)
+        value: object = raw
+        if raw.lower() in ("true", "false"):
+            value = raw.lower() == "true"
+        else:
+            for conv in (int, float):
+                try:
+                    value = conv(raw)
+                    break
+                except ValueError:
+                    pass
+        out[key.strip()] = value
+    return out
+
+
 def register(subparsers: argparse._SubParsersAction) -> None:
     p = subparsers.add_parser(
         "sweep",
@@ -39,13 +60,21 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         help="random transformers, or the uniformly random Boolean function baseline",
     )
     p.add_argument("--schemes", nargs="+", default=["uniform"], metavar="SCHEME")
-    p.add_argument("--d-model", nargs="+", type=int, default=[16], metavar="D")
-    p.add_argument("--n-layers", nargs="+", type=int, default=[1], metavar="L")
+    p.add_argument("-D", "--d-model", nargs="+", type=int, default=[16], metavar="D")
+    p.add_argument("-L", "--n-layers", nargs="+", type=int, default=[1], metavar="L")
     p.add_argument("--eps", nargs="+", type=float, default=[0.0], metavar="EPS")
-    p.add_argument("--n-bits", nargs="+", type=int, default=[8], metavar="N")
+    p.add_argument("-N", "--n-bits", nargs="+", type=int, default=[8], metavar="N")
     p.add_argument("--seeds", default="0:10", metavar="A:B", help='"A:B" or "0,1,5" (0:10)')
     p.add_argument("--heads", type=int, default=2, help="attention heads (2)")
     p.add_argument("--scale", type=float, default=1.0, help="init scale (1.0)")
+    p.add_argument(
+        "--config",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="another ModelConfig field for every cell, e.g. --config norm_first=true"
+        " --config pos_encoding=learned (repeatable)",
+    )
     p.add_argument("--workers", type=int, default=None, help="local processes (all cores)")
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
     p.set_defaults(func=run)
@@ -64,6 +93,7 @@ def run(args: argparse.Namespace) -> int:
         n_heads=args.heads,
         scale=args.scale,
         kind=args.kind,
+        model=parse_config(args.config),
     )
     cells = grid.cells()
     s = run_sweep(cells, args.out, max_workers=args.workers, progress=not args.no_progress)
