@@ -7,11 +7,11 @@ dot products and sums in any order, exp within 16 ulps, sqrt and division correc
 each radius is inflated by a relative (1 + c U) and an absolute ETA for underflow), so
 |T_exact - T| <= radius. Without ``bounds`` it is the plain float64 pass.
 
-The first layer's inputs depend only on (bit, position), so its queries, keys, values, the
-exponentiated attention scores exp(q_i k_j / sqrt(d_h) - M_i) and the values pushed through the
-output projection are tabulated beforehand (``verify.model.fast`` builds the tables, with radii,
-in :class:`~verify.model.arith.MidRad` arithmetic). The last layer computes only the readout
-position. Strings are split into blocks handled in parallel (``prange``).
+Speed: the first layer's inputs depend only on (bit, position), so its queries, keys, values,
+the exponentiated scores exp(q_i k_j / sqrt(d_h) - M_i) and the values pushed through the output
+projection are tabulated beforehand (``verify.model.fast`` builds the tables, with radii). The
+last layer computes only the readout position. Strings go in blocks of ``BS``, the block index
+innermost in every array, so the loops over strings vectorise; blocks run in parallel (prange).
 """
 
 from __future__ import annotations
@@ -26,6 +26,7 @@ from verify._numba import kernel
 U = 2.0**-52
 ETA = 1e-300
 EXP_ULPS = 8.0
+BS = 32  # strings per block
 
 f8 = types.float64
 A1 = types.Array(f8, 1, "C")
@@ -38,226 +39,186 @@ i8 = types.int64
 b1 = types.boolean
 
 
-@kernel(types.void(A1, A1, A2, A2, A1, i8, i8, A1, A1, b1))
-def matvec(x, rx, wt, awt, bias, c0, c1, out, rout, bounds):  # pragma: no cover - jitted
-    """out[j] = bias[c0+j] + sum_k x[k] wt[k, c0+j] for j < c1-c0 (wt = W^T), with radius."""
+@kernel(types.void(A2, A2, A2, A2, A1, i8, i8, A2, A2, A2, b1))
+def matvec(x, rx, wt, awt, bias, c0, c1, out, rout, scratch, bounds):  # pragma: no cover
+    """out[j, :] = bias[c0+j] + sum_k wt[k, c0+j] x[k, :] (wt = W^T), with radius rout."""
     n = x.shape[0]
+    nb = x.shape[1]
     m = c1 - c0
     g = (n + 2) * U
     for j in range(m):
-        out[j] = bias[c0 + j]
-    for k in range(n):
-        xk = x[k]
-        row = wt[k, c0:c1]
-        for j in range(m):
-            out[j] += xk * row[j]
-    if bounds:
-        for j in range(m):
-            rout[j] = g * abs(bias[c0 + j])
+        o = out[j]
+        bj = bias[c0 + j]
+        for b in range(nb):
+            o[b] = bj
         for k in range(n):
-            t = rx[k] + g * abs(x[k])
-            arow = awt[k, c0:c1]
-            for j in range(m):
-                rout[j] += t * arow[j]
+            w = wt[k, c0 + j]
+            xk = x[k]
+            for b in range(nb):
+                o[b] += w * xk[b]
+    if bounds:
+        for k in range(n):
+            for b in range(nb):
+                scratch[k, b] = rx[k, b] + g * abs(x[k, b])
         inflate = 1.0 + (2 * n + 5) * U
         for j in range(m):
-            rout[j] = rout[j] * inflate + ETA
+            ro = rout[j]
+            rb = g * abs(bias[c0 + j])
+            for b in range(nb):
+                ro[b] = rb
+            for k in range(n):
+                aw = awt[k, c0 + j]
+                sk = scratch[k]
+                for b in range(nb):
+                    ro[b] += aw * sk[b]
+            for b in range(nb):
+                ro[b] = ro[b] * inflate + ETA
 
 
-@kernel(types.UniTuple(f8, 2)(A1, A1, A1, A1, f8, A1, A1, b1))
-def layer_norm(v, rv, gain, bias, eps, out, rout, bounds):  # pragma: no cover - jitted
-    """out = gain * (v - mean) / sqrt(var + eps) + bias; returns (var, radius of var).
+@kernel(types.void(A2, A2, A1, A1, f8, A2, A2, A2, b1))
+def layer_norm(v, rv, gain, bias, eps, out, rout, ls, bounds):  # pragma: no cover
+    """out = gain * (v - mean) / sqrt(var + eps) + bias over axis 0, per string (axis 1).
 
-    At eps = 0 and var = 0 the plain pass gives NaN; with bounds, a variance enclosure that
-    reaches 0 gives an infinite radius (unbounded z), never a number."""
+    ls: scratch (6, nb). At eps = 0 and var = 0 the plain pass gives NaN; with bounds, a
+    variance enclosure that reaches 0 gives an infinite radius, never a number."""
     d = v.shape[0]
-    s = 0.0
+    nb = v.shape[1]
+    mean = ls[0]
+    var = ls[1]
+    z = ls[2]
+    rz = ls[3]
+    rmean = ls[4]
+    acc = ls[5]
+    for b in range(nb):
+        mean[b] = 0.0
+        var[b] = 0.0
     for i in range(d):
-        s += v[i]
-    mean = s / d
-    q = 0.0
+        for b in range(nb):
+            mean[b] += v[i, b]
+    for b in range(nb):
+        mean[b] = mean[b] / d
     for i in range(d):
-        c = v[i] - mean
-        out[i] = c
-        q += c * c
-    var = q / d
-    sv = var + eps
-    z = 1.0 / math.sqrt(sv)
-    rvar = 0.0
+        for b in range(nb):
+            c = v[i, b] - mean[b]
+            out[i, b] = c
+            var[b] += c * c
+    for b in range(nb):
+        var[b] = var[b] / d
+        z[b] = 1.0 / math.sqrt(var[b] + eps)
     if bounds:
-        sa = 0.0
-        sr = 0.0
+        for b in range(nb):
+            rmean[b] = 0.0
+            acc[b] = 0.0
         for i in range(d):
-            sa += abs(v[i])
-            sr += rv[i]
-        rmean = ((sr + (d + 1) * U * sa) / d + 2 * U * abs(mean)) * (1 + (d + 4) * U)
-        qr = 0.0
+            for b in range(nb):
+                rmean[b] += rv[i, b]
+                acc[b] += abs(v[i, b])
+        for b in range(nb):
+            rmean[b] = ((rmean[b] + (d + 1) * U * acc[b]) / d + 2 * U * abs(mean[b])) * (
+                1 + (d + 4) * U
+            )
+            acc[b] = 0.0
         for i in range(d):
-            c = out[i]
-            rc = (rv[i] + rmean + U * abs(c)) * (1 + 3 * U)
-            rout[i] = rc
-            qr += 2 * abs(c) * rc + rc * rc
-        rvar = ((qr + (d + 2) * U * q) / d + 2 * U * var) * (1 + (d + 4) * U) + ETA
-        rsv = (rvar + U * sv) * (1 + 2 * U)
-        low = (sv - rsv) * (1 - U)
-        if low > 0:
-            rz = rsv / (2.0 * low * math.sqrt(low) * (1 - 4 * U)) + 4 * U * z
-        else:
-            rz = np.inf
-    for i in range(d):
-        c = out[i]
-        cz = c * z
-        o = cz * gain[i]
-        o2 = o + bias[i]
-        out[i] = o2
-        if bounds:
-            if rz == np.inf:
-                rout[i] = np.inf
+            for b in range(nb):
+                c = out[i, b]
+                rc = (rv[i, b] + rmean[b] + U * abs(c)) * (1 + 3 * U)
+                rout[i, b] = rc
+                acc[b] += 2 * abs(c) * rc + rc * rc
+        for b in range(nb):
+            sv = var[b] + eps
+            rvar = ((acc[b] + (d + 2) * U * var[b] * d) / d + 2 * U * var[b]) * (
+                1 + (d + 4) * U
+            ) + ETA
+            rsv = (rvar + U * sv) * (1 + 2 * U)
+            low = (sv - rsv) * (1 - U)
+            if low > 0:
+                rz[b] = rsv / (2.0 * low * math.sqrt(low) * (1 - 4 * U)) + 4 * U * z[b]
             else:
-                rc = rout[i]
-                r = abs(c) * rz + rc * (z + rz) + U * abs(cz)
-                r = r * abs(gain[i]) + U * abs(o)
-                rout[i] = (r + U * abs(o2)) * (1 + 8 * U) + ETA
-    return var, rvar
+                rz[b] = np.inf
+    for i in range(d):
+        gi = gain[i]
+        bi = bias[i]
+        for b in range(nb):
+            c = out[i, b]
+            cz = c * z[b]
+            o = cz * gi
+            o2 = o + bi
+            out[i, b] = o2
+            if bounds:
+                rc = rout[i, b]
+                r = abs(c) * rz[b] + rc * (z[b] + rz[b]) + U * abs(cz)
+                r = r * abs(gi) + U * abs(o)
+                rout[i, b] = (r + U * abs(o2)) * (1 + 8 * U) + ETA
 
 
-@kernel(types.void(A1, A1, b1))
-def relu(x, rx, bounds):  # pragma: no cover - jitted
+@kernel(types.void(A2, A2, b1))
+def relu(x, rx, bounds):  # pragma: no cover
     """x <- max(x, 0) in place; relu is 1-Lipschitz, so the radius carries over."""
     for i in range(x.shape[0]):
-        if bounds and x[i] + rx[i] <= 0.0:
-            rx[i] = 0.0
-        if x[i] < 0.0:
-            x[i] = 0.0
+        for b in range(x.shape[1]):
+            if bounds and x[i, b] + rx[i, b] <= 0.0:
+                rx[i, b] = 0.0
+            if x[i, b] < 0.0:
+                x[i, b] = 0.0
 
 
-@kernel(types.void(i8, b1, A1, A1, A1, A1, A3, A3, A2, A3, A3, A2, A2, A2, A1, A1, A1, A1, A1, b1))
-def finish_position(
-    layer,
-    norm_first,
-    y,
-    ry,
-    a,
-    ra,
-    w1t,
-    aw1t,
-    b1v,
-    w2t,
-    aw2t,
-    b2v,
-    gains,
-    biases,
-    eps_arr,
-    hid,
-    rhid,
-    tmp,
-    rtmp,
-    bounds,
-):  # pragma: no cover - jitted
-    """Given the residual input y and the attention output a at one position, compute the
-    layer's output there (post-LN or pre-LN) into y, ry. tmp/hid are scratch."""
-    d = y.shape[0]
-    f = hid.shape[0]
-    eps = eps_arr[0]
-    k1 = 2 * layer
-    if norm_first:
-        for i in range(d):  # h = y + a
-            y[i] = y[i] + a[i]
+@kernel(types.void(A2, A2, A2, A2, b1))
+def add_into(y, ry, a, ra, bounds):  # pragma: no cover
+    """y <- y + a with radius."""
+    for i in range(y.shape[0]):
+        for b in range(y.shape[1]):
+            s = y[i, b] + a[i, b]
+            y[i, b] = s
             if bounds:
-                ry[i] = (ry[i] + ra[i] + U * abs(y[i])) * (1 + 2 * U)
-        layer_norm(y, ry, gains[k1 + 1], biases[k1 + 1], eps, tmp, rtmp, bounds)
-        matvec(tmp, rtmp, w1t[layer], aw1t[layer], b1v[layer], 0, f, hid, rhid, bounds)
-        relu(hid, rhid, bounds)
-        matvec(hid, rhid, w2t[layer], aw2t[layer], b2v[layer], 0, d, tmp, rtmp, bounds)
-        for i in range(d):  # y' = h + FFN(LN2(h))
-            y[i] = y[i] + tmp[i]
-            if bounds:
-                ry[i] = (ry[i] + rtmp[i] + U * abs(y[i])) * (1 + 2 * U)
-    else:
-        for i in range(d):  # d1 = y + a
-            tmp[i] = y[i] + a[i]
-            if bounds:
-                rtmp[i] = (ry[i] + ra[i] + U * abs(tmp[i])) * (1 + 2 * U)
-        layer_norm(tmp, rtmp, gains[k1], biases[k1], eps, y, ry, bounds)  # y <- h
-        matvec(y, ry, w1t[layer], aw1t[layer], b1v[layer], 0, f, hid, rhid, bounds)
-        relu(hid, rhid, bounds)
-        matvec(hid, rhid, w2t[layer], aw2t[layer], b2v[layer], 0, d, tmp, rtmp, bounds)
-        for i in range(d):  # d2 = h + FFN(h)
-            tmp[i] = y[i] + tmp[i]
-            if bounds:
-                rtmp[i] = (ry[i] + rtmp[i] + U * abs(tmp[i])) * (1 + 2 * U)
-        layer_norm(tmp, rtmp, gains[k1 + 1], biases[k1 + 1], eps, y, ry, bounds)
+                ry[i, b] = (ry[i, b] + ra[i, b] + U * abs(s)) * (1 + 2 * U)
 
 
 @kernel(
     types.void(
-        U2,
-        b1,
-        b1,
-        i8,
-        A3,
-        A3,
-        A5,
-        A5,
-        A4,
-        A4,
-        A3,
-        A3,
-        A2,
-        A3,
-        A3,
-        A2,
-        A3,
-        A3,
-        A2,
-        A3,
-        A3,
-        A2,
-        A2,
-        A2,
-        A1,
-        A1,
-        A1,
-        A1,
-        b1,
-        A1,
-        A1,
+        i8, b1, A2, A2, A2, A2, A3, A3, A2, A3, A3, A2, A2, A2, f8, A2, A2, A2, A2, A2, A2, b1
+    )
+)
+def finish_position(
+    layer, norm_first, y, ry, a, ra, w1t, aw1t, b1v, w2t, aw2t, b2v, gains, biases, eps,
+    hid, rhid, tmp, rtmp, scratch, ls, bounds,
+):  # fmt: skip  # pragma: no cover
+    """Given the residual input y and the attention output a at one position (per string),
+    compute the layer's output there (post-LN or pre-LN) into y, ry (a is overwritten)."""
+    d = y.shape[0]
+    f = hid.shape[0]
+    k1 = 2 * layer
+    if norm_first:
+        add_into(y, ry, a, ra, bounds)  # h = y + MHA(LN1(y))
+        layer_norm(y, ry, gains[k1 + 1], biases[k1 + 1], eps, tmp, rtmp, ls, bounds)
+        matvec(tmp, rtmp, w1t[layer], aw1t[layer], b1v[layer], 0, f, hid, rhid, scratch, bounds)
+        relu(hid, rhid, bounds)
+        matvec(hid, rhid, w2t[layer], aw2t[layer], b2v[layer], 0, d, tmp, rtmp, scratch, bounds)
+        add_into(y, ry, tmp, rtmp, bounds)  # y' = h + FFN(LN2(h))
+    else:
+        add_into(a, ra, y, ry, bounds)  # d1 = y + MHA(y)
+        layer_norm(a, ra, gains[k1], biases[k1], eps, y, ry, ls, bounds)  # y <- h
+        matvec(y, ry, w1t[layer], aw1t[layer], b1v[layer], 0, f, hid, rhid, scratch, bounds)
+        relu(hid, rhid, bounds)
+        matvec(hid, rhid, w2t[layer], aw2t[layer], b2v[layer], 0, d, tmp, rtmp, scratch, bounds)
+        add_into(tmp, rtmp, y, ry, bounds)  # d2 = h + FFN(h)
+        layer_norm(tmp, rtmp, gains[k1 + 1], biases[k1 + 1], eps, y, ry, ls, bounds)
+
+
+@kernel(
+    types.void(
+        U2, b1, b1, i8,
+        A3, A3, A5, A5, A4, A4,
+        A3, A3, A2, A3, A3, A2, A3, A3, A2, A3, A3, A2,
+        A2, A2, A1, A1, A1, A1, b1, A1, A1,
     ),
     parallel=True,
-)
+)  # fmt: skip
 def certified_T(
-    bits,
-    eos,
-    norm_first,
-    n_heads,
-    y0m,
-    y0r,
-    sce_m,
-    sce_r,
-    vo_m,
-    vo_r,
-    wint,
-    awint,
-    binv,
-    wot,
-    awot,
-    bov,
-    w1t,
-    aw1t,
-    b1v,
-    w2t,
-    aw2t,
-    b2v,
-    gains,
-    biases,
-    w,
-    aw,
-    scal,
-    inv_sqrt_dh,
-    bounds,
-    t_out,
-    r_out,
-):  # pragma: no cover - jitted
+    bits, eos, norm_first, n_heads,
+    y0m, y0r, sce_m, sce_r, vo_m, vo_r,
+    wint, awint, binv, wot, awot, bov, w1t, aw1t, b1v, w2t, aw2t, b2v,
+    gains, biases, w, aw, scal, inv_sqrt_dh, bounds, t_out, r_out,
+):  # fmt: skip  # pragma: no cover
     """T(x) (and, with bounds, a rigorous radius) for each row of ``bits``.
 
     scal = [eps, omega]; inv_sqrt_dh = [mid, radius] of 1/sqrt(d_h)."""
@@ -268,264 +229,254 @@ def certified_T(
     d = y0m.shape[2]
     f = w1t.shape[2]
     dh = d // n_heads
-    eps_arr = scal[0:1]
+    eps = scal[0]
     omega = scal[1]
     cm = inv_sqrt_dh[0]
     cr = inv_sqrt_dh[1]
     n_norms = gains.shape[0]
-    n_blocks = min(n_str, 256)
+    n_blocks = (n_str + BS - 1) // BS
+    big = max(3 * d, f)
     for blk in prange(n_blocks):
-        lo = blk * n_str // n_blocks
-        hi = (blk + 1) * n_str // n_blocks
-        tok = np.empty(s, dtype=np.int64)
-        ym = np.empty((s, d))
-        yr = np.zeros((s, d))
-        qkvm = np.empty((s, 3 * d))
-        qkvr = np.zeros((s, 3 * d))
-        am = np.empty(d)
-        ar = np.zeros(d)
-        amag = np.zeros(d)
-        attm = np.empty(d)
-        attr = np.zeros(d)
-        hid = np.empty(f)
-        rhid = np.zeros(f)
-        tmp = np.empty(d)
-        rtmp = np.zeros(d)
-        sc = np.empty(s)
-        rsc = np.zeros(s)
-        qm = np.empty(d)
-        qr = np.zeros(d)
-        for b in range(lo, hi):
+        start = blk * BS
+        nb = min(BS, n_str - start)
+        tok = np.empty((s, nb), dtype=np.int64)
+        ym = np.empty((s, d, nb))
+        yr = np.zeros((s, d, nb))
+        qkvm = np.empty((s, 3 * d, nb))
+        qkvr = np.zeros((s, 3 * d, nb))
+        am = np.empty((d, nb))
+        ar = np.zeros((d, nb))
+        amag = np.zeros((d, nb))
+        attm = np.empty((d, nb))
+        attr = np.zeros((d, nb))
+        hid = np.empty((f, nb))
+        rhid = np.zeros((f, nb))
+        tmp = np.empty((d, nb))
+        rtmp = np.zeros((d, nb))
+        pm = np.empty((s, nb))
+        pr = np.zeros((s, nb))
+        scratch = np.empty((big, nb))
+        ls = np.empty((6, nb))
+        tot = np.empty(nb)
+        rtot = np.zeros(nb)
+        gap = np.zeros(nb)
+        mx = np.empty(nb)
+        for b in range(nb):
             for i in range(n):
-                tok[i] = bits[b, i]
+                tok[i, b] = bits[start + b, i]
             if eos:
-                tok[s - 1] = 2
-            # ---------------- layer 0, from the (bit, position) tables
-            first_q = 0 if n_layers > 1 else s - 1
-            for i in range(first_q, s):
-                ti = tok[i]
-                for e in range(d):
-                    am[e] = bov[0, e]
-                    ar[e] = 0.0
-                    amag[e] = abs(bov[0, e])
-                for hd in range(n_heads):
-                    tot = 0.0
-                    rtot = 0.0
-                    gap = 0.0
-                    for j in range(s):
-                        tot += sce_m[ti, i, tok[j], j, hd]
-                    if bounds:
-                        for j in range(s):
-                            rtot += sce_r[ti, i, tok[j], j, hd]
-                        rtot = (rtot + (s + 1) * U * tot) * (1 + (s + 4) * U)
-                        gap = (tot - rtot) * (1 - U)
-                    for j in range(s):
-                        tj = tok[j]
-                        p = sce_m[ti, i, tj, j, hd] / tot
-                        rp = 0.0
-                        if bounds:
-                            if gap > 0:
-                                rp = (sce_r[ti, i, tj, j, hd] + p * (1 + U) * rtot) / gap
-                                rp = (rp + U * p) * (1 + 4 * U)
-                            else:
-                                rp = np.inf
-                        for e in range(d):
-                            v = vo_m[tj, j, hd, e]
-                            am[e] += p * v
-                        if bounds:
-                            for e in range(d):
-                                v = vo_m[tj, j, hd, e]
-                                rv = vo_r[tj, j, hd, e]
-                                ar[e] += p * rv + rp * (abs(v) + rv)
-                                amag[e] += p * abs(v)
-                if bounds:  # rounding of the accumulation: s*H + 1 terms per entry
-                    g = (s * n_heads + 2) * U
-                    for e in range(d):
-                        ar[e] = (ar[e] + g * amag[e]) * (1 + (2 * s * n_heads + 5) * U) + ETA
-                for e in range(d):
-                    ym[i, e] = y0m[ti, i, e]
-                    yr[i, e] = y0r[ti, i, e]
-                finish_position(
-                    0,
-                    norm_first,
-                    ym[i],
-                    yr[i],
-                    am,
-                    ar,
-                    w1t,
-                    aw1t,
-                    b1v,
-                    w2t,
-                    aw2t,
-                    b2v,
-                    gains,
-                    biases,
-                    eps_arr,
-                    hid,
-                    rhid,
-                    tmp,
-                    rtmp,
-                    bounds,
-                )
-            # ---------------- layers 1..L-1
-            for layer in range(1, n_layers):
-                last = layer == n_layers - 1
-                k1 = 2 * layer
-                # keys and values of every position (pre-LN: of LN1(y))
+                tok[s - 1, b] = 2
+        # ---------------- layer 0, from the (bit, position) tables
+        first_q = 0 if n_layers > 1 else s - 1
+        for i in range(first_q, s):
+            for e in range(d):
+                for b in range(nb):
+                    am[e, b] = bov[0, e]
+                    ar[e, b] = 0.0
+                    amag[e, b] = abs(bov[0, e])
+            for hd in range(n_heads):
+                for b in range(nb):
+                    tot[b] = 0.0
+                    rtot[b] = 0.0
                 for j in range(s):
-                    if norm_first:
-                        layer_norm(
-                            ym[j], yr[j], gains[k1], biases[k1], eps_arr[0], tmp, rtmp, bounds
-                        )
-                        matvec(
-                            tmp,
-                            rtmp,
-                            wint[layer],
-                            awint[layer],
-                            binv[layer],
-                            0,
-                            3 * d,
-                            qkvm[j],
-                            qkvr[j],
-                            bounds,
-                        )
-                    else:
-                        matvec(
-                            ym[j],
-                            yr[j],
-                            wint[layer],
-                            awint[layer],
-                            binv[layer],
-                            0,
-                            3 * d,
-                            qkvm[j],
-                            qkvr[j],
-                            bounds,
-                        )
-                first = s - 1 if last else 0
-                for i in range(first, s):
-                    for hd in range(n_heads):
-                        c0 = hd * dh
-                        mx = -np.inf
-                        for j in range(s):
-                            acc = 0.0
+                    for b in range(nb):
+                        v = sce_m[tok[i, b], i, tok[j, b], j, hd]
+                        pm[j, b] = v
+                        tot[b] += v
+                if bounds:
+                    for j in range(s):
+                        for b in range(nb):
+                            rv = sce_r[tok[i, b], i, tok[j, b], j, hd]
+                            pr[j, b] = rv
+                            rtot[b] += rv
+                    for b in range(nb):
+                        rtot[b] = (rtot[b] + (s + 1) * U * tot[b]) * (1 + (s + 4) * U)
+                        gap[b] = (tot[b] - rtot[b]) * (1 - U)
+                for j in range(s):
+                    for b in range(nb):
+                        p = pm[j, b] / tot[b]
+                        pm[j, b] = p
+                        if bounds:
+                            if gap[b] > 0:
+                                rp = (pr[j, b] + p * (1 + U) * rtot[b]) / gap[b]
+                                pr[j, b] = (rp + U * p) * (1 + 4 * U)
+                            else:
+                                pr[j, b] = np.inf
+                for j in range(s):
+                    for e in range(d):
+                        v0 = vo_m[0, j, hd, e]
+                        v1 = vo_m[1, j, hd, e]
+                        v2 = vo_m[2, j, hd, e]
+                        for b in range(nb):
+                            t = tok[j, b]
+                            v = v0 if t == 0 else (v1 if t == 1 else v2)
+                            am[e, b] += pm[j, b] * v
+                        if bounds:
+                            r0 = vo_r[0, j, hd, e]
+                            r1 = vo_r[1, j, hd, e]
+                            r2 = vo_r[2, j, hd, e]
+                            for b in range(nb):
+                                t = tok[j, b]
+                                v = v0 if t == 0 else (v1 if t == 1 else v2)
+                                rv = r0 if t == 0 else (r1 if t == 1 else r2)
+                                ar[e, b] += pm[j, b] * rv + pr[j, b] * (abs(v) + rv)
+                                amag[e, b] += pm[j, b] * abs(v)
+            if bounds:  # rounding of the accumulation: s*H + 1 terms per entry
+                g = (s * n_heads + 2) * U
+                for e in range(d):
+                    for b in range(nb):
+                        ar[e, b] = (ar[e, b] + g * amag[e, b]) * (
+                            1 + (2 * s * n_heads + 5) * U
+                        ) + ETA
+            for e in range(d):
+                for b in range(nb):
+                    t = tok[i, b]
+                    ym[i, e, b] = y0m[t, i, e]
+                    yr[i, e, b] = y0r[t, i, e]
+            finish_position(
+                0, norm_first, ym[i], yr[i], am, ar, w1t, aw1t, b1v, w2t, aw2t, b2v,
+                gains, biases, eps, hid, rhid, tmp, rtmp, scratch, ls, bounds,
+            )  # fmt: skip
+        # ---------------- layers 1..L-1
+        for layer in range(1, n_layers):
+            last = layer == n_layers - 1
+            k1 = 2 * layer
+            for j in range(s):  # queries, keys, values of every position (pre-LN: of LN1(y))
+                if norm_first:
+                    layer_norm(ym[j], yr[j], gains[k1], biases[k1], eps, tmp, rtmp, ls, bounds)
+                    matvec(
+                        tmp, rtmp, wint[layer], awint[layer], binv[layer], 0, 3 * d,
+                        qkvm[j], qkvr[j], scratch, bounds,
+                    )  # fmt: skip
+                else:
+                    matvec(
+                        ym[j], yr[j], wint[layer], awint[layer], binv[layer], 0, 3 * d,
+                        qkvm[j], qkvr[j], scratch, bounds,
+                    )  # fmt: skip
+            first = s - 1 if last else 0
+            for i in range(first, s):
+                for hd in range(n_heads):
+                    c0 = hd * dh
+                    for b in range(nb):
+                        mx[b] = -np.inf
+                    for j in range(s):
+                        for b in range(nb):
+                            pm[j, b] = 0.0
+                        for e in range(dh):
+                            qe = qkvm[i, c0 + e]
+                            ke = qkvm[j, d + c0 + e]
+                            for b in range(nb):
+                                pm[j, b] += qe[b] * ke[b]
+                        if bounds:
+                            for b in range(nb):
+                                pr[j, b] = 0.0
+                                scratch[0, b] = 0.0
                             for e in range(dh):
-                                acc += qkvm[i, c0 + e] * qkvm[j, d + c0 + e]
-                            sc[j] = acc * cm
-                            if bounds:
-                                racc = 0.0
-                                mag = 0.0
-                                for e in range(dh):
-                                    qv = qkvm[i, c0 + e]
-                                    kv = qkvm[j, d + c0 + e]
-                                    rq = qkvr[i, c0 + e]
-                                    rk = qkvr[j, d + c0 + e]
-                                    racc += abs(qv) * rk + rq * (abs(kv) + rk)
-                                    mag += abs(qv * kv)
-                                racc = (racc + (dh + 2) * U * mag) * (1 + (dh + 4) * U) + ETA
-                                rsc[j] = (abs(acc) * cr + racc * (cm + cr) + U * abs(sc[j])) * (
-                                    1 + 4 * U
+                                qe = qkvm[i, c0 + e]
+                                ke = qkvm[j, d + c0 + e]
+                                rqe = qkvr[i, c0 + e]
+                                rke = qkvr[j, d + c0 + e]
+                                for b in range(nb):
+                                    pr[j, b] += abs(qe[b]) * rke[b] + rqe[b] * (
+                                        abs(ke[b]) + rke[b]
+                                    )
+                                    scratch[0, b] += abs(qe[b] * ke[b])
+                            for b in range(nb):
+                                racc = (pr[j, b] + (dh + 2) * U * scratch[0, b]) * (
+                                    1 + (dh + 4) * U
                                 ) + ETA
-                            if sc[j] > mx:
-                                mx = sc[j]
-                        if not np.isfinite(mx):
-                            mx = 0.0
-                        tot = 0.0
-                        rtot = 0.0
-                        gap = 0.0
-                        for j in range(s):
-                            dv = sc[j] - mx
+                                acc = pm[j, b]
+                                sv = acc * cm
+                                pr[j, b] = (
+                                    abs(acc) * cr + racc * (cm + cr) + U * abs(sv)
+                                ) * (1 + 4 * U) + ETA
+                        for b in range(nb):
+                            sv = pm[j, b] * cm
+                            pm[j, b] = sv
+                            if sv > mx[b]:
+                                mx[b] = sv
+                    for b in range(nb):
+                        if not np.isfinite(mx[b]):
+                            mx[b] = 0.0
+                        tot[b] = 0.0
+                        rtot[b] = 0.0
+                    for j in range(s):
+                        for b in range(nb):
+                            dv = pm[j, b] - mx[b]
                             ev = math.exp(dv)
                             if bounds:
-                                rd = (rsc[j] + U * abs(dv)) * (1 + 2 * U)
-                                big = ev * (1 + EXP_ULPS * U)
-                                re = big * (math.expm1(rd) * (1 + EXP_ULPS * U) + EXP_ULPS * U)
-                                rsc[j] = re * (1 + 4 * U) + ETA
-                                rtot += rsc[j]
-                            sc[j] = ev
-                            tot += ev
-                        if bounds:
-                            rtot = (rtot + (s + 1) * U * tot) * (1 + (s + 4) * U)
-                            gap = (tot - rtot) * (1 - U)
-                        for e in range(dh):
-                            attm[c0 + e] = 0.0
-                            attr[c0 + e] = 0.0
-                        for j in range(s):
-                            p = sc[j] / tot
-                            rp = 0.0
+                                rd = (pr[j, b] + U * abs(dv)) * (1 + 2 * U)
+                                bigv = ev * (1 + EXP_ULPS * U)
+                                re = bigv * (math.expm1(rd) * (1 + EXP_ULPS * U) + EXP_ULPS * U)
+                                pr[j, b] = re * (1 + 4 * U) + ETA
+                                rtot[b] += pr[j, b]
+                            pm[j, b] = ev
+                            tot[b] += ev
+                    if bounds:
+                        for b in range(nb):
+                            rtot[b] = (rtot[b] + (s + 1) * U * tot[b]) * (1 + (s + 4) * U)
+                            gap[b] = (tot[b] - rtot[b]) * (1 - U)
+                    for e in range(dh):
+                        for b in range(nb):
+                            attm[c0 + e, b] = 0.0
+                            attr[c0 + e, b] = 0.0
+                    for j in range(s):
+                        for b in range(nb):
+                            p = pm[j, b] / tot[b]
+                            pm[j, b] = p
                             if bounds:
-                                if gap > 0:
-                                    rp = ((rsc[j] + p * (1 + U) * rtot) / gap + U * p) * (1 + 4 * U)
+                                if gap[b] > 0:
+                                    pr[j, b] = (
+                                        (pr[j, b] + p * (1 + U) * rtot[b]) / gap[b] + U * p
+                                    ) * (1 + 4 * U)
                                 else:
-                                    rp = np.inf
-                            for e in range(dh):
-                                v = qkvm[j, 2 * d + c0 + e]
-                                attm[c0 + e] += p * v
-                                if bounds:
-                                    rv = qkvr[j, 2 * d + c0 + e]
-                                    attr[c0 + e] += (
-                                        p * rv + rp * (abs(v) + rv) + (s + 2) * U * p * abs(v)
+                                    pr[j, b] = np.inf
+                        for e in range(dh):
+                            ve = qkvm[j, 2 * d + c0 + e]
+                            for b in range(nb):
+                                attm[c0 + e, b] += pm[j, b] * ve[b]
+                            if bounds:
+                                rve = qkvr[j, 2 * d + c0 + e]
+                                for b in range(nb):
+                                    attr[c0 + e, b] += (
+                                        pm[j, b] * rve[b]
+                                        + pr[j, b] * (abs(ve[b]) + rve[b])
+                                        + (s + 2) * U * pm[j, b] * abs(ve[b])
                                     )
-                        if bounds:
-                            for e in range(dh):
-                                attr[c0 + e] = attr[c0 + e] * (1 + (2 * s + 6) * U) + ETA
-                    matvec(attm, attr, wot[layer], awot[layer], bov[layer], 0, d, am, ar, bounds)
-                    # q was computed for every position; the residual input is y (both cases)
-                    for e in range(d):
-                        qm[e] = ym[i, e]
-                        qr[e] = yr[i, e]
-                    finish_position(
-                        layer,
-                        norm_first,
-                        qm,
-                        qr,
-                        am,
-                        ar,
-                        w1t,
-                        aw1t,
-                        b1v,
-                        w2t,
-                        aw2t,
-                        b2v,
-                        gains,
-                        biases,
-                        eps_arr,
-                        hid,
-                        rhid,
-                        tmp,
-                        rtmp,
-                        bounds,
-                    )
-                    # positions i are written after all keys/values were taken from qkv
-                    for e in range(d):
-                        ym[i, e] = qm[e]
-                        yr[i, e] = qr[e]
-            # ---------------- final norm and readout
-            r = s - 1
-            if norm_first:
-                layer_norm(
-                    ym[r],
-                    yr[r],
-                    gains[n_norms - 1],
-                    biases[n_norms - 1],
-                    eps_arr[0],
-                    tmp,
-                    rtmp,
+                    if bounds:
+                        for e in range(dh):
+                            for b in range(nb):
+                                attr[c0 + e, b] = attr[c0 + e, b] * (1 + (2 * s + 6) * U) + ETA
+                matvec(
+                    attm, attr, wot[layer], awot[layer], bov[layer], 0, d, am, ar, scratch,
                     bounds,
-                )
-                for e in range(d):
-                    ym[r, e] = tmp[e]
-                    yr[r, e] = rtmp[e]
+                )  # fmt: skip
+                # keys and values were all taken already: position i may be overwritten
+                finish_position(
+                    layer, norm_first, ym[i], yr[i], am, ar, w1t, aw1t, b1v, w2t, aw2t, b2v,
+                    gains, biases, eps, hid, rhid, tmp, rtmp, scratch, ls, bounds,
+                )  # fmt: skip
+        # ---------------- final norm and readout
+        r = s - 1
+        if norm_first:
+            layer_norm(
+                ym[r], yr[r], gains[n_norms - 1], biases[n_norms - 1], eps, tmp, rtmp, ls, bounds
+            )
+            for e in range(d):
+                for b in range(nb):
+                    ym[r, e, b] = tmp[e, b]
+                    yr[r, e, b] = rtmp[e, b]
+        for b in range(nb):
             t = omega
             rt = 0.0
             mag = abs(omega)
             for e in range(d):
-                t += w[e] * ym[r, e]
+                t += w[e] * ym[r, e, b]
                 if bounds:
-                    rt += aw[e] * yr[r, e]
-                    mag += abs(w[e] * ym[r, e])
-            t_out[b] = t
+                    rt += aw[e] * yr[r, e, b]
+                    mag += abs(w[e] * ym[r, e, b])
+            t_out[start + b] = t
             if bounds:
-                r_out[b] = (rt + (d + 2) * U * mag) * (1 + (d + 5) * U) + ETA
+                r_out[start + b] = (rt + (d + 2) * U * mag) * (1 + (d + 5) * U) + ETA
             else:
-                r_out[b] = 0.0
+                r_out[start + b] = 0.0

@@ -1,0 +1,110 @@
+"""Exhaustive certified truth tables: strings per second against PyTorch and the plain pass.
+
+For each (L, N): the certified truth table (``verify.model.truth_table``: Numba kernel with
+rigorous radii plus arb for what float64 cannot settle), our own plain float64 pass (the same
+kernel without radii), and PyTorch float64 batched with the last layer at the readout row only
+(``benchmarks/torch_baseline.py``). Each implementation is timed in its own process (the
+engineering notes measured thread pools slowing each other down in one process), after a
+warm-up call; wall and CPU seconds are both printed, with the load average, because the machine
+is shared. Ratios are computed from numbers measured in this one run.
+
+Run by hand: ``python benchmarks/bench_truth_table.py [--N 12 16 20] [--L 1 2]``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+
+
+def _worker(impl: str, n_layers: int, n: int, d: int, h: int, seed: int) -> dict:
+    import numpy as np
+
+    from verify.boolean.function import all_bit_strings
+    from verify.model import ModelConfig, init_params
+
+    params = init_params(ModelConfig(d_model=d, n_layers=n_layers, n_heads=h), "xavier_uniform",
+                         seed)  # fmt: skip
+    if impl == "torch":
+        sys.path.insert(0, str(HERE))
+        from torch_baseline import torch_truth_table_T
+
+        def run(m: int) -> dict:
+            torch_truth_table_T(params, m)
+            return {}
+    elif impl == "plain":
+        from verify.model.fast import fast_T, prepare
+
+        def run(m: int) -> dict:
+            bits = all_bit_strings(m)
+            fast_T(params, bits, bounds=False, tables=prepare(params, m))
+            return {}
+    else:
+        from verify.model.truth_table import truth_table
+
+        def run(m: int) -> dict:
+            tt = truth_table(params, m)
+            return dict(tt.counts, ones=int(np.count_nonzero(tt.label == 1)))
+
+    run(min(n, 6))  # warm-up: JIT cache load, torch init
+    w0, c0 = time.perf_counter(), time.process_time()
+    extra = run(n)
+    wall, cpu = time.perf_counter() - w0, time.process_time() - c0
+    return {"impl": impl, "L": n_layers, "N": n, "wall": wall, "cpu": cpu, **extra}
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--N", type=int, nargs="+", default=[12, 16, 20])
+    parser.add_argument("--L", type=int, nargs="+", default=[1, 2])
+    parser.add_argument("-D", type=int, default=16)
+    parser.add_argument("-H", type=int, default=2)
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--impl", nargs="+", default=["certified", "plain", "torch"])
+    parser.add_argument("--worker", action="store_true", help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    if args.worker:
+        print(json.dumps(_worker(args.impl[0], args.L[0], args.N[0], args.D, args.H, args.seed)))
+        return
+    print(f"D={args.D} H={args.H} xavier_uniform seed={args.seed}; cores={os.cpu_count()}")
+    print(f"{'L':>2} {'N':>3} {'impl':>10} {'wall s':>9} {'cpu s':>9} {'strings/s':>12}  load")
+    results: dict[tuple[int, int, str], dict] = {}
+    for n_layers in args.L:
+        for n in args.N:
+            for impl in args.impl:
+                cmd = [sys.executable, __file__, "--worker", "--impl", impl, "--L", str(n_layers),
+                       "--N", str(n), "-D", str(args.D), "-H", str(args.H),
+                       "--seed", str(args.seed)]  # fmt: skip
+                out = subprocess.run(cmd, capture_output=True, text=True, check=False)
+                if out.returncode != 0:
+                    print(f"{n_layers:>2} {n:>3} {impl:>10} failed: {out.stderr.strip()[-300:]}")
+                    continue
+                res = json.loads(out.stdout.strip().splitlines()[-1])
+                results[(n_layers, n, impl)] = res
+                rate = (1 << n) / res["wall"]
+                load = os.getloadavg()[0]
+                extra = {k: res[k] for k in ("float64", "high_precision", "uncertain") if k in res}
+                print(f"{n_layers:>2} {n:>3} {impl:>10} {res['wall']:>9.3f} {res['cpu']:>9.3f}"
+                      f" {rate:>12.0f}  {load:.1f} {extra if extra else ''}")  # fmt: skip
+            cert = results.get((n_layers, n, "certified"))
+            plain = results.get((n_layers, n, "plain"))
+            torch_res = results.get((n_layers, n, "torch"))
+            if cert and torch_res:
+                print(f"      certified vs torch: {torch_res['wall'] / cert['wall']:.1f}x faster")
+            if plain and torch_res:
+                print(f"      plain vs torch:     {torch_res['wall'] / plain['wall']:.1f}x faster")
+            if cert and plain:
+                print(
+                    f"      certification cost: {cert['wall'] / plain['wall']:.2f}x the plain pass"
+                )
+
+
+if __name__ == "__main__":
+    main()
