@@ -225,6 +225,8 @@ def _search_result(
         stem = statement_id.lower().replace(" ", "_").replace(".", "_") + "_adversarial"
         cex = _save_counterexample(rebuild(w), stem, w)
         notes.append("the toolkit's own bound is violated: its derivation is wrong")
+    running = np.maximum.accumulate(res.ratios).tolist() if res.ratios else []
+    slug = statement_id.lower().replace(" ", "_").replace(".", "_")
     return CheckResult(
         statement_id,
         name,
@@ -235,6 +237,24 @@ def _search_result(
         parameters={"max_examples": ctx.pick(150, 1000, 5000), "search": "hypothesis + target"},
         notes=notes,
         counterexample=cex,
+        figures=[
+            FigureData(
+                f"{slug}_adversarial_search",
+                f"{statement_id}: adversarial search, largest measured/bound so far",
+                "lines",
+                {
+                    "series": [
+                        {
+                            "label": "running max ratio",
+                            "x": list(range(1, len(running) + 1)),
+                            "y": running,
+                        }
+                    ],
+                    "xlabel": "example",
+                    "ylabel": "measured / bound",
+                },
+            )  # fmt: skip
+        ],
     )
 
 
