@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from verify.boolean import (
     BooleanFunction,
@@ -149,3 +151,38 @@ def test_closed_form_expressions_are_sympy():
     assert expr.subs({big_n: 10, n_sym: 4}) == 1024
     with pytest.raises(ValidationError, match="closed form"):
         profile_expression("random", 4)
+
+
+@st.composite
+def family_cases(draw: st.DrawFn) -> tuple[str, int, dict]:
+    """A built-in family with a closed form, an N and random valid parameters."""
+    name = draw(st.sampled_from(sorted(DEFINITIONS)))
+    n = draw(st.integers(2, 10).filter(lambda v: name != "inner_product" or v % 2 == 0))
+    params: dict = {}
+    if name in ("sparse_parity", "sparse_majority"):
+        subset = draw(st.lists(st.integers(1, n), min_size=1, max_size=n, unique=True))
+        params["subset"] = subset
+    if name in ("majority", "sparse_majority"):
+        params["tie"] = draw(st.sampled_from(["zero", "one"]))
+    if name == "dictator":
+        params["i"] = draw(st.integers(1, n))
+        params["negate"] = draw(st.booleans())
+    if name == "threshold":
+        params["k"] = draw(st.integers(0, n + 1))
+    if name == "mod":
+        params["k"] = draw(st.integers(2, n + 2))
+    if name == "constant":
+        params["value"] = draw(st.integers(0, 1))
+    return name, n, params
+
+
+@settings(max_examples=80, deadline=None)
+@given(family_cases())
+def test_random_family_parameters_closed_form_and_kernels(case):
+    name, n, params = case
+    f = make_family(name, n, **params)
+    table = f.table
+    s = [sum(int(table[x]) != int(table[x ^ (1 << i)]) for i in range(n)) for x in range(1 << n)]
+    exhaustive = sensitivity_profile(f)
+    assert exhaustive.tolist() == np.bincount(s, minlength=n + 1).tolist()
+    assert closed_form_profile(name, n, **params).tolist() == exhaustive.tolist()
