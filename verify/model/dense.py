@@ -72,12 +72,15 @@ def mha(
     b, s, d = y.shape
     dh = d // n_heads
     qkv = y @ w_in.T + b_in
-    q, k, v = (qkv[..., i * d : (i + 1) * d].reshape(b, s, n_heads, dh) for i in range(3))
-    scores = np.einsum("bihe,bjhe->bhij", q, k) / np.sqrt(dh)
-    scores = scores - scores.max(axis=-1, keepdims=True)
+    q, k, v = (
+        qkv[..., i * d : (i + 1) * d].reshape(b, s, n_heads, dh).transpose(0, 2, 1, 3)
+        for i in range(3)
+    )  # (b, h, s, dh)
+    scores = (q @ k.transpose(0, 1, 3, 2)) / np.sqrt(dh)
+    scores -= scores.max(axis=-1, keepdims=True)
     p = np.exp(scores)
     p /= p.sum(axis=-1, keepdims=True)
-    att = np.einsum("bhij,bjhe->bihe", p, v).reshape(b, s, d)
+    att = (p @ v).transpose(0, 2, 1, 3).reshape(b, s, d)
     return att @ w_o.T + b_o
 
 

@@ -25,7 +25,7 @@ from verify.errors import ValidationError
 from verify.model.dense import forward_dense
 from verify.model.params import Params
 
-_CHUNK = 4096
+_CHUNK = 1024
 
 
 @dataclass(frozen=True)
