@@ -26,8 +26,10 @@ from verify.report import (
     aggregate_status,
     generate_report,
     validate_document,
+    writer,
 )
 from verify.report.document import jsonable, tightness, worst_row
+from verify.report.overview import overview_figures
 
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
 
@@ -38,6 +40,8 @@ def isolated_registry(monkeypatch: pytest.MonkeyPatch) -> Iterator[dict]:
     saved = dict(registry._STATEMENTS)
     registry._STATEMENTS.clear()
     monkeypatch.setattr(registry, "load_all", lambda: None)
+    # the overview figures cost ~1 s per report; test_report_all_outcomes restores them
+    monkeypatch.setattr(writer, "overview_figures", lambda budget: ([], []))
     try:
         yield registry._STATEMENTS
     finally:
@@ -183,7 +187,10 @@ def test_aggregate_status_precedence() -> None:
     assert aggregate_status([]) == "unchecked"
 
 
-def test_report_all_outcomes(isolated_registry: dict, tmp_path: Path) -> None:
+def test_report_all_outcomes(
+    isolated_registry: dict, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(writer, "overview_figures", overview_figures)
     cex = _mixed_registry(tmp_path)
     out = tmp_path / "rep"
     rep = generate_report(out, budget="quick", seed=7, progress=False, command="test")

@@ -235,7 +235,14 @@ class ResultsFile:
                 "results", "a results file no other running sweep is writing", str(self.path)
             ) from None
         self.records, self.dropped = _read_records(self.path, repair=True)
+        is_new = not self.path.exists()
         self._fh = open(self.path, "a", encoding="utf-8")
+        if is_new:  # make the new file's directory entry durable too
+            dir_fd = os.open(self.path.parent, os.O_RDONLY)
+            try:
+                os.fsync(dir_fd)
+            finally:
+                os.close(dir_fd)
 
     def append(self, record: Mapping[str, Any]) -> None:
         line = json.dumps(_finite(record), allow_nan=False, sort_keys=True)
