@@ -92,3 +92,21 @@ def test_truth_table_rejects_bad_input() -> None:
         truth_table(p, 25)
     with pytest.raises(ValidationError, match="margin"):
         truth_table(p, 3, margin=-1.0)
+
+
+@pytest.mark.parametrize(
+    "cfg",
+    [
+        ModelConfig(d_model=1, n_layers=2, n_heads=1, ln_eps=1e-3),  # D = 1: var = 0 always
+        ModelConfig(d_model=2, n_layers=2, n_heads=2, eos=False, d_ff=1),
+        ModelConfig(d_model=4, n_layers=3, n_heads=2, norm_first=True, eos=False),
+    ],
+)
+def test_numba_and_numpy_engines_agree(cfg: ModelConfig) -> None:
+    p = init_params(cfg, "gaussian", seed=1)
+    for n in (1, 4):
+        fast = truth_table(p, n)
+        slow = truth_table(p, n, engine="numpy")
+        assert np.array_equal(fast.label, slow.label)
+        assert np.array_equal(fast.certified, slow.certified)
+        np.testing.assert_allclose(fast.T, slow.T, rtol=1e-12, atol=1e-14)
