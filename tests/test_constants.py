@@ -149,17 +149,31 @@ def test_c_infl_composition_matches_symbolic_recursion():
         nm = C.parameter_norms(p)
         lay, hd = nm.layers[0], nm.layers[0].heads[0]
         values = {
-            a0: nm.token_diff, g1: lay.g1, g2: lay.g2, ff: lay.w2 * lay.w1, wo: lay.wo,
-            vv: hd.wv, qq: hd.wq, kk: hd.wk, yy: nm.emb_max, bq: hd.bq, bk: hd.bk, dh: 4,
-        }  # fmt: skip
+            a0: nm.token_diff,
+            g1: lay.g1,
+            g2: lay.g2,
+            ff: lay.w2 * lay.w1,
+            wo: lay.wo,
+            vv: hd.wv,
+            qq: hd.wq,
+            kk: hd.wk,
+            yy: nm.emb_max,
+            bq: hd.bq,
+            bk: hd.bk,
+            dh: 4,
+        }
         assert fn(*(values[k] for k in syms)) == pytest.approx(C.c_infl(p), rel=1e-12)
 
 
 def test_c_infl_attention_off_is_exact_layer_norm_product():
     """W_o = 0 and W_2 = 0: C_infl = ||E1 - E0|| g1 g2 / 16 (only the two layer norms act)."""
     p = _one_layer_post_ln(0)
-    p = p.with_arrays({"layers.0.self_attn.out_proj.weight": np.zeros((4, 4)),
-                       "layers.0.linear2.weight": np.zeros((4, 4))})  # fmt: skip
+    p = p.with_arrays(
+        {
+            "layers.0.self_attn.out_proj.weight": np.zeros((4, 4)),
+            "layers.0.linear2.weight": np.zeros((4, 4)),
+        }
+    )
     tok = p["token_embedding"]
     g1 = np.abs(p["layers.0.norm1.weight"]).max()
     g2 = np.abs(p["layers.0.norm2.weight"]).max()
@@ -171,10 +185,25 @@ def test_c_infl_attention_off_is_exact_layer_norm_product():
 
 def _configs():
     yield ModelConfig(d_model=8, n_layers=2, n_heads=2, ln_eps=1e-2)
-    yield ModelConfig(d_model=8, n_layers=2, n_heads=2, ln_eps=1e-2, norm_first=True,
-                      pos_encoding="learned", embedding="concat", max_len=16)  # fmt: skip
-    yield ModelConfig(d_model=4, n_layers=1, n_heads=1, ln_eps=1.0, ln_affine=False, eos=False,
-                      pos_encoding="none")  # fmt: skip
+    yield ModelConfig(
+        d_model=8,
+        n_layers=2,
+        n_heads=2,
+        ln_eps=1e-2,
+        norm_first=True,
+        pos_encoding="learned",
+        embedding="concat",
+        max_len=16,
+    )
+    yield ModelConfig(
+        d_model=4,
+        n_layers=1,
+        n_heads=1,
+        ln_eps=1.0,
+        ln_affine=False,
+        eos=False,
+        pos_encoding="none",
+    )
 
 
 @pytest.mark.parametrize("cfg", list(_configs()), ids=lambda c: f"L{c.n_layers}nf{c.norm_first}")
@@ -223,8 +252,9 @@ def test_n_star_and_cor_3_3_consistent():
 
 
 def test_lipschitz_coefficients_cover_every_array():
-    cfg = ModelConfig(d_model=8, n_layers=2, n_heads=2, ln_eps=1e-2, pos_encoding="learned",
-                      max_len=8)  # fmt: skip
+    cfg = ModelConfig(
+        d_model=8, n_layers=2, n_heads=2, ln_eps=1e-2, pos_encoding="learned", max_len=8
+    )
     groups = C.lipschitz_coefficients(init_params(cfg, "gaussian", 0))
     names = set(p for p in init_params(cfg, "gaussian", 0))
     covered = {g for g in groups if g in names}

@@ -16,7 +16,14 @@ from typing import Any
 import numpy as np
 
 from verify.lemmas import constants as C
-from verify.lemmas.adversarial import EPS_CHOICES, draw_flip, draw_model, maximise_ratio
+from verify.lemmas.adversarial import (
+    EPS_CHOICES,
+    SearchResult,
+    build_model,
+    draw_flip,
+    draw_model,
+    maximise_ratio,
+)
 from verify.lemmas.registry import (
     CheckContext,
     CheckResult,
@@ -116,6 +123,8 @@ PROP_3_5 = define_statement(
     derivation=DERIVATIONS + "#prop-35",
 )
 
+_STATEMENTS = {s.id: s for s in (LEMMA_2_9, LEMMA_3_1, LEMMA_3_2, COR_3_3, COR_3_4, PROP_3_5)}
+
 
 # ----------------------------------------------------------------------------- helpers
 _EPS_CHOICES = (1.0, 0.1, 1e-2, 1e-3, 1e-5)
@@ -208,9 +217,11 @@ def _save_counterexample(params: Params, stem: str, info: dict[str, Any]) -> str
 
 
 def _search_result(
-    statement_id: str, name: str, ctx: CheckContext, res, label: str, rebuild
+    statement_id: str, name: str, ctx: CheckContext, res: SearchResult, label: str
 ) -> CheckResult:
-    """CheckResult of an adversarial search whose infos carry 'measured' and 'bound'."""
+    """CheckResult of an adversarial search whose infos carry 'measured' and 'bound' (a
+    violation saves the rebuilt worst parameters as a counterexample)."""
+    slug = _STATEMENTS[statement_id].slug
     w = res.worst
     row = Row(label, float(w["measured"]), float(w["bound"]), extra={"ratio": res.worst_ratio})
     q = np.quantile(res.ratios, [0.5, 0.9, 0.99]) if res.ratios else [math.nan] * 3
@@ -222,11 +233,9 @@ def _search_result(
     status = Status.HOLDS if row.ok else Status.VIOLATED
     cex = None
     if not row.ok:
-        stem = statement_id.lower().replace(" ", "_").replace(".", "_") + "_adversarial"
-        cex = _save_counterexample(rebuild(w), stem, w)
+        cex = _save_counterexample(_rebuild(w), slug + "_adversarial", w)
         notes.append("the toolkit's own bound is violated: its derivation is wrong")
     running = np.maximum.accumulate(res.ratios).tolist() if res.ratios else []
-    slug = statement_id.lower().replace(" ", "_").replace(".", "_")
     return CheckResult(
         statement_id,
         name,
@@ -253,14 +262,12 @@ def _search_result(
                     "xlabel": "example",
                     "ylabel": "measured / bound",
                 },
-            )  # fmt: skip
+            )
         ],
     )
 
 
 def _rebuild(info: dict[str, Any]) -> Params:
-    from verify.lemmas.adversarial import build_model
-
     return build_model(ModelConfig(**info["config"]), info)
 
 
@@ -336,7 +343,6 @@ def _lemma_2_9_adversarial(ctx: CheckContext) -> CheckResult:
         ctx,
         res,
         "worst I_n vs C_infl beta beta' (1/N + delta)",
-        _rebuild,
     )
 
 
@@ -388,15 +394,15 @@ def _lemma_3_2_adversarial(ctx: CheckContext) -> CheckResult:
         ctx,
         res,
         "worst beta vs (1+eps^-1/2)^K",
-        _rebuild,
     )
     result.notes.append(_ROUNDING_NOTE)
     return result
 
 
 def _tightness_config(norm_first: bool) -> ModelConfig:
-    return ModelConfig(d_model=8, n_layers=2, n_heads=2, ln_eps=1e-2, norm_first=norm_first,
-                       pos_encoding="none")  # fmt: skip
+    return ModelConfig(
+        d_model=8, n_layers=2, n_heads=2, ln_eps=1e-2, norm_first=norm_first, pos_encoding="none"
+    )
 
 
 @statement_check("Lemma 3.2", name="tight as the layer-norm input variance goes to 0")
@@ -441,7 +447,7 @@ def _lemma_3_2_tight(ctx: CheckContext) -> CheckResult:
                     "xlabel": "scale s",
                     "ylabel": "min beta / bound",
                     "logx": True,
-                },  # fmt: skip
+                },
             )
         ],
     )
@@ -467,8 +473,10 @@ def _lemma_3_2_exponent_l(ctx: CheckContext) -> CheckResult:
     beta = float(forward(p, x, diagnostics=True).beta.min())
     paper = (1.0 + C.z_max(cfg)) ** cfg.n_layers
     row = Row("min beta vs (1+eps^-1/2)^L (paper's exponent)", beta, paper)
-    rows = [row, Row("min beta vs (1+eps^-1/2)^K (toolkit's K = n_norms)", beta,
-                     C.lemma_3_2_bound(cfg))]  # fmt: skip
+    rows = [
+        row,
+        Row("min beta vs (1+eps^-1/2)^K (toolkit's K = n_norms)", beta, C.lemma_3_2_bound(cfg)),
+    ]
     cex = None
     if not row.ok:
         if not path.exists():
@@ -534,7 +542,7 @@ def _lemma_3_1_random(ctx: CheckContext) -> CheckResult:
         notes=[
             "C_Lip(theta, theta'): the constant from the larger of the two parameter norms;"
             " C_Lip(box): from the box [-B, B]^M holding both"
-        ],  # fmt: skip
+        ],
     )
 
 
@@ -563,8 +571,15 @@ def _lemma_3_1_adversarial(ctx: CheckContext) -> CheckResult:
         q, lip = _lip_pair(p, d)
         dt = abs(float(forward(p, x[None]).T[0] - forward(q, x[None]).T[0]))
         bound = lip * float(np.linalg.norm(d))
-        info = {**info, **finfo, "delta_seed": dseed, "log10_delta": log_mag,
-                "one_group": one_group, "measured": dt, "bound": bound}  # fmt: skip
+        info = {
+            **info,
+            **finfo,
+            "delta_seed": dseed,
+            "log10_delta": log_mag,
+            "one_group": one_group,
+            "measured": dt,
+            "bound": bound,
+        }
         return dt / bound, info
 
     res = maximise_ratio(evaluate, max_examples=ctx.pick(150, 1000, 5000), seed=ctx.seed)
@@ -574,7 +589,6 @@ def _lemma_3_1_adversarial(ctx: CheckContext) -> CheckResult:
         ctx,
         res,
         "worst |dT| vs C_Lip ||dtheta||",
-        _rebuild,
     )
 
 
@@ -615,7 +629,7 @@ def _lemma_3_1_length(ctx: CheckContext) -> CheckResult:
         notes=[
             f"log-log slope of the measured local Lipschitz ratio vs N: {slope:.3f}"
             " (bounded in N: expected about 0)"
-        ],  # fmt: skip
+        ],
         figures=[
             FigureData(
                 "lemma_3_1_lipschitz_vs_n",
@@ -631,7 +645,7 @@ def _lemma_3_1_length(ctx: CheckContext) -> CheckResult:
                     "logx": True,
                     "logy": True,
                 },
-            )  # fmt: skip
+            )
         ],
     )
 
@@ -656,8 +670,7 @@ def _cor_3_3_random(ctx: CheckContext) -> CheckResult:
             meas, bound = float(n_bits * dt), C.cor_3_3_bound(p)
             if meas / bound > best[0]:
                 best = (meas / bound, meas, bound)
-        rows.append(Row(f"{scheme}: N max|T(x)-T(x^n)| vs ||w|| C_infl (1+eps^-1/2)^2K",
-                        *best[1:]))  # fmt: skip
+        rows.append(Row(f"{scheme}: N max|T(x)-T(x^n)| vs ||w|| C_infl (1+eps^-1/2)^2K", *best[1:]))
     return CheckResult(
         "Cor 3.3",
         "random parameters of the four init schemes",
@@ -721,7 +734,7 @@ def _cor_3_3_length(ctx: CheckContext) -> CheckResult:
                     "logx": True,
                     "logy": True,
                 },
-            )  # fmt: skip
+            )
         ],
     )
 
@@ -751,8 +764,10 @@ def _recognises_nonconstant(params: Params, n_bits: int, xi: float) -> tuple[boo
 def _cor_3_4_action(ctx: CheckContext) -> CheckResult:
     cfg = ModelConfig(d_model=8, n_layers=1, n_heads=2, ln_eps=0.1)
     xi, box = 0.02, 1.0
-    thetas = [init_params(cfg, "uniform", ctx.seed * 100003 + k, box)
-              for k in range(ctx.pick(40, 200, 1000))]  # fmt: skip
+    thetas = [
+        init_params(cfg, "uniform", ctx.seed * 100003 + k, box)
+        for k in range(ctx.pick(40, 200, 1000))
+    ]
     log_nstar = np.array([C.log10_n_star(p, xi) for p in thetas])
     ns = list(range(1, ctx.pick(9, 12, 14) + 1))
     rows, fractions, methods, n_uncertain = [], [], set(), 0
@@ -766,8 +781,13 @@ def _cor_3_4_action(ctx: CheckContext) -> CheckResult:
         hits_arr = np.array(hits)
         allowed = float(np.mean(np.log10(n_bits) <= log_nstar))  # N <= N*(theta)
         fractions.append(float(hits_arr.mean()))
-        rows.append(Row(f"N={n_bits}: fraction recognising a non-constant f vs P[N <= N*(theta)]",
-                        fractions[-1], allowed))  # fmt: skip
+        rows.append(
+            Row(
+                f"N={n_bits}: fraction recognising a non-constant f vs P[N <= N*(theta)]",
+                fractions[-1],
+                allowed,
+            )
+        )
         beyond = int(np.sum(hits_arr & (np.log10(n_bits) > log_nstar)))
         rows.append(Row(f"N={n_bits}: recognisers with N > N*(theta)", beyond, 0.0))
     box_nstar = C.log10_n_star(C.box_norms(cfg, box), xi)
@@ -797,7 +817,7 @@ def _cor_3_4_action(ctx: CheckContext) -> CheckResult:
                     "xlabel": "N",
                     "ylabel": "fraction",
                 },
-            )  # fmt: skip
+            )
         ],
     )
 
@@ -815,9 +835,12 @@ def _cor_3_4_nstar(ctx: CheckContext) -> CheckResult:
                 for _ in range(ctx.pick(10, 50, 200))
             )
             rows.append(
-                Row(f"eps={eps:g}, B={b:g}: max sampled N*(theta) / N*(box)",
-                    10.0 ** (sampled - box), 1.0)
-            )  # fmt: skip
+                Row(
+                    f"eps={eps:g}, B={b:g}: max sampled N*(theta) / N*(box)",
+                    10.0 ** (sampled - box),
+                    1.0,
+                )
+            )
             notes.append(f"eps={eps:g}, B={b:g}, xi={xi}: log10 N*(box) = {box:.4g}")
     return CheckResult(
         "Cor 3.4",
@@ -848,8 +871,13 @@ def _prop_3_5(ctx: CheckContext) -> CheckResult:
             t = forward(p, x).T
             if np.all(np.abs(t) >= xi):
                 found.add(tuple((t > 0).astype(int)))
-        rows.append(Row(f"N={n_bits}: log10 #distinct functions recognised (sampled)",
-                        math.log10(max(len(found), 1)), log_cap))  # fmt: skip
+        rows.append(
+            Row(
+                f"N={n_bits}: log10 #distinct functions recognised (sampled)",
+                math.log10(max(len(found), 1)),
+                log_cap,
+            )
+        )
     n0 = next(n for n in range(1, 200) if 2**n * math.log10(2) > log_cap)
     notes = [
         f"M = {n_params(cfg)}, C_Lip(box) = {C.c_lip_box(cfg, box):.4g},"
