@@ -4,6 +4,7 @@ Kinds (see FigureData):
 
 - ``"lines"``: ``{"series": [{"label", "x", "y", "style"?}], "xlabel", "ylabel", "logx"?,
   "logy"?}``; one line per series, matplotlib format string ``style`` (default ``"o-"``).
+  On a log axis, values <= 0 (and NaN) are left out: the line has a gap there.
 - ``"bars"``: ``{"series": [{"label", "x", "y", "yerr"?}], "xlabel", "ylabel", "logy"?}``;
   grouped bars, one group per distinct x (numbers or category names), error bars from ``yerr``.
 """
@@ -63,12 +64,18 @@ def draw_figure(fig: FigureData, path: str | Path) -> Path:
     series = _series(fig)
     data = fig.data
     path = Path(path)
-    mfig, ax = plt.subplots(figsize=(6.4, 4.2), dpi=110)
+    wide = len(series) > 6
+    mfig, ax = plt.subplots(figsize=(8.0 if wide else 6.4, 4.2), dpi=110)
     try:
         if fig.kind == "lines":
             for s in series:
                 x = np.asarray(s["x"], dtype=float)
                 y = np.asarray(s["y"], dtype=float)
+                # values a log axis cannot show become gaps (not lines plunging to the edge)
+                if data.get("logy"):
+                    y = np.where(y > 0, y, np.nan)
+                if data.get("logx"):
+                    x = np.where(x > 0, x, np.nan)
                 ax.plot(x, y, s.get("style", "o-"), label=s.get("label"), markersize=4)
             if data.get("logx"):
                 ax.set_xscale("log")
@@ -99,7 +106,10 @@ def draw_figure(fig: FigureData, path: str | Path) -> Path:
         ax.set_title(fig.title, fontsize=10)
         ax.grid(True, alpha=0.3, which="both")
         if any(s.get("label") for s in series):
-            ax.legend(fontsize=8)
+            if len(series) > 6:  # a long legend goes beside the axes
+                ax.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1.0))
+            else:
+                ax.legend(fontsize=8)
         mfig.tight_layout()
         path.parent.mkdir(parents=True, exist_ok=True)
         mfig.savefig(path)

@@ -26,7 +26,7 @@ def family_profiles_figure(n: int) -> tuple[FigureData, list[str]]:
                 "label": name,
                 "x": list(range(n + 1)),
                 "y": [float(k) / 2**n for k in profile],
-                "style": "o-",
+                "style": "osv^D"[len(series) // 10 % 5] + "-",  # colours repeat after 10
             }
         )
     fig = FigureData(
