@@ -33,6 +33,14 @@ def statements_table(doc: Mapping[str, Any], report_link: str) -> str:
             f"| [{cell(st['id'])}]({report_link}#{st['slug']}) | {cell(st['title'])} |"
             f" {cell(st['confidence'])} | {st['status']} | {worst_text(st.get('worst'))} |"
         )
+    lines += [
+        "",
+        "*holds*: every measured value is within its computed bound; *vacuous*: the bound says"
+        " nothing at the tested sizes; *violated*: a finding, its parameters saved under"
+        " `theorems/counterexamples/` (see the report); *undecided*: the arithmetic or the"
+        " statistics could not settle it; *error*: the check raised; *skipped*: only slow"
+        " checks (`--full`); *unchecked*: no check registered yet.",
+    ]
     return "\n".join(lines)
 
 
