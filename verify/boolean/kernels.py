@@ -23,14 +23,21 @@ PARALLEL_MIN_BYTES = 1 << 16
 
 
 def _serial_and_parallel(signature):
-    """Compile one kernel body twice (serial and prange-parallel); dispatch on input size."""
+    """Compile one kernel body twice (serial now, prange-parallel on first large input:
+    parallel builds take seconds each); dispatch on the input size."""
 
     def deco(fn):
         serial = kernel(signature)(fn)
-        parallel = kernel(signature, parallel=True)(fn)
+        compiled = {}
+
+        def parallel():
+            if "p" not in compiled:
+                compiled["p"] = kernel(signature, parallel=True)(fn)
+            return compiled["p"]
 
         def dispatch(data, *args):
-            return (parallel if data.nbytes >= PARALLEL_MIN_BYTES else serial)(data, *args)
+            run = parallel() if data.nbytes >= PARALLEL_MIN_BYTES else serial
+            return run(data, *args)
 
         dispatch.__name__ = fn.__name__.lstrip("_")
         dispatch.__doc__ = fn.__doc__
