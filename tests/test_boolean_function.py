@@ -79,3 +79,14 @@ def test_evaluation_rejects_wrong_width():
     f = BooleanFunction(np.array([0, 1, 1, 0]))
     with pytest.raises(ValidationError, match="bits"):
         f(np.zeros((2, 3), dtype=np.uint8))
+
+
+def test_pickle_round_trip_keeps_table_read_only():
+    import pickle
+
+    from verify.boolean import make_family
+
+    f = make_family("majority", 5)
+    g = pickle.loads(pickle.dumps(f))
+    assert g == f and g.name == f.name and g.params == f.params
+    assert not g.table.flags.writeable

@@ -151,6 +151,9 @@ class BooleanFunction:
         vals = self._table[bits_to_index(arr2)]
         return vals[0] if single else vals
 
+    def __reduce__(self) -> tuple:
+        return (BooleanFunction, (self._table, self.name, self.params))
+
     def __len__(self) -> int:
         return self._table.shape[0]
 
