@@ -128,7 +128,7 @@ RANDOM_FUNCTIONS = define_statement(
         "For $f$ uniform over all Boolean functions on $N$ bits, $E[K_0] = 1$ and "
         "$P[K_0 \\ge 1] \\to 1 - 1/e \\approx 0.632$ as $N \\to \\infty$ (the control of the "
         "paper's random-initialisation experiment, which quotes 0.63; reconstructed; "
-        "unnumbered, id ours)."
+        "unnumbered: the id and its '6' are ours, placing it after Section 5)."
     ),
     confidence="[note]",
     bound_formula=r"|P[K_0 \ge 1] - (1 - 1/e)| \le (1 - 1/e)(1 + 3N + 3\binom{N}{2}) 2^{-N}",
