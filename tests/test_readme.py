@@ -58,7 +58,7 @@ def test_update_readme_table(tmp_path: Path) -> None:
     assert update_readme(readme, _doc(), "docs/reports/example/report.md")
     text = readme.read_text()
     assert text.startswith("intro\n" + BEGIN) and text.endswith(END + "\noutro\n")
-    assert "old" not in text
+    assert "\nold\n" not in text
     assert "| [Lemma 3.2](docs/reports/example/report.md#lemma_3_2) | A \\| B | [note] |" in text
     assert "violated | x: 2 <= 1 |" in text and "| unchecked |  |" in text
     assert statements_table(_doc(), "r.md") in text.replace(
