@@ -54,57 +54,44 @@ _PREMISE = (
     "large $N$)"
 )
 
-COR_5_1 = define_statement(
-    id="Cor 5.1",
-    title="PARITY is almost surely not recognisable for large N",
-    statement=(
-        f"{_PREMISE}: PARITY $x_1 \\oplus \\dots \\oplus x_N$ has $s(x) = N$ for every $x$, so "
-        "$K_0(N) = 0 < N^{(D-1)/(2L)-5}$, and PARITY is almost surely not recognisable for "
-        "large $N$ (reconstructed; the paper's wording was not available)."
-    ),
-    confidence="[note]",
-    hypotheses=(Hypothesis("Cor 4.6", "eps = 0, random theta in a compact box Theta"),),
-    bound_formula=r"K_0(N) = 0 < N^{(D-1)/(2L)-5}",
-)
 
-COR_5_2 = define_statement(
-    id="Cor 5.2",
-    title="m-sparse PARITY is almost surely not recognisable for large N",
-    statement=(
-        f"{_PREMISE}: the parity of a fixed set of $m \\ge 1$ bits has $s(x) = m$ for every "
-        "$x$ (minimum sensitivity $m$), so $K_0(N) = 0 < N^{(D-1)/(2L)-5}$: almost surely "
-        "not recognisable for large $N$ (reconstructed)."
-    ),
-    confidence="[note]",
-    hypotheses=(Hypothesis("Cor 4.6", "eps = 0, random theta in a compact box Theta"),),
-    bound_formula=r"K_0(N) = 0 < N^{(D-1)/(2L)-5}",
-)
+def _corollary(cor_id: str, name: str, premise: str, remark: str = "") -> Any:
+    """Define one of Cor 5.1-5.4: 'f has <premise>, so K_0(N) = 0 < N^e: a.s. not recognisable'."""
+    return define_statement(
+        id=cor_id,
+        title=f"{name} is almost surely not recognisable for large N",
+        statement=(
+            f"{_PREMISE}: {premise}, so $K_0(N) = 0 < N^{{(D-1)/(2L)-5}}$, and {name} is almost "
+            f"surely not recognisable for large $N$.{remark} (Reconstructed; the paper's wording "
+            "was not available.)"
+        ),
+        confidence="[note]",
+        hypotheses=(Hypothesis("Cor 4.6", "eps = 0, random theta in a compact box Theta"),),
+        bound_formula=r"K_0(N) = 0 < N^{(D-1)/(2L)-5}",
+        derivation="docs/boolean.md",
+    )
 
-COR_5_3 = define_statement(
-    id="Cor 5.3",
-    title="DICTATOR functions are almost surely not recognisable for large N",
-    statement=(
-        f"{_PREMISE}: a dictator $f(x) = x_i$ (or $1 - x_i$) has $s(x) = 1$ for every $x$, so "
-        "$K_0(N) = 0 < N^{(D-1)/(2L)-5}$: almost surely not recognisable for large $N$, although "
-        "its average sensitivity is only 1 (reconstructed; that 5.3 is DICTATOR and 5.4 FIRST "
-        "is inferred)."
-    ),
-    confidence="[note]",
-    hypotheses=(Hypothesis("Cor 4.6", "eps = 0, random theta in a compact box Theta"),),
-    bound_formula=r"K_0(N) = 0 < N^{(D-1)/(2L)-5}",
-)
 
-COR_5_4 = define_statement(
-    id="Cor 5.4",
-    title="FIRST is almost surely not recognisable for large N",
-    statement=(
-        f"{_PREMISE}: FIRST, $f(x) = x_1$, has $s(x) = 1$ for every $x$, so "
-        "$K_0(N) = 0 < N^{(D-1)/(2L)-5}$: almost surely not recognisable for large $N$. Its "
-        "average sensitivity is 1, so average sensitivity cannot explain this (reconstructed)."
-    ),
-    confidence="[note]",
-    hypotheses=(Hypothesis("Cor 4.6", "eps = 0, random theta in a compact box Theta"),),
-    bound_formula=r"K_0(N) = 0 < N^{(D-1)/(2L)-5}",
+COR_5_1 = _corollary(
+    "Cor 5.1", "PARITY", "PARITY $x_1 \\oplus \\dots \\oplus x_N$ has $s(x) = N$ for every $x$"
+)
+COR_5_2 = _corollary(
+    "Cor 5.2",
+    "m-sparse PARITY",
+    "the parity of a fixed set of $m \\ge 1$ bits has $s(x) = m$ for every $x$ (minimum "
+    "sensitivity $m$)",
+)
+COR_5_3 = _corollary(
+    "Cor 5.3",
+    "DICTATOR",
+    "a dictator $f(x) = x_i$ (or $1 - x_i$) has $s(x) = 1$ for every $x$",
+    " Its average sensitivity is only 1. That 5.3 is DICTATOR and 5.4 FIRST is inferred.",
+)
+COR_5_4 = _corollary(
+    "Cor 5.4",
+    "FIRST",
+    "FIRST, $f(x) = x_1$, has $s(x) = 1$ for every $x$",
+    " Its average sensitivity is 1, so average sensitivity cannot explain this.",
 )
 
 MAJORITY = define_statement(
