@@ -113,3 +113,18 @@ def test_arb_context_rejects_nothing_silently() -> None:
         run_generic(ArbContext(64), p, [[0, 1]], radius=-1.0)
     with pytest.raises(ValidationError, match="prec"):
         enclose(p, [[0, 1]], prec=10)
+
+
+def test_midrad_exp_bound_survives_underflow() -> None:
+    from verify.model.arith import MidRad
+
+    ctx = MidRadContext()
+    x = MidRad(np.array([-800.0, -800.0, 3.0]), np.array([700.0, 1.0, 1e-3]))
+    out = ctx.exp(x)
+    # the largest exact value in each ball is exp(mid + rad)
+    with mpmath.workdps(50):
+        for k in range(3):
+            top = mpmath.exp(mpmath.mpf(x.mid[k]) + mpmath.mpf(x.rad[k]))
+            bottom = mpmath.exp(mpmath.mpf(x.mid[k]) - mpmath.mpf(x.rad[k]))
+            for v in (top, bottom):
+                assert abs(mpmath.mpf(out.mid[k]) - v) <= mpmath.mpf(out.rad[k]), (k, out)

@@ -34,6 +34,7 @@ from flint import ctx as flint_ctx
 U = 2.0**-52  # twice the unit roundoff: absorbs the 1/(1 - u) factors
 ETA = 1e-300  # absolute slack per operation: covers underflow of products (>= 2^-1074 each)
 EXP_ULPS = 8.0  # relative error allowed for libm / numpy exp: 8 * 2^-52, i.e. 16 ulps
+TINY = 1e-322  # >= 16 subnormal ulps: bounds exp(a) when fl(exp(a)) underflows to 0
 
 
 def _up(r: np.ndarray | float, n_terms: int = 1) -> np.ndarray:
@@ -207,7 +208,7 @@ class MidRadContext(Float64Context):
     def exp(self, x: MidRad) -> MidRad:
         with np.errstate(over="ignore", invalid="ignore"):
             mid = np.exp(x.mid)
-            big = mid * (1 + EXP_ULPS * U)  # >= exp(x.mid)
+            big = mid * (1 + EXP_ULPS * U) + TINY  # >= exp(x.mid), also on underflow
             rad = big * (np.expm1(x.rad) * (1 + EXP_ULPS * U) + EXP_ULPS * U)
             rad = np.where(np.isfinite(rad), rad, np.inf)
         return MidRad(mid, _up(rad))

@@ -26,6 +26,7 @@ from verify._numba import kernel
 U = 2.0**-52
 ETA = 1e-300
 EXP_ULPS = 8.0
+TINY = 1e-322  # >= 16 subnormal ulps: bounds exp(a) when fl(exp(a)) underflows to 0
 BS = 32  # strings per block
 
 f8 = types.float64
@@ -377,9 +378,7 @@ def certified_T(
                                 rqe = qkvr[i, c0 + e]
                                 rke = qkvr[j, d + c0 + e]
                                 for b in range(nb):
-                                    pr[j, b] += abs(qe[b]) * rke[b] + rqe[b] * (
-                                        abs(ke[b]) + rke[b]
-                                    )
+                                    pr[j, b] += abs(qe[b]) * rke[b] + rqe[b] * (abs(ke[b]) + rke[b])
                                     scratch[0, b] += abs(qe[b] * ke[b])
                             for b in range(nb):
                                 racc = (pr[j, b] + (dh + 2) * U * scratch[0, b]) * (
@@ -387,9 +386,9 @@ def certified_T(
                                 ) + ETA
                                 acc = pm[j, b]
                                 sv = acc * cm
-                                pr[j, b] = (
-                                    abs(acc) * cr + racc * (cm + cr) + U * abs(sv)
-                                ) * (1 + 4 * U) + ETA
+                                pr[j, b] = (abs(acc) * cr + racc * (cm + cr) + U * abs(sv)) * (
+                                    1 + 4 * U
+                                ) + ETA
                         for b in range(nb):
                             sv = pm[j, b] * cm
                             pm[j, b] = sv
@@ -406,7 +405,7 @@ def certified_T(
                             ev = math.exp(dv)
                             if bounds:
                                 rd = (pr[j, b] + U * abs(dv)) * (1 + 2 * U)
-                                bigv = ev * (1 + EXP_ULPS * U)
+                                bigv = ev * (1 + EXP_ULPS * U) + TINY  # >= exp(dv)
                                 re = bigv * (math.expm1(rd) * (1 + EXP_ULPS * U) + EXP_ULPS * U)
                                 pr[j, b] = re * (1 + 4 * U) + ETA
                                 rtot[b] += pr[j, b]

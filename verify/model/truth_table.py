@@ -17,6 +17,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 from flint import arb
@@ -25,7 +26,6 @@ from verify.boolean.function import MAX_BIT_STRINGS_N, BooleanFunction, all_bit_
 from verify.errors import ValidationError
 from verify.model.arith import MidRadContext, arb_precision
 from verify.model.enclosure import enclose_output
-from verify.model.fast import FastTables, fast_T, prepare
 from verify.model.params import Params
 from verify.model.reference import run_generic
 from verify.validation import check_choice, check_int, check_real
@@ -117,13 +117,15 @@ def _label_arb(t: arb, margin: float) -> int:
 
 
 def certified_float64(
-    params: Params, bits: np.ndarray, engine: str = "numba", tables: FastTables | None = None
+    params: Params, bits: np.ndarray, engine: str = "numba", tables: Any = None
 ) -> tuple[np.ndarray, np.ndarray]:
     """(midpoint, radius) of T for each string by a rigorous float64 pass: the Numba kernel
     (``engine="numba"``) or the vectorised numpy MidRad pass (``"numpy"``)."""
     if engine == "numpy":
         res = run_generic(MidRadContext(), params, bits, readout_only=True)
         return res.T.mid, res.T.rad
+    from verify.model.fast import fast_T  # Numba kernels load (or compile) on first use
+
     return fast_T(params, bits, bounds=True, tables=tables)
 
 
@@ -144,7 +146,11 @@ def truth_table(
     xi = check_real("margin", margin, minimum=0.0)
     precs = [check_int("precisions", p, minimum=53) for p in precisions]
     check_choice("engine", engine, ("numba", "numpy"))
-    tables = prepare(params, n) if engine == "numba" else None
+    tables = None
+    if engine == "numba":
+        from verify.model.fast import prepare
+
+        tables = prepare(params, n)
     size = 1 << n
     t = np.empty(size)
     label = np.empty(size, dtype=np.int8)
