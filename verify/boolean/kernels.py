@@ -48,15 +48,21 @@ def _serial_and_parallel(signature):
     return deco
 
 
+@kernel([numba.int64(t, numba.int64, numba.int64) for t in (_U8, _U8_RO)])
+def string_sensitivity(t, x, n):  # pragma: no cover - compiled
+    """s(x) = #{i < n : t[x] != t[x xor 2^i]} for one string index x."""
+    v = t[x]
+    s = 0
+    for i in range(n):
+        s += v ^ t[x ^ (1 << i)]
+    return s
+
+
 def _sensitivity_into(t, n, out):  # pragma: no cover - compiled
     """out[x] = s(x) = #{i : t[x] != t[x xor 2^i]} for every x."""
     size = t.shape[0]
     for x in numba.prange(size):
-        v = t[x]
-        s = 0
-        for i in range(n):
-            s += v ^ t[x ^ (1 << i)]
-        out[x] = s
+        out[x] = string_sensitivity(t, x, n)
 
 
 def _profile_counts(t, n):  # pragma: no cover - compiled
@@ -69,11 +75,7 @@ def _profile_counts(t, n):  # pragma: no cover - compiled
         lo = c * step
         hi = min(size, lo + step)
         for x in range(lo, hi):
-            v = t[x]
-            s = 0
-            for i in range(n):
-                s += v ^ t[x ^ (1 << i)]
-            hist[c, s] += 1
+            hist[c, string_sensitivity(t, x, n)] += 1
     out = np.zeros(n + 1, dtype=np.int64)
     for c in range(n_chunks):
         for k in range(n + 1):
@@ -158,12 +160,9 @@ def _rows_have_zero_sensitive(tables, n):  # pragma: no cover - compiled
     size = tables.shape[1]
     out = np.zeros(rows, dtype=np.bool_)
     for r in numba.prange(rows):
+        row = tables[r]
         for x in range(size):
-            v = tables[r, x]
-            s = 0
-            for i in range(n):
-                s += v ^ tables[r, x ^ (1 << i)]
-            if s == 0:
+            if string_sensitivity(row, x, n) == 0:
                 out[r] = True
                 break
     return out
