@@ -219,16 +219,12 @@ def inner_product(n: int) -> BooleanFunction:
     if n % 2:
         raise ValidationError("N", "an even number of bits for inner_product", n)
     h = n // 2
-    size = 1 << n
-    idx = np.arange(size, dtype=np.int64) if n <= 26 else None
-    if idx is None:  # pragma: no cover - N > 26 needs chunking of the int64 index
-        raise ValidationError("N", "N <= 26 for inner_product", n)
-    low = idx & ((1 << h) - 1)
-    high = idx >> h
-    both = low & high
-    out = np.zeros(size, dtype=np.uint8)
-    for j in range(h):
-        out ^= ((both >> j) & 1).astype(np.uint8)
+    parity_h = subset_weights(h) & np.uint8(1)  # parity of an h-bit index
+    x = np.arange(1 << h, dtype=np.int64)  # x_1..x_h: the low h bits of the index
+    out = np.empty((1 << h, 1 << h), dtype=np.uint8)
+    for y in range(1 << h):  # x_{h+1}..x_N: the high h bits; f = parity(popcount(x & y))
+        out[y] = parity_h[x & y]
+    out = out.reshape(-1)
     return BooleanFunction(out)
 
 
