@@ -255,3 +255,23 @@ def test_grid_model_extras_and_parse_config() -> None:
         SweepGrid(model={"d_model": 8})
     with pytest.raises(ValidationError, match="--config"):
         parse_config(["norm_first"])
+
+
+class _FakeDaskClient:
+    """Stands in for dask.distributed.Client: its own submit is not concurrent.futures'."""
+
+    def __init__(self, ex: ThreadPoolExecutor) -> None:
+        self.ex = ex
+
+    def submit(self, *a: Any, **k: Any) -> None:
+        raise AssertionError("run_sweep must use get_executor(), not Client.submit")
+
+    def get_executor(self) -> ThreadPoolExecutor:
+        return self.ex
+
+
+def test_client_with_get_executor(tmp_path: Path) -> None:
+    cells = SweepGrid(kind="random_function", n_bits=(3,), seeds=(0, 1, 2)).cells()
+    with ThreadPoolExecutor(2) as ex:
+        s = run_sweep(cells, tmp_path / "d.jsonl", executor=_FakeDaskClient(ex), progress=False)
+    assert s.n_run == 3 and s.n_errors == 0

@@ -15,10 +15,11 @@ A cluster, e.g. dask.distributed::
 
     from dask.distributed import Client
     client = Client("scheduler:8786")
-    run_sweep(grid.cells(), "results.jsonl", executor=client.get_executor())
+    run_sweep(grid.cells(), "results.jsonl", executor=client)
 
-(``client.get_executor()`` is dask's concurrent.futures-compatible executor; the workers need
-``verify`` installed). Only the process calling :func:`run_sweep` writes the results file.
+(a ``Client`` is replaced by ``client.get_executor()``, dask's concurrent.futures-compatible
+executor; the workers need ``verify`` installed). Only the process calling :func:`run_sweep`
+writes the results file.
 """
 
 from __future__ import annotations
@@ -362,9 +363,10 @@ def run_sweep(
 
     ``runner``: a picklable ``cell -> dict`` (default: by each cell's ``kind``, see RUNNERS).
     ``executor``: any concurrent.futures-compatible executor (default: :func:`local_executor`
-    with ``max_workers``, default os.cpu_count()). At most ``max_in_flight`` cells (default
-    2 x workers) are submitted at once, so a kill loses at most those in flight (they rerun).
-    Cells whose latest record is an error are retried.
+    with ``max_workers``, default os.cpu_count()); an object with ``get_executor()`` (a
+    dask.distributed ``Client``) is asked for its concurrent.futures executor. At most
+    ``max_in_flight`` cells (default 2 x workers) are submitted at once, so a kill loses at
+    most those in flight (they rerun). Cells whose latest record is an error are retried.
     """
     from tqdm.auto import tqdm
 
@@ -386,6 +388,8 @@ def run_sweep(
         )
         own = executor is None and bool(todo)
         ex = local_executor(workers) if own else executor
+        if ex is not None and hasattr(ex, "get_executor"):  # a dask.distributed Client
+            ex = ex.get_executor()
         bar = tqdm(total=len(todo), desc="cells", unit="cell", disable=not progress)
         try:
             it: Iterator[dict[str, Any]] = iter(todo)
