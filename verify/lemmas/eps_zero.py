@@ -961,3 +961,208 @@ def check_lemma_4_4(ctx: CheckContext) -> CheckResult:
         counterexample=counterexample,
         figures=[fig],
     )
+
+
+# ----------------------------------------------------------------------------- Cor 5.x, Conj 5.5
+import verify.lemmas.functions  # noqa: E402,F401  (defines "Cor 5.1" .. "Cor 5.4")
+
+IN_ACTION_FAMILIES = (
+    ("Cor 5.1", "parity", {}),
+    ("Cor 5.2", "sparse_parity", {"m": 2}),
+    ("Cor 5.3", "dictator", {"i": 2}),
+    ("Cor 5.4", "first", {}),
+    ("Conj 5.5", "majority", {}),
+)
+IN_ACTION_MARGIN = 0.1
+IN_ACTION_RHO = 0.02
+
+
+def majority_params() -> Params:
+    """A 1-layer transformer (D=4, H=1, no positions, eps=0) recognising MAJORITY at every odd N
+    with margin sqrt(2): tokens E[1] = g, E[0] = -g, E[eos] = 0 (g = (1,-1,0,0)); uniform
+    attention (W_q = W_k = 0, W_v = W_o = I) makes the eos input r g, r = (#1 - #0)/(N+1); the
+    eps = 0 layer norm maps it to sign(r) sqrt(2) g whatever |r| (the blowup is z ~ N); the MLP
+    is zero, norm2 the identity on it, and w = g/2 reads sign(r) sqrt(2)."""
+    cfg = ModelConfig(d_model=4, n_layers=1, n_heads=1, ln_eps=0.0, pos_encoding="none")
+    from verify.model import param_shapes
+
+    arr = {k: np.zeros(s) for k, s in param_shapes(cfg).items()}
+    g = np.array([1.0, -1.0, 0.0, 0.0])
+    arr["token_embedding"][0] = -g
+    arr["token_embedding"][1] = g
+    arr["layers.0.self_attn.in_proj_weight"][8:12] = np.eye(4)
+    arr["layers.0.self_attn.out_proj.weight"] = np.eye(4)
+    for norm in ("norm1", "norm2"):
+        arr[f"layers.0.{norm}.weight"] = np.ones(4)
+    arr["readout.weight"] = g / 2
+    return Params(cfg, arr)
+
+
+_IN_ACTION_CACHE: dict[tuple[str, int], dict] = {}
+
+
+def _in_action_counts(ctx: CheckContext) -> dict:
+    """For theta ~ Unif(theta*_MAJ + [-rho, rho]^M) and theta ~ Unif[-1,1]^M (same
+    architecture), the number recognising each family with margin xi at odd N (certified
+    truth tables). Cached per (budget, seed): the five checks share one run."""
+    key = (ctx.budget, ctx.seed)
+    if key in _IN_ACTION_CACHE:
+        return _IN_ACTION_CACHE[key]
+    ns = ctx.pick((5, 7, 9), (5, 7, 9, 11, 13), (5, 7, 9, 11, 13, 15))
+    draws = ctx.pick(12, 50, 200)
+    star = majority_params()
+    theta = star.flatten()
+    rng = np.random.default_rng(ctx.seed)
+    out: dict = {"N": ns, "draws": draws, "counts": {}}
+    for dist in ("ball around MAJORITY construction", "box [-1,1]^M"):
+        for n in ns:
+            targets = {fam: make_family(fam, n, **kw).table for _, fam, kw in IN_ACTION_FAMILIES}
+            hits = dict.fromkeys(targets, 0)
+            for _ in range(draws):
+                if dist.startswith("ball"):
+                    th = theta + rng.uniform(-IN_ACTION_RHO, IN_ACTION_RHO, theta.size)
+                else:
+                    th = rng.uniform(-1.0, 1.0, theta.size)
+                tt = truth_table(Params.unflatten(star.config, th), n, margin=IN_ACTION_MARGIN)
+                for fam, table in targets.items():
+                    hits[fam] += recognises(tt, table.astype(np.int8)) is True
+            out["counts"][(dist, n)] = hits
+    _IN_ACTION_CACHE[key] = out
+    return out
+
+
+def _in_action_result(stmt: str, family: str, ctx: CheckContext) -> CheckResult:
+    data = _in_action_counts(ctx)
+    rows: list[Row] = []
+    name = f"in action: fraction of sampled theta recognising {family.upper()}"
+    series = []
+    for dist in ("ball around MAJORITY construction", "box [-1,1]^M"):
+        ys, los, his = [], [], []
+        for n in data["N"]:
+            h = data["counts"][(dist, n)][family]
+            lo, hi = clopper_pearson(h, data["draws"], CONFIDENCE)
+            ys.append(h / data["draws"])
+            los.append(lo)
+            his.append(hi)
+            if family == "majority":
+                if dist.startswith("ball"):  # should not vanish: at least one hit
+                    rows.append(
+                        Row(
+                            f"{dist}, N={n}: recognising",
+                            float(h),
+                            1.0,
+                            ">=",
+                            (lo * data["draws"], hi * data["draws"]),
+                        )
+                    )
+            else:  # a.s. not recognised for large N: no hit expected
+                rows.append(
+                    Row(
+                        f"{dist}, N={n}: recognising",
+                        float(h),
+                        0.0,
+                        "<=",
+                        (lo * data["draws"], hi * data["draws"]),
+                    )
+                )
+        series.append({"label": dist, "x": list(data["N"]), "y": ys})
+        series.append({"label": dist + " CI low", "x": list(data["N"]), "y": los, "style": ":"})
+        series.append({"label": dist + " CI high", "x": list(data["N"]), "y": his, "style": ":"})
+    status = Status.HOLDS if all(r.ok for r in rows) else Status.UNDECIDED
+    notes = [
+        f"theta ~ Unif(theta* + [-{IN_ACTION_RHO}, {IN_ACTION_RHO}]^M) around the MAJORITY"
+        f" construction (majority_params) and theta ~ Unif[-1,1]^M; margin {IN_ACTION_MARGIN};"
+        " odd N only (the construction leaves MAJORITY's ties at even N to chance); counts"
+        " with Clopper-Pearson CIs",
+    ]
+    if family != "majority":
+        notes.append("the statement is asymptotic: a hit at small N would be undecided")
+    fig = FigureData(
+        name=f"{stmt.lower().replace(' ', '_').replace('.', '_')}_in_action",
+        title=f"Fraction of sampled theta recognising {family.upper()} (margin {IN_ACTION_MARGIN})",
+        kind="lines",
+        data={"series": series, "xlabel": "N", "ylabel": "fraction recognising"},
+    )
+    return CheckResult(
+        stmt,
+        name,
+        status,
+        rows,
+        arithmetic="certified truth tables (rigorous float64, arb fallback)",
+        parameters={
+            "N": data["N"],
+            "draws": data["draws"],
+            "rho": IN_ACTION_RHO,
+            "margin": IN_ACTION_MARGIN,
+        },
+        notes=notes,
+        figures=[fig],
+    )
+
+
+def _register_in_action(stmt: str, family: str) -> None:
+    @statement_check(
+        stmt, name=f"in action: fraction of sampled theta recognising {family.upper()}"
+    )
+    def _check(ctx: CheckContext) -> CheckResult:
+        return _in_action_result(stmt, family, ctx)
+
+
+for _stmt, _fam, _ in IN_ACTION_FAMILIES:
+    _register_in_action(_stmt, _fam)
+
+
+@statement_check("Conj 5.5", name="certified cube around a MAJORITY construction")
+def check_conj_5_5_certified(ctx: CheckContext) -> CheckResult:
+    """For odd N, the largest r in 10^(-2..-8 by 1/2) such that arb enclosures over the whole
+    cube theta* + [-r, r]^M prove T >= xi on MAJORITY's ones and T <= -xi on its zeros: a set
+    of positive Lebesgue measure recognising MAJORITY_N with margin xi."""
+    ns = ctx.pick((3, 5, 7), (3, 5, 7, 9), (3, 5, 7, 9, 11))
+    star = majority_params()
+    radii = [10.0 ** (-e / 2) for e in range(4, 17)]
+    rows: list[Row] = []
+    notes: list[str] = []
+    found = []
+    from verify.boolean import all_bit_strings
+    from verify.model.enclosure import enclose_output
+
+    start = 0
+    for n in ns:
+        target = make_family("majority", n).table
+        bits = all_bit_strings(n)
+        best = 0.0
+        for j in range(start, len(radii)):
+            balls = enclose_output(star, bits, prec=64, radius=radii[j])
+            ok = all(
+                (b >= IN_ACTION_MARGIN) if t else (b <= -IN_ACTION_MARGIN)
+                for b, t in zip(balls, target, strict=True)
+            )
+            if ok:
+                best, start = radii[j], j
+                break
+        found.append(best)
+        m = star.flatten().size
+        rows.append(
+            Row(
+                f"N={n}: certified cube half-width r (M={m})",
+                best,
+                radii[-1],
+                ">=",
+                extra={"log10_volume": m * math.log10(2 * best) if best else None},
+            )
+        )
+    notes.append(
+        "the radius is limited by the wrapping of arb over ~M-dimensional balls, not by the"
+        " function; Monte Carlo around theta* (the 'in action' check) recognises MAJORITY at"
+        f" rho = {IN_ACTION_RHO}"
+    )
+    status = Status.HOLDS if all(r.ok for r in rows) else Status.UNDECIDED
+    return CheckResult(
+        "Conj 5.5",
+        "certified cube around a MAJORITY construction",
+        status,
+        rows,
+        arithmetic="arb balls (64 bits) over the parameter cube",
+        parameters={"N": ns, "margin": IN_ACTION_MARGIN, "radii": radii},
+        notes=notes,
+    )
