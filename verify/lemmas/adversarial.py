@@ -9,8 +9,8 @@ Hypothesis's targeted phase climbs towards the worst case. Every run is seeded
 (``hypothesis.seed``), has no example database, and returns the worst example with everything
 needed to rebuild it.
 
-Hypothesis is imported when a search runs (it is a test extra; the checks that call this module
-are run by ``pytest theorems/`` and by the report, both installed with ``.[test]``).
+Hypothesis (a runtime dependency) is imported when a search runs, so that importing the
+statement registry stays cheap.
 """
 
 from __future__ import annotations
