@@ -353,3 +353,22 @@ def test_overview_family_profiles_are_exact() -> None:
     assert drawn["parity"] == [0.0] * 6 + [1.0]  # K_N = 2^N
     maj = sensitivity_profile(make_family("majority", 6))
     assert drawn["majority"] == [k / 64 for k in maj]
+
+
+def test_ctrl_c_writes_the_finished_checks(isolated_registry: dict, tmp_path: Path) -> None:
+    _holds_statement("Lemma 1.1")
+    define_statement(id="Lemma 2.2", title="t", statement="s")
+
+    @statement_check("Lemma 2.2", name="user presses Ctrl-C here")
+    def _stop(ctx: CheckContext) -> CheckResult:
+        raise KeyboardInterrupt
+
+    _holds_statement("Lemma 3.3")
+    out = tmp_path / "r"
+    assert main(["report", "--quick", "--out", str(out), "--no-progress"]) == 130
+    doc = _strict_json(out / "report.json")
+    assert validate_document(doc) == []
+    assert [s["status"] for s in doc["statements"]] == ["holds", "interrupted", "interrupted"]
+    assert doc["statements"][2]["interrupted"] == ["grid"]
+    assert doc["summary"]["n_checks_interrupted"] == 2 and doc["summary"]["exit_code"] == 1
+    assert "The run was interrupted" in (out / "report.md").read_text()

@@ -21,7 +21,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
             "Run the registered statements' checks and write report.md, report.json and"
             " figures/*.png. Exit code 0 when every statement holds, is vacuous or was not run"
             " at this budget; 1 when one is violated, undecided or its check raised; 2 on bad"
-            " usage. Writing docs/reports/example also refreshes the README's table of"
+            " usage; 130 when interrupted (Ctrl-C: the report of the finished checks is"
+            " written). Writing docs/reports/example also refreshes the README's table of"
             " statements."
         ),
     )
@@ -79,9 +80,12 @@ def run(args: argparse.Namespace) -> int:
     counts = ", ".join(f"{n} {k}" for k, n in summ["counts"].items() if n) or "no statements"
     print(f"report: {counts}; {summ['runtime_s']:.1f} s", file=sys.stderr)
     for st in report.document["statements"]:
-        if st["status"] in ("violated", "error", "undecided"):
+        if st["status"] in ("violated", "error", "undecided", "interrupted"):
             print(f"  {st['id']}: {st['status']}", file=sys.stderr)
     print(f"wrote {report.markdown}, {report.json} and {len(report.figures)} figure(s)")
+    if report.document["summary"]["n_checks_interrupted"]:
+        print("interrupted: the report holds the checks that finished", file=sys.stderr)
+        return 130
     _refresh_readme(report)
     return report.exit_code
 

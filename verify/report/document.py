@@ -157,6 +157,7 @@ def statement_json(
         "runtime_s": outcome.runtime_s,
         "worst": worst,
         "not_run": list(outcome.not_run),
+        "interrupted": list(outcome.interrupted),
         "warnings": outcome.warnings
         + [
             f"[{c['name']}] figure {f['name']}: {f['error']}"
@@ -199,6 +200,7 @@ def build_document(
                 "n_statements": len(statements),
                 "n_checks_run": n_run,
                 "n_checks_not_run": sum(len(st["not_run"]) for st in statements),
+                "n_checks_interrupted": sum(len(st["interrupted"]) for st in statements),
                 "n_errors": sum(c["status"] == "error" for st in statements for c in st["checks"]),
                 "runtime_s": runtime_s
                 if runtime_s is not None
@@ -271,7 +273,7 @@ def validate_document(doc: Any) -> list[str]:
             need(st, k, t, w)
         if st.get("status") not in STATUS_ORDER:
             errs.append(f"{w}.status: expected one of {STATUS_ORDER}")
-        failing |= st.get("status") in ("violated", "error", "undecided")
+        failing |= st.get("status") in ("violated", "error", "undecided", "interrupted")
         for j, c in enumerate(st.get("checks") or []):
             cw = f"{w}.checks[{j}]"
             for k, t in (("name", str), ("status", str), ("rows", list), ("figures", list)):

@@ -17,6 +17,7 @@ _BADGE = {
     "error": "**ERROR**",
     "skipped": "not run at this budget",
     "unchecked": "no check registered",
+    "interrupted": "**interrupted** before its checks ran",
 }
 
 
@@ -74,9 +75,15 @@ def render_markdown(doc: Mapping[str, Any]) -> str:
     verdict = (
         "every statement run holds or is vacuous"
         if summ["exit_code"] == 0
-        else "some statement is violated, undecided or raised an error"
+        else "some statement is violated, undecided, raised an error or was interrupted"
     )
     add(f"**Result: {verdict}** ({counts or 'no statements'}; exit code {summ['exit_code']}).")
+    if summ.get("n_checks_interrupted"):
+        add("")
+        add(
+            f"**The run was interrupted**: {summ['n_checks_interrupted']} check(s) were not"
+            " reached; this report holds the checks that finished."
+        )
     add("")
     add(
         "> The statements below are *reconstructions* of the papers' statements (their full texts"
@@ -168,6 +175,9 @@ def _statement(st: Mapping[str, Any]) -> list[str]:
     add("")
     if st["not_run"]:
         add("Slow checks not run at this budget: " + ", ".join(st["not_run"]) + ".")
+        add("")
+    if st.get("interrupted"):
+        add("Checks not reached (the run was interrupted): " + ", ".join(st["interrupted"]) + ".")
         add("")
     for wmsg in st["warnings"]:
         add(f"- warning: {wmsg}")

@@ -6,7 +6,8 @@ and its traceback, and counts as a failure. Statement status aggregates its chec
     violated > error > undecided > holds > vacuous
 
 (the first present wins), ``"skipped"`` when every check is slow and slow checks were not run,
-and ``"unchecked"`` when the statement has no check at all.
+``"unchecked"`` when the statement has no check at all, and ``"interrupted"`` when the run was
+stopped (Ctrl-C) before any of its checks finished; the checks that finished are kept.
 """
 
 from __future__ import annotations
@@ -35,6 +36,7 @@ from verify.validation import check_choice, check_int
 ERROR = "error"
 SKIPPED = "skipped"
 UNCHECKED = "unchecked"
+INTERRUPTED = "interrupted"
 
 # every status a statement or check can have in a report, in order of precedence
 STATUS_ORDER: tuple[str, ...] = (
@@ -45,9 +47,12 @@ STATUS_ORDER: tuple[str, ...] = (
     Status.VACUOUS.value,
     SKIPPED,
     UNCHECKED,
+    INTERRUPTED,
 )
 # statuses that make `python -m verify report` exit with 1
-FAILING: frozenset[str] = frozenset({Status.VIOLATED.value, ERROR, Status.UNDECIDED.value})
+FAILING: frozenset[str] = frozenset(
+    {Status.VIOLATED.value, ERROR, Status.UNDECIDED.value, INTERRUPTED}
+)
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 
@@ -86,10 +91,13 @@ class StatementOutcome:
 
     statement: Statement
     checks: list[CheckOutcome] = field(default_factory=list)
-    not_run: list[str] = field(default_factory=list)
+    not_run: list[str] = field(default_factory=list)  # slow checks, not run at this budget
+    interrupted: list[str] = field(default_factory=list)  # not reached: Ctrl-C during the run
 
     @property
     def status(self) -> str:
+        if self.interrupted and not self.checks:
+            return INTERRUPTED
         return aggregate_status([c.status for c in self.checks], has_skipped=bool(self.not_run))
 
     @property
@@ -110,7 +118,8 @@ def aggregate_status(statuses: Sequence[str], *, has_skipped: bool = False) -> s
 
 
 def exit_code(outcomes: Sequence[StatementOutcome]) -> int:
-    """0 when every statement holds, is vacuous, or was not run at this budget; else 1."""
+    """0 when every statement holds, is vacuous, or was not run at this budget; else 1
+    (a statement violated, undecided, in error, or interrupted)."""
     return 1 if any(o.status in FAILING for o in outcomes) else 0
 
 
@@ -199,8 +208,15 @@ def run_statements(
                 todo.append((o, c))
     ctx = CheckContext(budget=budget, seed=seed, progress=False)
     bar = tqdm(todo, desc="checks", unit="check", disable=not progress, dynamic_ncols=True)
-    for o, c in bar:
-        bar.set_postfix_str(f"{o.statement.id}: {c.name}"[:60])
-        o.checks.append(run_check_outcome(o.statement, c, ctx))
-    bar.close()
+    done = 0
+    try:
+        for o, c in bar:
+            bar.set_postfix_str(f"{o.statement.id}: {c.name}"[:60])
+            o.checks.append(run_check_outcome(o.statement, c, ctx))
+            done += 1
+    except KeyboardInterrupt:  # keep what finished; the rest is reported as interrupted
+        for o, c in todo[done:]:
+            o.interrupted.append(c.name)
+    finally:
+        bar.close()
     return outcomes
