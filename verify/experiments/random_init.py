@@ -215,10 +215,11 @@ def run_experiment(
     baseline_samples: int = 20000,
     profile_models: int | None = None,
     progress: bool = False,
+    schemes: tuple[str, ...] = SCHEMES,
 ) -> tuple[dict[str, SchemeResult], Baseline]:
-    """All four schemes and the random-function baseline."""
+    """The given init schemes (default all four) and the random-function baseline."""
     samples = check_int("baseline_samples", baseline_samples, minimum=1)
-    results = {s: run_scheme(s, n_models, n_bits, seed, profile_models, progress) for s in SCHEMES}
+    results = {s: run_scheme(s, n_models, n_bits, seed, profile_models, progress) for s in schemes}
     return results, random_function_baseline(n_bits, samples, seed)
 
 
