@@ -7,6 +7,8 @@ validate their input; these functions assume it is valid.
 
 from __future__ import annotations
 
+import types
+
 import numba
 import numpy as np
 
@@ -32,7 +34,11 @@ def _serial_and_parallel(signature):
 
         def parallel():
             if "p" not in compiled:
-                compiled["p"] = kernel(signature, parallel=True)(fn)
+                # Numba's cache key ignores the parallel flag: a renamed copy of the function
+                # gets its own cache file, so the two builds never load each other's code.
+                twin = types.FunctionType(fn.__code__, fn.__globals__, fn.__name__ + "_parallel")
+                twin.__qualname__ = fn.__qualname__ + "_parallel"
+                compiled["p"] = kernel(signature, parallel=True)(twin)
             return compiled["p"]
 
         def dispatch(data, *args):
