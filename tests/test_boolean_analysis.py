@@ -119,3 +119,20 @@ def test_accepts_function_or_table_and_validates():
         sensitivity_profile(np.array([0, 1, 2, 0]))
     with pytest.raises(ValidationError, match="method"):
         influences(f, method="magic")
+
+
+def test_serial_and_parallel_builds_agree_and_are_cached_apart():
+    from verify.boolean.kernels import profile_counts, sensitivity_into
+
+    table = np.random.default_rng(8).integers(0, 2, 1 << 17, dtype=np.uint8)
+    np.testing.assert_array_equal(
+        profile_counts.serial(table, 17), profile_counts.parallel()(table, 17)
+    )
+    a, b = np.empty_like(table), np.empty_like(table)
+    sensitivity_into.serial(table, 17, a)
+    sensitivity_into.parallel()(table, 17, b)
+    np.testing.assert_array_equal(a, b)
+    # Numba's cache key ignores the parallel flag: the builds must have distinct names
+    assert (
+        profile_counts.parallel().py_func.__qualname__ != profile_counts.serial.py_func.__qualname__
+    )
