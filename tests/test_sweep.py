@@ -115,12 +115,14 @@ def test_summarize() -> None:
         {
             "status": "ok",
             "cell": {"kind": "random_function", "n_bits": 4, "seed": s},
-            "result": {"decided": True, "K0": k},
+            "result": {"decided": True, "K0": k, "avg_sensitivity": a},
         }
-        for s, k in enumerate([0, 1, 2, 0])
+        for s, (k, a) in enumerate([(0, 2.0), (1, 1.0), (16, 0.0), (0, 1.0)])
     ]
+    recs.append({"status": "error", "cell": {**recs[0]["cell"], "seed": 9}, "result": None})
     (row,) = summarize(recs)
-    assert row["n"] == 4 and row["mean_K0"] == 0.75 and row["p_K0_ge_1"] == 0.5
+    assert row["n"] == 4 and row["mean_K0"] == 17 / 4 and row["p_K0_ge_1"] == 0.5
+    assert row["frac_constant"] == 0.25 and row["mean_avg_sensitivity"] == 1.0
     lo, hi = row["p_K0_ge_1_ci"]
     assert lo < 0.5 < hi
 
@@ -208,7 +210,7 @@ def test_killed_cli_sweep_resumes(tmp_path: Path) -> None:
         for c in SweepGrid(kind="random_function", n_bits=(6,), seeds=tuple(range(80))).cells()
     }
     assert {r["key"] for r in _lines(out)} == expected
-    assert "n_bits=6 | 80 | 80 |" in stdout
+    assert "all cells | 80 | 80 |" in stdout
 
 
 def test_cli_sweep_bad_usage(tmp_path: Path) -> None:

@@ -423,7 +423,8 @@ def run_sweep(
 # --------------------------------------------------------------------------------- summaries
 def summarize(records: Iterable[Mapping[str, Any]]) -> list[dict[str, Any]]:
     """Group ok records over seeds: per setting, the number of seeds, how many were decided,
-    mean K_0 and P[K_0 >= 1] with its 95% Clopper-Pearson interval (over decided cells)."""
+    and over the decided cells the fraction of constant functions, the mean average
+    sensitivity, mean K_0 and P[K_0 >= 1] with its 95% Clopper-Pearson interval."""
     from verify.boolean import clopper_pearson
 
     groups: dict[str, list[Mapping[str, Any]]] = {}
@@ -437,11 +438,17 @@ def summarize(records: Iterable[Mapping[str, Any]]) -> list[dict[str, Any]]:
         dec = [r["result"] for r in recs if r["result"].get("decided")]
         k0 = [int(x["K0"]) for x in dec]
         hit = sum(v >= 1 for v in k0)
+        n_bits = int(json.loads(key).get("n_bits", 0))
+        const = sum(v == 2**n_bits for v in k0)  # K_0 = 2^N exactly when f is constant
         rows.append(
             {
                 "setting": json.loads(key),
                 "n": len(recs),
                 "n_decided": len(dec),
+                "frac_constant": const / len(k0) if k0 else math.nan,
+                "mean_avg_sensitivity": (
+                    sum(float(x["avg_sensitivity"]) for x in dec) / len(dec) if dec else math.nan
+                ),
                 "mean_K0": sum(k0) / len(k0) if k0 else math.nan,
                 "p_K0_ge_1": hit / len(k0) if k0 else math.nan,
                 "p_K0_ge_1_ci": clopper_pearson(hit, len(k0), 0.95) if k0 else (0.0, 1.0),

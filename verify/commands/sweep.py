@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import json
 import math
 import sys
 
@@ -104,11 +105,20 @@ def run(args: argparse.Namespace) -> int:
     )
     keys = {cell_key(c) for c in cells}
     latest = [r for r in load_results(args.out) if r["key"] in keys]
-    print("setting | seeds | decided | mean K_0 | P[K_0 >= 1] [95% CI]")
-    for row in summarize(latest):
-        st = ", ".join(f"{k}={v}" for k, v in row["setting"].items() if k != "kind")
+    rows = summarize(latest)
+    varying = [
+        k
+        for k in (rows[0]["setting"] if rows else {})
+        if k != "kind" and len({json.dumps(r["setting"].get(k)) for r in rows}) > 1
+    ]
+    print("setting | seeds | decided | constant | mean as | mean K_0 | P[K_0 >= 1] [95% CI]")
+    for row in rows:
+        st = ", ".join(f"{k}={row['setting'].get(k)}" for k in varying) or "all cells"
         lo, hi = row["p_K0_ge_1_ci"]
         p = row["p_K0_ge_1"]
         pk = "n/a" if math.isnan(p) else f"{p:.3f} [{lo:.3f}, {hi:.3f}]"
-        print(f"{st} | {row['n']} | {row['n_decided']} | {row['mean_K0']:.4g} | {pk}")
+        print(
+            f"{st} | {row['n']} | {row['n_decided']} | {row['frac_constant']:.3f} |"
+            f" {row['mean_avg_sensitivity']:.4g} | {row['mean_K0']:.4g} | {pk}"
+        )
     return 1 if any(r["status"] != "ok" for r in latest) else 0
