@@ -611,7 +611,7 @@ def _lemma_3_1_length(ctx: CheckContext) -> CheckResult:
     q, lip = _lip_pair(p, d)
     rows, ns, vals = [], _lengths(ctx), []
     for n_bits in ns:
-        k = 4 if n_bits <= 512 else 2
+        k = 16 if n_bits <= 128 else (4 if n_bits <= 512 else 2)
         x = rng.integers(0, 2, (k, n_bits))
         # one string per call at large N: the dense pass holds B x H x S x S attention weights
         dt = [abs(forward(p, xi).T[0] - forward(q, xi).T[0]) for xi in x]
@@ -619,6 +619,8 @@ def _lemma_3_1_length(ctx: CheckContext) -> CheckResult:
         vals.append(ratio)
         rows.append(Row(f"N={n_bits}: max_x |dT| / ||dtheta||", ratio, lip))
     slope = _slope(ns, vals)
+    half = len(ns) // 2
+    slope_hi = _slope(ns[half:], vals[half:]) if len(ns) - half >= 2 else math.nan
     return CheckResult(
         "Lemma 3.1",
         "local Lipschitz constant does not grow with N",
@@ -627,8 +629,9 @@ def _lemma_3_1_length(ctx: CheckContext) -> CheckResult:
         seed=ctx.seed,
         parameters={"config": p.config.to_dict(), "||dtheta||": 1e-4, "N": ns},
         notes=[
-            f"log-log slope of the measured local Lipschitz ratio vs N: {slope:.3f}"
-            " (bounded in N: expected about 0)"
+            f"log-log slope of the measured local Lipschitz ratio vs N: {slope:.3f}, over the"
+            f" upper half N >= {ns[half]}: {slope_hi:.3f} (bounded in N: expected about 0; a"
+            " max over a few sampled strings per N, so noisy)"
         ],
         figures=[
             FigureData(
