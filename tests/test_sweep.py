@@ -251,6 +251,9 @@ def test_grid_model_extras_and_parse_config() -> None:
         "pos_encoding": "learned",
     }
     assert parse_seeds("3:6") == [3, 4, 5] and parse_seeds("0,7") == [0, 7]
+    assert parse_seeds(["0", "1:3", "9"]) == [0, 1, 2, 9]
+    with pytest.raises(ValidationError, match="--seeds"):
+        parse_seeds(["3:3"])
     (cell,) = SweepGrid(model={"norm_first": True}).cells()
     assert cell["model"] == {"norm_first": True}
     with pytest.raises(ValidationError, match="model"):

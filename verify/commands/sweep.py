@@ -10,15 +10,22 @@ import sys
 from verify.errors import ValidationError
 
 
-def parse_seeds(text: str) -> list[int]:
-    """Seeds as "A:B" (A..B-1), or comma-separated integers ("0,1,5")."""
-    try:
-        if ":" in text:
-            a, b = text.split(":", 1)
-            return list(range(int(a), int(b)))
-        return [int(x) for x in text.split(",") if x.strip()]
-    except ValueError:
-        raise ValidationError("--seeds", 'a range "A:B" or integers "0,1,5"', text) from None
+def parse_seeds(text: str | list[str]) -> list[int]:
+    """Seeds from tokens "A:B" (A..B-1), "0,1,5" or "7"; several tokens are concatenated."""
+    tokens = [text] if isinstance(text, str) else list(text)
+    seeds: list[int] = []
+    for tok in tokens:
+        try:
+            if ":" in tok:
+                a, b = tok.split(":", 1)
+                seeds.extend(range(int(a), int(b)))
+            else:
+                seeds.extend(int(x) for x in tok.split(",") if x.strip())
+        except ValueError:
+            raise ValidationError("--seeds", 'ranges "A:B" or integers "0,1,5"', tok) from None
+    if not seeds:
+        raise ValidationError("--seeds", "at least one seed", " ".join(tokens))
+    return seeds
 
 
 def parse_config(items: list[str]) -> dict[str, object]:
@@ -63,9 +70,11 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--schemes", nargs="+", default=["uniform"], metavar="SCHEME")
     p.add_argument("-D", "--d-model", nargs="+", type=int, default=[16], metavar="D")
     p.add_argument("-L", "--n-layers", nargs="+", type=int, default=[1], metavar="L")
-    p.add_argument("--eps", nargs="+", type=float, default=[0.0], metavar="EPS")
+    p.add_argument("--eps", "--ln-eps", nargs="+", type=float, default=[0.0], metavar="EPS")
     p.add_argument("-N", "--n-bits", nargs="+", type=int, default=[8], metavar="N")
-    p.add_argument("--seeds", default="0:10", metavar="A:B", help='"A:B" or "0,1,5" (0:10)')
+    p.add_argument(
+        "--seeds", nargs="+", default=["0:10"], metavar="S", help='"A:B", "0,1,5" or "0 1 5" (0:10)'
+    )
     p.add_argument("--heads", type=int, default=2, help="attention heads (2)")
     p.add_argument("--scale", type=float, default=1.0, help="init scale (1.0)")
     p.add_argument(
@@ -76,7 +85,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         help="another ModelConfig field for every cell, e.g. --config norm_first=true"
         " --config pos_encoding=learned (repeatable)",
     )
-    p.add_argument("--workers", type=int, default=None, help="local processes (all cores)")
+    p.add_argument("-j", "--workers", type=int, default=None, help="local processes (all cores)")
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
     p.set_defaults(func=run)
 
