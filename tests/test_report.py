@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import math
+import os
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -57,6 +58,7 @@ def _holds_statement(sid: str = "Lemma 1.1", *, slow_too: bool = False) -> None:
         confidence="[inferred]",
         hypotheses=(Hypothesis("x in [0,1]", "the argument lies in the unit interval"),),
         bound_formula="$x$",
+        derivation="docs/architecture.md#conventions",
     )
 
     @statement_check(sid, name="grid")
@@ -250,6 +252,9 @@ def test_report_all_outcomes(
     assert "CI of measured" in md and "[-1, 1]" in md
     assert "numba" in md and "python-flint" in md
     assert "Reconstructed statement" in md
+    rel = os.path.relpath(Path(__file__).resolve().parents[1], out.resolve())
+    assert f"[docs/architecture.md#conventions]({rel}/docs/architecture.md#conventions)" in md
+    assert f"Counterexample: `{cex}`" in md  # outside the repository: not linked
     assert "## Overview" in md and "(figures/overview_family_profiles.png)" in md
 
 

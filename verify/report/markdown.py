@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping
+from pathlib import Path
 from typing import Any
 
 # rows shown per check in report.md (all of them are in report.json; the worst is always shown)
@@ -55,8 +56,27 @@ def worst_text(w: Mapping[str, Any] | None) -> str:
     return f"{cell(w['label'])}: {fmt(w['measured'])} {w['relation']} {fmt(w['bound'])}"
 
 
-def render_markdown(doc: Mapping[str, Any]) -> str:
-    """The whole report.md."""
+def repo_link(path: str, repo_prefix: str | None) -> str:
+    """``path`` (relative to the repository, optionally with a #fragment) as a markdown link
+    from the report's directory when the file exists, else as code."""
+    from verify.report.runner import REPO_ROOT
+
+    file, sep, frag = path.partition("#")
+    target = Path(file)
+    if target.is_absolute():  # shown relative to the repository when inside it
+        try:
+            target = target.relative_to(REPO_ROOT)
+        except ValueError:
+            return f"`{path}`"
+    if repo_prefix is not None and file and (REPO_ROOT / target).is_file():
+        rel = target.as_posix() + sep + frag
+        return f"[{rel}]({repo_prefix.rstrip('/')}/{rel})"
+    return f"`{path}`"
+
+
+def render_markdown(doc: Mapping[str, Any], repo_prefix: str | None = None) -> str:
+    """The whole report.md; ``repo_prefix`` is the repository root relative to the report's
+    directory (links to derivations and counterexample files use it)."""
     env, run, summ = doc["environment"], doc["run"], doc["summary"]
     out: list[str] = []
     add = out.append
@@ -139,11 +159,11 @@ def render_markdown(doc: Mapping[str, Any]) -> str:
         if over.get("notes"):
             add("")
     for st in doc["statements"]:
-        out.extend(_statement(st))
+        out.extend(_statement(st, repo_prefix))
     return "\n".join(out) + "\n"
 
 
-def _statement(st: Mapping[str, Any]) -> list[str]:
+def _statement(st: Mapping[str, Any], repo_prefix: str | None = None) -> list[str]:
     out: list[str] = []
     add = out.append
     add(f'<a id="{st["slug"]}"></a>')
@@ -164,7 +184,7 @@ def _statement(st: Mapping[str, Any]) -> list[str]:
         add(f"**Bound checked:** {st['bound_formula']}")
         add("")
     if st.get("derivation"):
-        add(f"**Derivation:** {st['derivation']}")
+        add(f"**Derivation:** {repo_link(st['derivation'], repo_prefix)}")
         add("")
     line = f"**Status:** {_BADGE.get(st['status'], st['status'])}"
     line += f" (run time {fmt(st['runtime_s'])} s)."
@@ -184,11 +204,11 @@ def _statement(st: Mapping[str, Any]) -> list[str]:
     if st["warnings"]:
         add("")
     for c in st["checks"]:
-        out.extend(_check(c))
+        out.extend(_check(c, repo_prefix))
     return out
 
 
-def _check(c: Mapping[str, Any]) -> list[str]:
+def _check(c: Mapping[str, Any], repo_prefix: str | None = None) -> list[str]:
     out: list[str] = []
     add = out.append
     add(f"### Check: {c['name']} — {_BADGE.get(c['status'], c['status'])}")
@@ -228,7 +248,7 @@ def _check(c: Mapping[str, Any]) -> list[str]:
     if c["notes"]:
         add("")
     if c["counterexample"]:
-        add(f"Counterexample: `{c['counterexample']}`.")
+        add(f"Counterexample: {repo_link(c['counterexample'], repo_prefix)}.")
         add("")
     for f in c["figures"]:
         if f.get("file"):

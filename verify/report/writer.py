@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -15,7 +16,12 @@ from verify.report.environment import environment
 from verify.report.figures import draw_figure, figure_filename
 from verify.report.markdown import render_markdown
 from verify.report.overview import overview_figures
-from verify.report.runner import StatementOutcome, run_statements, select_statements
+from verify.report.runner import (
+    REPO_ROOT,
+    StatementOutcome,
+    run_statements,
+    select_statements,
+)
 from verify.validation import check_choice, check_int
 
 FIGURES_DIR = "figures"
@@ -104,7 +110,8 @@ def write_report(
     json_path = out / "report.json"
     json_path.write_text(json.dumps(doc, indent=1, allow_nan=False) + "\n", encoding="utf-8")
     md_path = out / "report.md"
-    md_path.write_text(render_markdown(doc), encoding="utf-8")
+    prefix = os.path.relpath(REPO_ROOT, out.resolve())
+    md_path.write_text(render_markdown(doc, repo_prefix=prefix), encoding="utf-8")
     return Report(out, md_path, json_path, paths, doc, list(outcomes))
 
 
