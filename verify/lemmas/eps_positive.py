@@ -207,6 +207,24 @@ def _status(rows: list[Row]) -> Status:
     return Status.HOLDS if all(r.ok for r in rows) else Status.VIOLATED
 
 
+class _Worst:
+    """The worst (largest measured/bound) comparison seen under each label, in first-seen order."""
+
+    def __init__(self) -> None:
+        self.best: dict[str, tuple[float, float, float, dict[str, Any]]] = {}
+
+    def add(self, label: str, measured: float, bound: float, info: dict | None = None) -> None:
+        ratio = Row(label, measured, bound).ratio
+        if label not in self.best or ratio > self.best[label][0]:
+            self.best[label] = (ratio, float(measured), float(bound), info or {})
+
+    def rows(self) -> list[Row]:
+        return [Row(k, m, b, extra=info) for k, (_, m, b, info) in self.best.items()]
+
+    def worst_ratio(self) -> float:
+        return max((v[0] for v in self.best.values()), default=math.nan)
+
+
 def _save_counterexample(params: Params, stem: str, info: dict[str, Any]) -> str:
     """Save parameters that violate a bound under theorems/counterexamples/; return the path."""
     COUNTEREXAMPLES.mkdir(parents=True, exist_ok=True)
@@ -281,28 +299,18 @@ def _slope(ns: list[int], ys: list[float]) -> float:
 @statement_check("Lemma 2.9", name="random parameters of the four init schemes")
 def _lemma_2_9_random(ctx: CheckContext) -> CheckResult:
     rng = np.random.default_rng(ctx.seed + 1)
-    rows, worst_all, undefined, overflow = [], 0.0, 0, 0
-    models = _random_models(ctx, ctx.pick(6, 25, 100), (0.0, *_EPS_CHOICES))
-    for scheme in SCHEMES:
-        best: tuple[float, float, float, dict] = (-1.0, 0.0, 0.0, {})
-        for sch, p, scale in models:
-            if sch != scheme:
-                continue
-            n_bits = int(rng.integers(2, 17))
-            x, xn, n = _flips(rng, n_bits, ctx.pick(8, 16, 32))
-            meas, bound, _, _ = _influence(p, x, xn, n)
-            defined = np.isfinite(meas)  # NaN: a 0/0 layer norm at eps = 0
-            undefined += int(np.sum(~defined))
-            overflow += int(np.sum(defined & np.isinf(bound)))  # C_infl beyond float64
-            if not defined.any():
-                continue
-            ratio = np.where(defined, meas / bound, -np.inf)
-            i = int(np.argmax(ratio))
-            if meas[i] / bound[i] > best[0]:
-                info = {"config": p.config.to_dict(), "scale": scale, "N": n_bits, "n": int(n[i])}
-                best = (float(meas[i] / bound[i]), float(meas[i]), float(bound[i]), info)
-        rows.append(Row(f"{scheme}: worst I_n vs bound", best[1], best[2], extra=best[3]))
-        worst_all = max(worst_all, best[0])
+    worst, undefined, overflow = _Worst(), 0, 0
+    for scheme, p, scale in _random_models(ctx, ctx.pick(6, 25, 100), (0.0, *_EPS_CHOICES)):
+        n_bits = int(rng.integers(2, 17))
+        x, xn, n = _flips(rng, n_bits, ctx.pick(8, 16, 32))
+        meas, bound, _, _ = _influence(p, x, xn, n)
+        defined = np.isfinite(meas)  # NaN: a 0/0 layer norm at eps = 0
+        undefined += int(np.sum(~defined))
+        overflow += int(np.sum(defined & np.isinf(bound)))  # C_infl beyond float64
+        for i in np.flatnonzero(defined):
+            info = {"config": p.config.to_dict(), "scale": scale, "N": n_bits, "n": int(n[i])}
+            worst.add(f"{scheme}: worst I_n vs bound", meas[i], bound[i], info)
+    rows = worst.rows()
     return CheckResult(
         "Lemma 2.9",
         "random parameters of the four init schemes",
@@ -311,7 +319,7 @@ def _lemma_2_9_random(ctx: CheckContext) -> CheckResult:
         seed=ctx.seed,
         parameters={"models_per_scheme": ctx.pick(6, 25, 100), "N": "2..16"},
         notes=[
-            f"worst measured/bound over all schemes: {worst_all:.4g}",
+            f"worst measured/bound over all schemes: {worst.worst_ratio():.4g}",
             "eps drawn from {0, 1e-5, ..., 1} (the lemma does not need eps > 0);"
             f" {undefined} flips skipped as undefined (0/0 layer norm at eps = 0);"
             f" {overflow} flips had a bound beyond float64 (C_infl overflows: holds trivially)",
@@ -350,23 +358,14 @@ def _lemma_2_9_adversarial(ctx: CheckContext) -> CheckResult:
 @statement_check("Lemma 3.2", name="random parameters of the four init schemes")
 def _lemma_3_2_random(ctx: CheckContext) -> CheckResult:
     rng = np.random.default_rng(ctx.seed + 2)
-    rows = []
-    models = _random_models(ctx, ctx.pick(6, 25, 100))
-    for scheme in SCHEMES:
-        zr, br = (-1.0, 0.0, 1.0), (-1.0, 0.0, 1.0)
-        for sch, p, _ in models:
-            if sch != scheme:
-                continue
-            x = rng.integers(0, 2, (ctx.pick(8, 32, 64), int(rng.integers(1, 17))))
-            r = forward(p, x, diagnostics=True)
-            zb, bb = _rounded_3_2_bounds(p.config)
-            zm, bm = float(r.z.max()), float(r.beta.max())
-            if zm / zb > zr[0]:
-                zr = (zm / zb, zm, zb)
-            if bm / bb > br[0]:
-                br = (bm / bb, bm, bb)
-        rows.append(Row(f"{scheme}: max z vs eps^-1/2", zr[1], zr[2]))
-        rows.append(Row(f"{scheme}: max beta vs (1+eps^-1/2)^K", br[1], br[2]))
+    worst = _Worst()
+    for scheme, p, _ in _random_models(ctx, ctx.pick(6, 25, 100)):
+        x = rng.integers(0, 2, (ctx.pick(8, 32, 64), int(rng.integers(1, 17))))
+        r = forward(p, x, diagnostics=True)
+        zb, bb = _rounded_3_2_bounds(p.config)
+        worst.add(f"{scheme}: max z vs eps^-1/2", float(r.z.max()), zb)
+        worst.add(f"{scheme}: max beta vs (1+eps^-1/2)^K", float(r.beta.max()), bb)
+    rows = worst.rows()
     return CheckResult(
         "Lemma 3.2",
         "random parameters of the four init schemes",
@@ -510,28 +509,19 @@ def _lip_pair(p: Params, delta: np.ndarray) -> tuple[Params, float]:
 @statement_check("Lemma 3.1", name="random parameter pairs of the four init schemes")
 def _lemma_3_1_random(ctx: CheckContext) -> CheckResult:
     rng = np.random.default_rng(ctx.seed + 4)
-    rows = []
-    models = _random_models(ctx, ctx.pick(6, 25, 100))
-    for scheme in SCHEMES:
-        best_local, best_box = (-1.0, 0.0, 1.0), (-1.0, 0.0, 1.0)
-        for sch, p, _ in models:
-            if sch != scheme:
-                continue
-            theta = p.flatten()
-            d = rng.normal(size=theta.size)
-            d *= 10.0 ** rng.uniform(-4, 0) * max(np.linalg.norm(theta), 1e-3) / np.linalg.norm(d)
-            q, lip = _lip_pair(p, d)
-            x = rng.integers(0, 2, (ctx.pick(8, 32, 64), int(rng.integers(1, 17))))
-            dt = float(np.abs(forward(p, x).T - forward(q, x).T).max())
-            bound = lip * float(np.linalg.norm(d))
-            box = float(max(np.abs(theta).max(), np.abs(q.flatten()).max()))
-            bound_box = C.c_lip_box(p.config, box) * float(np.linalg.norm(d))
-            if dt / bound > best_local[0]:
-                best_local = (dt / bound, dt, bound)
-            if dt / bound_box > best_box[0]:
-                best_box = (dt / bound_box, dt, bound_box)
-        rows.append(Row(f"{scheme}: |dT| vs C_Lip(theta, theta') ||dtheta||", *best_local[1:]))
-        rows.append(Row(f"{scheme}: |dT| vs C_Lip(box) ||dtheta||", *best_box[1:]))
+    worst = _Worst()
+    for scheme, p, _ in _random_models(ctx, ctx.pick(6, 25, 100)):
+        theta = p.flatten()
+        d = rng.normal(size=theta.size)
+        d *= 10.0 ** rng.uniform(-4, 0) * max(np.linalg.norm(theta), 1e-3) / np.linalg.norm(d)
+        q, lip = _lip_pair(p, d)
+        x = rng.integers(0, 2, (ctx.pick(8, 32, 64), int(rng.integers(1, 17))))
+        dt = float(np.abs(forward(p, x).T - forward(q, x).T).max())
+        nd = float(np.linalg.norm(d))
+        box = float(max(np.abs(theta).max(), np.abs(q.flatten()).max()))
+        worst.add(f"{scheme}: |dT| vs C_Lip(theta, theta') ||dtheta||", dt, lip * nd)
+        worst.add(f"{scheme}: |dT| vs C_Lip(box) ||dtheta||", dt, C.c_lip_box(p.config, box) * nd)
+    rows = worst.rows()
     return CheckResult(
         "Lemma 3.1",
         "random parameter pairs of the four init schemes",
@@ -657,23 +647,17 @@ def _lemma_3_1_length(ctx: CheckContext) -> CheckResult:
 @statement_check("Cor 3.3", name="random parameters of the four init schemes")
 def _cor_3_3_random(ctx: CheckContext) -> CheckResult:
     rng = np.random.default_rng(ctx.seed + 6)
-    rows = []
-    models = _random_models(ctx, ctx.pick(6, 25, 100))
-    for scheme in SCHEMES:
-        best = (-1.0, 0.0, 1.0)
-        for sch, p, _ in models:
-            if sch != scheme:
-                continue
-            n_bits = int(rng.integers(2, 17))
-            x, xn, n = _flips(rng, n_bits, ctx.pick(8, 16, 32), include_last=p.config.eos)
-            keep = n != n_bits - 1 if not p.config.eos else np.ones(len(n), bool)
-            if not keep.any():
-                continue
-            dt = np.abs(forward(p, x[keep]).T - forward(p, xn[keep]).T).max()
-            meas, bound = float(n_bits * dt), C.cor_3_3_bound(p)
-            if meas / bound > best[0]:
-                best = (meas / bound, meas, bound)
-        rows.append(Row(f"{scheme}: N max|T(x)-T(x^n)| vs ||w|| C_infl (1+eps^-1/2)^2K", *best[1:]))
+    worst = _Worst()
+    for scheme, p, _ in _random_models(ctx, ctx.pick(6, 25, 100)):
+        n_bits = int(rng.integers(2, 17))
+        x, xn, n = _flips(rng, n_bits, ctx.pick(8, 16, 32), include_last=p.config.eos)
+        keep = n != n_bits - 1 if not p.config.eos else np.ones(len(n), bool)
+        if not keep.any():
+            continue
+        dt = float(np.abs(forward(p, x[keep]).T - forward(p, xn[keep]).T).max())
+        label = f"{scheme}: N max|T(x)-T(x^n)| vs ||w|| C_infl (1+eps^-1/2)^2K"
+        worst.add(label, n_bits * dt, C.cor_3_3_bound(p))
+    rows = worst.rows()
     return CheckResult(
         "Cor 3.3",
         "random parameters of the four init schemes",
