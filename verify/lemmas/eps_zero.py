@@ -254,7 +254,7 @@ def check_tail_exponent(ctx: CheckContext) -> CheckResult:
     eps = 0, fitted on log-log scale per D and per norm, against the exponent D - 1 implied by
     (SB); plus the empirical tail at the fit's deepest point against C_SB s^{-(D-1)}."""
     dims = ctx.pick((3, 5), (3, 4, 6, 8), (3, 4, 6, 8))
-    n_samples = ctx.pick(1000, 5000, 40000)
+    n_samples = ctx.pick(700, 5000, 40000)
     n_layers = 2
     bits = np.array([1, 0, 1], dtype=np.uint8)
     rows: list[Row] = []
@@ -296,6 +296,14 @@ def check_tail_exponent(ctx: CheckContext) -> CheckResult:
                         "x": fit.s_grid.tolist(),
                         "y": np.exp(fit.intercept - fit.alpha * np.log(fit.s_grid)).tolist(),
                         "style": "--",
+                    }
+                )
+                series.append(
+                    {
+                        "label": f"D={d} slope -(D-1)",
+                        "x": fit.s_grid.tolist(),
+                        "y": (fit.survival[0] * (fit.s_grid / fit.s_grid[0]) ** (1 - d)).tolist(),
+                        "style": ":",
                     }
                 )
     status = _status(rows, significant)
