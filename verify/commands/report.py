@@ -79,6 +79,17 @@ def run(args: argparse.Namespace) -> int:
     summ = report.document["summary"]
     counts = ", ".join(f"{n} {k}" for k, n in summ["counts"].items() if n) or "no statements"
     print(f"report: {counts}; {summ['runtime_s']:.1f} s", file=sys.stderr)
+    timed = sorted(
+        (
+            (c["runtime_s"], st["id"], c["name"])
+            for st in report.document["statements"]
+            for c in st["checks"]
+        ),
+        reverse=True,
+    )
+    if timed:
+        slow = "; ".join(f"{sid} [{name[:40]}] {t:.1f} s" for t, sid, name in timed[:3])
+        print(f"  slowest checks: {slow}", file=sys.stderr)
     for st in report.document["statements"]:
         if st["status"] in ("violated", "error", "undecided", "interrupted"):
             print(f"  {st['id']}: {st['status']}", file=sys.stderr)
