@@ -41,6 +41,7 @@ from pathlib import Path
 from typing import Any
 
 from verify.errors import ValidationError
+from verify.report.document import jsonable
 from verify.validation import check_choice, check_int, check_real
 
 CellRunner = Callable[[dict[str, Any]], dict[str, Any]]
@@ -246,7 +247,7 @@ class ResultsFile:
                 os.close(dir_fd)
 
     def append(self, record: Mapping[str, Any]) -> None:
-        line = json.dumps(_finite(record), allow_nan=False, sort_keys=True)
+        line = json.dumps(jsonable(record), allow_nan=False, sort_keys=True)
         self._fh.write(line + "\n")
         self._fh.flush()
         os.fsync(self._fh.fileno())
@@ -262,16 +263,6 @@ class ResultsFile:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
-
-
-def _finite(obj: Any) -> Any:
-    if isinstance(obj, float) and not math.isfinite(obj):
-        return "nan" if math.isnan(obj) else ("inf" if obj > 0 else "-inf")
-    if isinstance(obj, Mapping):
-        return {str(k): _finite(v) for k, v in obj.items()}
-    if isinstance(obj, (list, tuple)):
-        return [_finite(v) for v in obj]
-    return obj
 
 
 def _read_records(path: Path, *, repair: bool = False) -> tuple[list[dict[str, Any]], int]:

@@ -1,32 +1,36 @@
 """Lemma reports: run the statement registry's checks and write report.md, report.json
-(schema: docs/report-schema.md) and PNG figures. Entry point: ``python -m verify report``."""
+(schema: docs/report-schema.md) and PNG figures. Entry point: ``python -m verify report``.
 
-from verify.report.document import SCHEMA_VERSION, build_document, validate_document
-from verify.report.figures import draw_figure
-from verify.report.markdown import render_markdown
-from verify.report.runner import (
-    CheckOutcome,
-    StatementOutcome,
-    aggregate_status,
-    exit_code,
-    run_statements,
-    select_statements,
-)
-from verify.report.writer import Report, generate_report, write_report
+Names are imported lazily, so ``verify.report.document`` (JSON helpers, used by sweeps) does not
+pull in matplotlib.
+"""
 
-__all__ = [
-    "SCHEMA_VERSION",
-    "CheckOutcome",
-    "Report",
-    "StatementOutcome",
-    "aggregate_status",
-    "build_document",
-    "draw_figure",
-    "exit_code",
-    "generate_report",
-    "render_markdown",
-    "run_statements",
-    "select_statements",
-    "validate_document",
-    "write_report",
-]
+from __future__ import annotations
+
+import importlib
+from typing import Any
+
+_EXPORTS = {
+    "SCHEMA_VERSION": "verify.report.document",
+    "build_document": "verify.report.document",
+    "validate_document": "verify.report.document",
+    "draw_figure": "verify.report.figures",
+    "render_markdown": "verify.report.markdown",
+    "CheckOutcome": "verify.report.runner",
+    "StatementOutcome": "verify.report.runner",
+    "aggregate_status": "verify.report.runner",
+    "exit_code": "verify.report.runner",
+    "run_statements": "verify.report.runner",
+    "select_statements": "verify.report.runner",
+    "Report": "verify.report.writer",
+    "generate_report": "verify.report.writer",
+    "write_report": "verify.report.writer",
+}
+
+__all__ = sorted(_EXPORTS)
+
+
+def __getattr__(name: str) -> Any:
+    if name in _EXPORTS:
+        return getattr(importlib.import_module(_EXPORTS[name]), name)
+    raise AttributeError(f"module 'verify.report' has no attribute {name!r}")

@@ -17,6 +17,7 @@ from verify.report.runner import (
     CheckOutcome,
     StatementOutcome,
     exit_code,
+    row_ok,
 )
 
 SCHEMA = "verify-report"
@@ -57,14 +58,7 @@ def tightness(row: Row) -> float:
         if den == 0:
             return 0.0 if num == 0 else math.inf
         return num / den
-    return 0.0 if _ok(row) else math.inf
-
-
-def _ok(row: Row) -> bool:
-    try:
-        return bool(row.ok)
-    except Exception:
-        return False
+    return 0.0 if row_ok(row) else math.inf
 
 
 def worst_row(rows: Sequence[Row]) -> Row | None:

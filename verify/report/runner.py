@@ -147,7 +147,7 @@ def select_statements(only: Sequence[str] | None = None) -> list[Statement]:
 def consistency_warnings(result: CheckResult) -> list[str]:
     """Things a reader should know about a result that contradicts itself."""
     out: list[str] = []
-    bad = [r.label for r in result.rows if not _row_ok(r)]
+    bad = [r.label for r in result.rows if not row_ok(r)]
     if result.status is Status.HOLDS and bad:
         out.append(f"status 'holds' but {len(bad)} row(s) fall outside their bound: {bad[:5]}")
     if result.status is Status.VIOLATED:
@@ -161,7 +161,8 @@ def consistency_warnings(result: CheckResult) -> list[str]:
     return out
 
 
-def _row_ok(row: Any) -> bool:
+def row_ok(row: Any) -> bool:
+    """``row.ok``; False when the comparison itself fails (e.g. a non-numeric value)."""
     try:
         return bool(row.ok)
     except Exception:  # a row whose comparison itself fails is not ok
