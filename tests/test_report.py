@@ -377,3 +377,32 @@ def test_ctrl_c_writes_the_finished_checks(isolated_registry: dict, tmp_path: Pa
     assert doc["statements"][2]["interrupted"] == ["grid"]
     assert doc["summary"]["n_checks_interrupted"] == 2 and doc["summary"]["exit_code"] == 1
     assert "The run was interrupted" in (out / "report.md").read_text()
+
+
+@pytest.mark.slow
+def test_real_registry_quick_report(tmp_path: Path) -> None:
+    """`python -m verify report --quick` over every registered statement (about a minute)."""
+    import subprocess
+    import sys
+
+    out = tmp_path / "rep"
+    res = subprocess.run(
+        [sys.executable, "-m", "verify", "report", "--quick", "--out", str(out), "--no-progress"],
+        capture_output=True,
+        text=True,
+        timeout=900,
+    )
+    assert res.returncode in (0, 1), res.stderr[-3000:]
+    doc = _strict_json(out / "report.json")
+    assert validate_document(doc) == []
+    assert res.returncode == doc["summary"]["exit_code"]
+    assert len(doc["statements"]) == len(registry.all_statements())
+    assert doc["summary"]["n_errors"] == 0, [
+        (s["id"], c["name"], c["error"]["message"])
+        for s in doc["statements"]
+        for c in s["checks"]
+        if c["error"]
+    ]
+    figures = list((out / "figures").glob("*.png"))
+    assert figures and all(p.read_bytes()[:8] == PNG_MAGIC for p in figures)
+    assert (out / "report.md").read_text().startswith("# Lemma report")
