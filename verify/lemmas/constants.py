@@ -14,8 +14,8 @@ there are *reconstructions*). Choices made here (stated in that document):
 Every constant is a function of a :class:`ParamNorms` summary, which comes either from one
 parameter vector (:func:`parameter_norms`), from the elementwise max over several
 (:func:`max_norms`), or from the box (:func:`box_norms`: the supremum of every norm over the
-box, attained by the all-B arrays). Every bound is monotone in every norm, so the box version is
-the supremum over Theta of the per-parameter version.
+box, each attained by some point of the box). Every bound is monotone in every norm, so the box
+version bounds the per-parameter version at every point of Theta (an upper bound on its supremum).
 """
 
 from __future__ import annotations
@@ -428,7 +428,7 @@ def _c_infl_mp(nm: ParamNorms) -> mpmath.mpf:
 
 
 def c_infl_box(config: ModelConfig, box: float | Mapping[str, float]) -> float:
-    """sup over the box Theta of :func:`c_infl` (every term is monotone in every norm)."""
+    """An upper bound on sup over the box Theta of :func:`c_infl` (monotone in every norm)."""
     return c_infl(box_norms(config, box))
 
 
