@@ -280,3 +280,27 @@ def test_client_with_get_executor(tmp_path: Path) -> None:
     with ThreadPoolExecutor(2) as ex:
         s = run_sweep(cells, tmp_path / "d.jsonl", executor=_FakeDaskClient(ex), progress=False)
     assert s.n_run == 3 and s.n_errors == 0
+
+
+def test_p_k0_figure(tmp_path: Path) -> None:
+    import math
+
+    from verify.commands.sweep import p_k0_figure
+    from verify.report.figures import draw_figure
+
+    recs = [
+        {
+            "status": "ok",
+            "cell": {"kind": "random_function", "n_bits": n, "seed": s},
+            "result": {"decided": True, "K0": s % 2, "avg_sensitivity": 1.0},
+        }
+        for n in (4, 5)
+        for s in range(4)
+    ]
+    fig = p_k0_figure(summarize(recs), ["n_bits"])
+    cells, limit = fig.data["series"]
+    assert cells["x"] == ["4", "5"] and cells["y"] == [0.5, 0.5]
+    assert all(lo >= 0 and hi >= 0 for lo, hi in cells["yerr"])
+    assert limit["y"] == [1 - math.exp(-1)] * 2
+    png = draw_figure(fig, tmp_path / "p.png")
+    assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"

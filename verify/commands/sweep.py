@@ -8,6 +8,7 @@ import math
 import sys
 
 from verify.errors import ValidationError
+from verify.lemmas.registry import FigureData
 
 
 def parse_seeds(text: str | list[str]) -> list[int]:
@@ -86,6 +87,12 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         " --config pos_encoding=learned (repeatable)",
     )
     p.add_argument("-j", "--workers", type=int, default=None, help="local processes (all cores)")
+    p.add_argument(
+        "--plot",
+        metavar="FILE.png",
+        default=None,
+        help="draw P[K_0 >= 1] per setting (95%% CIs) against the random-function limit 1 - 1/e",
+    )
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
     p.set_defaults(func=run)
 
@@ -114,7 +121,7 @@ def run(args: argparse.Namespace) -> int:
     )
     keys = {cell_key(c) for c in cells}
     latest = [r for r in load_results(args.out) if r["key"] in keys]
-    rows = summarize(latest)
+    rows = [r for r in summarize(latest) if r["n_decided"]]
     varying = [
         k
         for k in (rows[0]["setting"] if rows else {})
@@ -130,4 +137,33 @@ def run(args: argparse.Namespace) -> int:
             f"{st} | {row['n']} | {row['n_decided']} | {row['frac_constant']:.3f} |"
             f" {row['mean_avg_sensitivity']:.4g} | {row['mean_K0']:.4g} | {pk}"
         )
+    if args.plot and rows:
+        from verify.report.figures import draw_figure
+
+        path = draw_figure(p_k0_figure(rows, varying), args.plot)
+        print(f"wrote {path}", file=sys.stderr)
     return 1 if any(r["status"] != "ok" for r in latest) else 0
+
+
+def p_k0_figure(rows: list[dict], varying: list[str]) -> FigureData:
+    """Bars of P[K_0 >= 1] per setting with 95% Clopper-Pearson error bars, next to the limit
+    1 - 1/e of a uniformly random Boolean function."""
+    labels = ["/".join(str(r["setting"].get(k)) for k in varying) or "all" for r in rows]
+    ps = [r["p_K0_ge_1"] for r in rows]
+    err = [
+        [p - r["p_K0_ge_1_ci"][0], r["p_K0_ge_1_ci"][1] - p] for p, r in zip(ps, rows, strict=True)
+    ]
+    limit = 1.0 - math.exp(-1.0)
+    return FigureData(
+        name="sweep_p_k0",
+        title="P[K_0 >= 1] per setting (sweep), 95% Clopper-Pearson intervals",
+        kind="bars",
+        data={
+            "series": [
+                {"label": "sweep cells", "x": labels, "y": ps, "yerr": err},
+                {"label": "random f, N -> inf: 1 - 1/e", "x": labels, "y": [limit] * len(rows)},
+            ],
+            "xlabel": " / ".join(varying) or "setting",
+            "ylabel": "P[K_0 >= 1]",
+        },
+    )

@@ -98,7 +98,9 @@ def draw_figure(fig: FigureData, path: str | Path) -> Path:
                     label=s.get("label"),
                 )
             ax.set_xticks(range(len(cats)))
-            ax.set_xticklabels([str(c) for c in cats], rotation=30 if len(cats) > 6 else 0)
+            names = [str(c) for c in cats]
+            tilt = len(cats) > 6 or max(map(len, names)) * len(cats) > 60
+            ax.set_xticklabels(names, rotation=30 if tilt else 0, ha="right" if tilt else "center")
         if data.get("logy"):
             ax.set_yscale("log")
         ax.set_xlabel(str(data.get("xlabel", "")))
