@@ -9,7 +9,9 @@ certified truth table; :func:`random_function_cell` gives the uniformly-random-f
 local ``ProcessPoolExecutor``) and appends one JSON line per finished cell to the results file,
 flushed and fsync'ed at once. Killed and restarted with the same file, it skips every finished
 cell and runs the rest: no cell is lost, none redone. A line cut short by the kill is dropped
-(and truncated from the file) on restart; that cell simply runs again.
+(and truncated from the file) on restart; that cell simply runs again. A second sweep on the
+same file while one runs is refused (an flock on ``<results>.lock``, released when the first
+process ends, however it ends).
 
 A cluster, e.g. dask.distributed::
 
