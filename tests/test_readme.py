@@ -69,3 +69,15 @@ def test_update_readme_table(tmp_path: Path) -> None:
     assert not update_readme(no_markers, _doc(), "r.md")
     assert no_markers.read_text() == "nothing here\n"
     assert BEGIN in README.read_text() and END in README.read_text()
+
+
+def test_readme_table_matches_the_committed_example_report() -> None:
+    """The README shows the statuses of docs/reports/example (both written by
+    `python -m verify report --quick --out docs/reports/example`)."""
+    import json
+
+    example = README.parent / "docs" / "reports" / "example" / "report.json"
+    doc = json.loads(example.read_text())
+    text = README.read_text()
+    block = text[text.index(BEGIN) + len(BEGIN) : text.index(END)].strip()
+    assert block == statements_table(doc, "docs/reports/example/report.md")
