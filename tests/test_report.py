@@ -406,3 +406,16 @@ def test_real_registry_quick_report(tmp_path: Path) -> None:
     figures = list((out / "figures").glob("*.png"))
     assert figures and all(p.read_bytes()[:8] == PNG_MAGIC for p in figures)
     assert (out / "report.md").read_text().startswith("# Lemma report")
+
+
+def test_slow_quick_check_warns(
+    isolated_registry: dict, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from verify.report import runner
+
+    monkeypatch.setattr(runner, "QUICK_CHECK_SECONDS", 0.0)
+    _holds_statement()
+    rep = generate_report(tmp_path, budget="quick", progress=False)
+    assert any("at budget quick" in w for w in rep.document["statements"][0]["warnings"])
+    rep = generate_report(tmp_path, budget="default", progress=False)
+    assert rep.document["statements"][0]["warnings"] == []

@@ -55,6 +55,8 @@ FAILING: frozenset[str] = frozenset(
 )
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
+# a quick-budget check slower than this gets a warning in the report
+QUICK_CHECK_SECONDS = 30.0
 
 
 @dataclass
@@ -213,7 +215,13 @@ def run_statements(
     try:
         for o, c in bar:
             bar.set_postfix_str(f"{o.statement.id}: {c.name}"[:60])
-            o.checks.append(run_check_outcome(o.statement, c, ctx))
+            outcome = run_check_outcome(o.statement, c, ctx)
+            if budget == "quick" and outcome.runtime_s > QUICK_CHECK_SECONDS:
+                outcome.warnings.append(
+                    f"took {outcome.runtime_s:.0f} s at budget quick (> {QUICK_CHECK_SECONDS:.0f}"
+                    " s: `report --quick` should finish in 3 minutes on 2 cores)"
+                )
+            o.checks.append(outcome)
             done += 1
     except KeyboardInterrupt:  # keep what finished; the rest is reported as interrupted
         for o, c in todo[done:]:
