@@ -9,6 +9,8 @@ from typing import Any
 
 # rows shown per check in report.md (all of them are in report.json; the worst is always shown)
 MAX_ROWS = 25
+# characters of a check's parameters shown in report.md (report.json has them all)
+MAX_PARAMS_CHARS = 400
 
 _BADGE = {
     "holds": "holds",
@@ -224,7 +226,12 @@ def _check(c: Mapping[str, Any], repo_prefix: str | None = None) -> list[str]:
         return out
     line = f"Arithmetic: {c['arithmetic']}. Seed: {c['seed']}. Run time: {fmt(c['runtime_s'])} s."
     if c["parameters"]:
-        line += f" Parameters: `{json.dumps(c['parameters'], sort_keys=True)}`."
+        params = json.dumps(c["parameters"], sort_keys=True)
+        if len(params) > MAX_PARAMS_CHARS:
+            params = params[:MAX_PARAMS_CHARS] + " ...` (in full in report.json)"
+        else:
+            params += "`"
+        line += f" Parameters: `{params}."
     add(line)
     add("")
     rows = c["rows"]
