@@ -72,3 +72,17 @@ def test_tail_fit_recovers_pareto_index() -> None:
     assert fit.hill_ci[0] <= a <= fit.hill_ci[1]
     h, _ = hill_estimator(z, 500)
     assert abs(h - a) < 0.5
+
+
+def test_conditional_sampler_matches_plain_sampler_in_law() -> None:
+    """sample_conditional_z draws from the same law as sample_readout_z: compare medians of z
+    (a coarse but honest check; both use theta ~ Unif[-1,1]^M)."""
+    from verify.lemmas.small_ball import sample_conditional_z, sample_readout_z
+    from verify.model import ModelConfig
+
+    cfg = ModelConfig(d_model=4, n_layers=1, n_heads=1, ln_eps=0.0)
+    bits = np.array([1, 0, 1], dtype=np.uint8)
+    plain = sample_readout_z(cfg, bits, 400, box=1.0, seed=1)
+    cond = sample_conditional_z(cfg, bits, 40, 200, box=1.0, seed=2).reshape(-1, cfg.n_norms)
+    for k in range(cfg.n_norms):
+        assert np.median(cond[:, k]) == pytest.approx(np.median(plain[:, k]), rel=0.25)

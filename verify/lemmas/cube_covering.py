@@ -28,9 +28,8 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from verify.boolean.sampling import clopper_pearson
-from verify.errors import ValidationError
-from verify.lemmas.small_ball import unit_ball_volume
-from verify.model import Params, forward, param_shapes
+from verify.lemmas.small_ball import bias_block, recover_centred_input, unit_ball_volume
+from verify.model import Params, forward
 from verify.model.enclosure import enclose
 from verify.validation import check_int, check_real
 
@@ -45,43 +44,6 @@ __all__ = [
     "slice_small_ball_bound",
     "theta_slice",
 ]
-
-
-def bias_block(params: Params, norm_index: int) -> tuple[str, slice]:
-    """Name and theta-slice of the bias block added to layer norm ``norm_index``'s input
-    (post-LN: norm 2l <- layers.l.self_attn.out_proj.bias, norm 2l+1 <- layers.l.linear2.bias)."""
-    cfg = params.config
-    if cfg.norm_first:
-        raise ValidationError("params", "a post-LN model (norm_first=False)", "pre-LN")
-    k = check_int("norm_index", norm_index, minimum=0, maximum=cfg.n_norms - 1)
-    layer, second = divmod(k, 2)
-    name = f"layers.{layer}." + ("linear2.bias" if second else "self_attn.out_proj.bias")
-    start = 0
-    for n, shape in param_shapes(cfg).items():
-        size = int(np.prod(shape)) if shape else 1
-        if n == name:
-            return name, slice(start, start + size)
-        start += size
-    raise AssertionError(name)  # pragma: no cover - every post-LN config has the block
-
-
-def recover_centred_input(
-    params: Params, bits: np.ndarray, norm_index: int = 0, position: int = -1, h: float = 1.0
-) -> np.ndarray:
-    """The centred input P d of one layer norm at one position, from variances alone: var is
-    quadratic in the bias b, var(d + h e_i) = var(d) + 2 h (P d)_i / D + h^2 (1 - 1/D) / D."""
-    cfg = params.config
-    name, _ = bias_block(params, norm_index)
-    bits = np.asarray(bits, dtype=np.uint8).reshape(1, -1)
-    d = cfg.d_model
-    v0 = forward(params, bits, True).var[0, norm_index, position]
-    out = np.empty(d)
-    for i in range(d):
-        b = params[name].copy()
-        b[i] += h
-        vi = forward(params.with_arrays({name: b}), bits, True).var[0, norm_index, position]
-        out[i] = d * (vi - v0 - h * h * (1 - 1 / d) / d) / (2 * h)
-    return out
 
 
 def degenerate_params(params: Params, bits: np.ndarray, norm_index: int = 0) -> Params:

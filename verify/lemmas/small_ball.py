@@ -26,7 +26,7 @@ import numpy as np
 from scipy import special, stats
 
 from verify.errors import ValidationError
-from verify.model import ModelConfig, Params, forward, init_params
+from verify.model import ModelConfig, Params, forward, init_params, param_shapes
 from verify.validation import check_finite_array, check_int, check_real
 
 __all__ = [
@@ -35,6 +35,9 @@ __all__ = [
     "neighbourhood",
     "neighbourhood_bad_event",
     "perturbed_params",
+    "bias_block",
+    "recover_centred_input",
+    "sample_conditional_z",
     "sample_readout_z",
     "blowup_tail_bound",
     "blowup_tail_bound_sequential",
@@ -188,13 +191,15 @@ def fit_tail_exponent(
     n_boot: int = 200,
     seed: int,
     alpha: float = 0.05,
+    groups: np.ndarray | None = None,
 ) -> TailFit:
     """Fit P[z > s] ~ C s^-a on a log-log scale over the upper tail.
 
     The grid runs from the (1 - tail_fraction) quantile to the level where only ``min_count``
     samples remain; the slope's CI comes from a seeded bootstrap over samples (the survival
     points are nested, so a plain regression CI would be too narrow). The Hill estimator on
-    the same tail is returned as a cross-check.
+    the same tail is returned as a cross-check. With ``groups`` (one label per sample) the
+    bootstrap resamples whole groups, for samples drawn in clusters.
     """
     z = check_finite_array("samples", samples)
     if z.ndim != 1 or z.size < 50:
@@ -211,13 +216,32 @@ def fit_tail_exponent(
     def slope(sorted_z: np.ndarray) -> tuple[float, float]:
         surv = 1.0 - np.searchsorted(sorted_z, s_grid, side="right") / sorted_z.size
         ok = surv > 0
+        if np.count_nonzero(ok) < 2:  # a bootstrap resample without a tail
+            return math.nan, math.nan
         a, b = np.polyfit(np.log(s_grid[ok]), np.log(surv[ok]), 1)
         return -float(a), float(b)
 
     a_hat, b_hat = slope(zs)
     rng = np.random.default_rng(seed)
-    boots = np.array([slope(np.sort(rng.choice(z, n)))[0] for _ in range(n_boot)])
-    ci = (float(np.quantile(boots, alpha / 2)), float(np.quantile(boots, 1 - alpha / 2)))
+    if groups is None:
+        boots = np.array([slope(np.sort(rng.choice(z, n)))[0] for _ in range(n_boot)])
+    else:  # cluster bootstrap: resample whole groups (draws sharing a theta)
+        labels = np.asarray(groups)
+        if labels.shape != z.shape:
+            raise ValidationError("groups", f"an array of shape {z.shape}", labels.shape)
+        ids, inverse = np.unique(labels, return_inverse=True)
+        members = [np.flatnonzero(inverse == g) for g in range(ids.size)]
+        boots = np.array(
+            [
+                slope(
+                    np.sort(
+                        z[np.concatenate([members[g] for g in rng.integers(0, ids.size, ids.size)])]
+                    )
+                )[0]
+                for _ in range(n_boot)
+            ]
+        )
+    ci = (float(np.nanquantile(boots, alpha / 2)), float(np.nanquantile(boots, 1 - alpha / 2)))
     hill, hill_ci = hill_estimator(z, k, alpha)
     survival = 1.0 - np.searchsorted(zs, s_grid, side="right") / n
     return TailFit(a_hat, ci, hill, hill_ci, k, s_grid, survival, b_hat)
@@ -275,4 +299,77 @@ def sample_readout_z(
     for i in range(n_samples):
         params = init_params(config, "uniform", base + i, scale=box)
         out[i] = forward(params, bits, diagnostics=True).z[0, :, -1]
+    return out
+
+
+def bias_block(params: Params, norm_index: int) -> tuple[str, slice]:
+    """Name and theta-slice of the bias block added to layer norm ``norm_index``'s input
+    (post-LN: norm 2l <- layers.l.self_attn.out_proj.bias, norm 2l+1 <- layers.l.linear2.bias)."""
+    cfg = params.config
+    if cfg.norm_first:
+        raise ValidationError("params", "a post-LN model (norm_first=False)", "pre-LN")
+    k = check_int("norm_index", norm_index, minimum=0, maximum=cfg.n_norms - 1)
+    layer, second = divmod(k, 2)
+    name = f"layers.{layer}." + ("linear2.bias" if second else "self_attn.out_proj.bias")
+    start = 0
+    for n, shape in param_shapes(cfg).items():
+        size = int(np.prod(shape)) if shape else 1
+        if n == name:
+            return name, slice(start, start + size)
+        start += size
+    raise AssertionError(name)  # pragma: no cover - every post-LN config has the block
+
+
+def recover_centred_input(
+    params: Params, bits: np.ndarray, norm_index: int = 0, position: int = -1, h: float = 1.0
+) -> np.ndarray:
+    """The centred input P d of one layer norm at one position, from variances alone: var is
+    quadratic in the bias b, var(d + h e_i) = var(d) + 2 h (P d)_i / D + h^2 (1 - 1/D) / D."""
+    cfg = params.config
+    name, _ = bias_block(params, norm_index)
+    bits = np.asarray(bits, dtype=np.uint8).reshape(1, -1)
+    d = cfg.d_model
+    v0 = forward(params, bits, True).var[0, norm_index, position]
+    out = np.empty(d)
+    for i in range(d):
+        b = params[name].copy()
+        b[i] += h
+        vi = forward(params.with_arrays({name: b}), bits, True).var[0, norm_index, position]
+        out[i] = d * (vi - v0 - h * h * (1 - 1 / d) / d) / (2 * h)
+    return out
+
+
+def sample_conditional_z(
+    config: ModelConfig,
+    bits: np.ndarray,
+    n_theta: int,
+    n_bias: int,
+    *,
+    box: float,
+    seed: int,
+) -> np.ndarray:
+    """(n_theta, n_bias, K) readout-position layer-norm coefficients for theta ~ Unif of the box,
+    drawn conditionally: for each of n_theta draws of theta and each norm k, the centred input
+    u = P d_k is recovered exactly (:func:`recover_centred_input`) and the norm's own bias block
+    is redrawn n_bias times, d' = d + (b' - b), so var(d') = |u + P(b' - b)|^2 / D. Each row is
+    an exact draw of (theta without b_k, b_k'): the same law as :func:`sample_readout_z`, with
+    n_bias draws of the coordinate block that drives the tail per forward pass (deep tails)."""
+    check_bias_structure(config)
+    if config.norm_first:
+        raise ValidationError("config", "a post-LN model (norm_first=False)", "pre-LN")
+    n_theta = check_int("n_theta", n_theta, minimum=1)
+    n_bias = check_int("n_bias", n_bias, minimum=1)
+    box = check_real("box", box, strictly_positive=True)
+    rng = np.random.default_rng(check_int("seed", seed, minimum=0))
+    bits = np.asarray(bits, dtype=np.uint8).reshape(1, -1)
+    out = np.empty((n_theta, n_bias, config.n_norms))
+    for i in range(n_theta):
+        params = init_params(config, "uniform", seed * n_theta + i, scale=box)
+        for k in range(config.n_norms):
+            name, _ = bias_block(params, k)
+            u = recover_centred_input(params, bits, k)
+            shift = rng.uniform(-box, box, (n_bias, config.d_model)) - params[name]
+            w = u + shift - shift.mean(axis=1, keepdims=True)
+            with np.errstate(divide="ignore"):
+                out[i, :, k] = 1.0 / np.sqrt(np.mean(w * w, axis=1))
     return out
