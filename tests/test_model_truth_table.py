@@ -32,7 +32,7 @@ def test_certified_bits_equal_the_exact_sign() -> None:
     p = init_params(SMALL, "gaussian", seed=3)
     tt = truth_table(p, 5)
     exact = _exact_labels(p, 5)
-    assert tt.counts["uncertain"] == 0
+    assert tt.n_float64 == 32  # a well-conditioned model: float64 radii settle every bit
     assert tt.label.tolist() == exact
     assert tt.function().table.tolist() == exact
 

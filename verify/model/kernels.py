@@ -207,6 +207,164 @@ def finish_position(
 
 @kernel(
     types.void(
+        types.Array(f8, 3, "C"), types.Array(f8, 3, "C"), A2, A2, A1, i8, f8, f8,
+        A2, A2, A2, A2, A2, A2, A2, A2, A2, A2, A2, A2, b1,
+    )
+)  # fmt: skip
+def readout_attention(
+    x, rx, wint, awint, binv, n_heads, cm, cr, attm, attr, qm, qr, um, ur, xbm, xbr, pm, pr,
+    sv, scratch, bounds,
+):  # fmt: skip  # pragma: no cover
+    """Concatenated head outputs (before out_proj) at the readout position s-1 of a layer
+    whose attention inputs are x (s, d, nb): q = W_q x_r + b_q; per head the scores are
+    (W_k,h^T q_h) . x_j + q_h . b_k,h (= q_h . k_j), and, as the exact softmax weights sum to
+    1, A_h = W_v,h (sum_j p_j x_j) + b_v,h. Costs O(s d) per head instead of O(s d^2)."""
+    s = x.shape[0]
+    d = x.shape[1]
+    nb = x.shape[2]
+    dh = d // n_heads
+    r = s - 1
+    tot = sv[0]
+    rtot = sv[1]
+    gap = sv[2]
+    mx = sv[3]
+    beta = sv[4]
+    rbeta = sv[5]
+    matvec(x[r], rx[r], wint, awint, binv, 0, d, qm, qr, scratch, bounds)
+    for hd in range(n_heads):
+        c0 = hd * dh
+        for b in range(nb):
+            beta[b] = 0.0
+        for k in range(d):
+            for b in range(nb):
+                um[k, b] = 0.0
+        for e in range(dh):
+            qe = qm[c0 + e]
+            bk = binv[d + c0 + e]
+            for b in range(nb):
+                beta[b] += bk * qe[b]
+            for k in range(d):
+                w = wint[k, d + c0 + e]
+                for b in range(nb):
+                    um[k, b] += w * qe[b]
+        if bounds:
+            g = (dh + 2) * U
+            inflate = 1 + (2 * dh + 5) * U
+            for e in range(dh):
+                for b in range(nb):
+                    scratch[e, b] = qr[c0 + e, b] + g * abs(qm[c0 + e, b])
+            for b in range(nb):
+                rbeta[b] = 0.0
+            for k in range(d):
+                for b in range(nb):
+                    ur[k, b] = 0.0
+            for e in range(dh):
+                abk = abs(binv[d + c0 + e])
+                for b in range(nb):
+                    rbeta[b] += abk * scratch[e, b]
+                for k in range(d):
+                    aw = awint[k, d + c0 + e]
+                    for b in range(nb):
+                        ur[k, b] += aw * scratch[e, b]
+            for b in range(nb):
+                rbeta[b] = rbeta[b] * inflate + ETA
+            for k in range(d):
+                for b in range(nb):
+                    ur[k, b] = ur[k, b] * inflate + ETA
+        # scores s_j = (u . x_j + beta) / sqrt(d_h)
+        for b in range(nb):
+            mx[b] = -np.inf
+        for j in range(s):
+            for b in range(nb):
+                pm[j, b] = beta[b]
+            for k in range(d):
+                xk = x[j, k]
+                uk = um[k]
+                for b in range(nb):
+                    pm[j, b] += uk[b] * xk[b]
+            if bounds:
+                for b in range(nb):
+                    pr[j, b] = rbeta[b]
+                    tot[b] = abs(beta[b])
+                for k in range(d):
+                    xk = x[j, k]
+                    rxk = rx[j, k]
+                    uk = um[k]
+                    ruk = ur[k]
+                    for b in range(nb):
+                        pr[j, b] += abs(uk[b]) * rxk[b] + ruk[b] * (abs(xk[b]) + rxk[b])
+                        tot[b] += abs(uk[b] * xk[b])
+                for b in range(nb):
+                    rt = (pr[j, b] + (d + 3) * U * tot[b]) * (1 + (2 * d + 6) * U) + ETA
+                    t = pm[j, b]
+                    pr[j, b] = (abs(t) * cr + rt * (cm + cr) + U * abs(t * cm)) * (1 + 4 * U) + ETA
+            for b in range(nb):
+                sc = pm[j, b] * cm
+                pm[j, b] = sc
+                if sc > mx[b]:
+                    mx[b] = sc
+        # softmax, shifted by the (exact, float64) maximum of the score midpoints
+        for b in range(nb):
+            if not np.isfinite(mx[b]):
+                mx[b] = 0.0
+            tot[b] = 0.0
+            rtot[b] = 0.0
+        for j in range(s):
+            for b in range(nb):
+                dv = pm[j, b] - mx[b]
+                ev = math.exp(dv)
+                if bounds:
+                    rd = (pr[j, b] + U * abs(dv)) * (1 + 2 * U)
+                    bigv = ev * (1 + EXP_ULPS * U) + TINY  # >= exp(dv)
+                    re = bigv * (math.expm1(rd) * (1 + EXP_ULPS * U) + EXP_ULPS * U)
+                    pr[j, b] = re * (1 + 4 * U) + ETA
+                    rtot[b] += pr[j, b]
+                pm[j, b] = ev
+                tot[b] += ev
+        if bounds:
+            for b in range(nb):
+                rtot[b] = (rtot[b] + (s + 1) * U * tot[b]) * (1 + (s + 4) * U)
+                gap[b] = (tot[b] - rtot[b]) * (1 - U)
+        for j in range(s):
+            for b in range(nb):
+                p = pm[j, b] / tot[b]
+                pm[j, b] = p
+                if bounds:
+                    if gap[b] > 0:
+                        pr[j, b] = ((pr[j, b] + p * (1 + U) * rtot[b]) / gap[b] + U * p) * (
+                            1 + 4 * U
+                        )
+                    else:
+                        pr[j, b] = np.inf
+        # xbar = sum_j p_j x_j (um holds sum_j p_j |x_j| for the rounding bound)
+        for k in range(d):
+            for b in range(nb):
+                xbm[k, b] = 0.0
+                xbr[k, b] = 0.0
+                um[k, b] = 0.0
+        for j in range(s):
+            for k in range(d):
+                xk = x[j, k]
+                for b in range(nb):
+                    xbm[k, b] += pm[j, b] * xk[b]
+                if bounds:
+                    rxk = rx[j, k]
+                    for b in range(nb):
+                        ax = abs(xk[b])
+                        xbr[k, b] += pm[j, b] * rxk[b] + pr[j, b] * (ax + rxk[b])
+                        um[k, b] += pm[j, b] * ax
+        if bounds:
+            for k in range(d):
+                for b in range(nb):
+                    xbr[k, b] = (xbr[k, b] + (s + 2) * U * um[k, b]) * (1 + (2 * s + 6) * U) + ETA
+        matvec(
+            xbm, xbr, wint, awint, binv, 2 * d + c0, 2 * d + c0 + dh, attm[c0 : c0 + dh],
+            attr[c0 : c0 + dh], scratch, bounds,
+        )  # fmt: skip
+
+
+@kernel(
+    types.void(
         U2, b1, b1, i8,
         A3, A3, A5, A5, A4, A4,
         A3, A3, A2, A3, A3, A2, A3, A3, A2, A3, A3, A2,
@@ -262,6 +420,15 @@ def certified_T(
         rtot = np.zeros(nb)
         gap = np.zeros(nb)
         mx = np.empty(nb)
+        xs = np.empty((s, d, nb))
+        xsr = np.zeros((s, d, nb))
+        qm = np.empty((d, nb))
+        qr = np.zeros((d, nb))
+        um = np.empty((d, nb))
+        ur = np.zeros((d, nb))
+        xbm = np.empty((d, nb))
+        xbr = np.zeros((d, nb))
+        svec = np.zeros((6, nb))
         for b in range(nb):
             for i in range(n):
                 tok[i, b] = bits[start + b, i]
@@ -342,6 +509,29 @@ def certified_T(
         for layer in range(1, n_layers):
             last = layer == n_layers - 1
             k1 = 2 * layer
+            if last:  # readout position only: attention in O(s d) per head
+                src = ym
+                srcr = yr
+                if norm_first:
+                    for j in range(s):
+                        layer_norm(
+                            ym[j], yr[j], gains[k1], biases[k1], eps, xs[j], xsr[j], ls, bounds
+                        )
+                    src = xs
+                    srcr = xsr
+                readout_attention(
+                    src, srcr, wint[layer], awint[layer], binv[layer], n_heads, cm, cr, attm,
+                    attr, qm, qr, um, ur, xbm, xbr, pm, pr, svec, scratch, bounds,
+                )  # fmt: skip
+                matvec(
+                    attm, attr, wot[layer], awot[layer], bov[layer], 0, d, am, ar, scratch,
+                    bounds,
+                )  # fmt: skip
+                finish_position(
+                    layer, norm_first, ym[s - 1], yr[s - 1], am, ar, w1t, aw1t, b1v, w2t,
+                    aw2t, b2v, gains, biases, eps, hid, rhid, tmp, rtmp, scratch, ls, bounds,
+                )  # fmt: skip
+                continue
             for j in range(s):  # queries, keys, values of every position (pre-LN: of LN1(y))
                 if norm_first:
                     layer_norm(ym[j], yr[j], gains[k1], biases[k1], eps, tmp, rtmp, ls, bounds)
@@ -354,8 +544,7 @@ def certified_T(
                         ym[j], yr[j], wint[layer], awint[layer], binv[layer], 0, 3 * d,
                         qkvm[j], qkvr[j], scratch, bounds,
                     )  # fmt: skip
-            first = s - 1 if last else 0
-            for i in range(first, s):
+            for i in range(s):
                 for hd in range(n_heads):
                     c0 = hd * dh
                     for b in range(nb):
