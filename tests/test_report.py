@@ -323,6 +323,10 @@ def test_cli_report(isolated_registry: dict, tmp_path: Path, capsys: pytest.Capt
     assert main(["report", "--quick", "--out", str(out), "--only", "Lemma 7.7"]) == 2
     assert "--only: expected a registered statement id" in capsys.readouterr().err
     assert main(["report", "--out", str(out), "--seed", "-1"]) == 2
+    assert main(["report", "--list", "--only", "Lemma 1.1"]) == 0
+    listing = capsys.readouterr().out
+    assert "Lemma 1.1  [lemma_1_1]  Square bound  [inferred]\n    - grid\n" in listing
+    assert "Lemma 1.2" not in listing
     with pytest.raises(SystemExit) as exc:
         main(["report", "--quick", "--full"])
     assert exc.value.code == 2

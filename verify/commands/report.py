@@ -52,11 +52,30 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     )
     p.add_argument("--seed", type=int, default=0, metavar="S", help="seed of every check (0)")
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
+    p.add_argument(
+        "--list", action="store_true", help="list the statements and their checks, run nothing"
+    )
     p.set_defaults(func=run)
+
+
+def list_statements(only: list[str] | None) -> int:
+    """Print each statement (id, slug, title) and its checks (slow ones marked)."""
+    from verify.report.runner import select_statements
+
+    for st in select_statements(only):
+        print(f"{st.id}  [{st.slug}]  {st.title}  {st.confidence}")
+        for c in st.checks:
+            print(f"    - {c.name}{'  (slow)' if c.slow else ''}")
+        if not st.checks:
+            print("    (no check registered)")
+    return 0
 
 
 def run(args: argparse.Namespace) -> int:
     from verify.report import generate_report
+
+    if args.list:
+        return list_statements(args.only)
 
     argv = ["python", "-m", "verify", "report"]
     if args.budget != "default":
