@@ -34,6 +34,7 @@ METHOD_FLOAT64, METHOD_HIGH_PRECISION, METHOD_UNCERTAIN = 0, 1, 2
 LABEL_UNDECIDED, LABEL_UNCERTAIN = -1, -2
 DEFAULT_PRECISIONS = (128, 256, 512, 1024)
 _CHUNK = 1 << 16
+_ARB_BATCH = 64  # strings per arb call
 
 
 @dataclass(frozen=True)
@@ -164,17 +165,25 @@ def truth_table(
         t[start:stop] = mid
         label[start:stop] = _labels_from_bounds(lo, hi, xi)
     method = np.where(label == LABEL_UNCERTAIN, METHOD_UNCERTAIN, METHOD_FLOAT64).astype(np.int8)
-    for idx in np.flatnonzero(label == LABEL_UNCERTAIN):
-        bits = all_bit_strings(n, int(idx), int(idx) + 1)
-        for prec in precs:
-            ball = enclose_output(params, bits, prec=prec)[0]
-            lab = _label_arb(ball, xi)
-            if lab != LABEL_UNCERTAIN:
-                label[idx] = lab
-                method[idx] = METHOD_HIGH_PRECISION
-                with arb_precision(prec):
-                    t[idx] = float(ball.mid())
-                break
+    # strings float64 could not settle: arb balls at rising precision, many strings per call
+    todo = np.flatnonzero(label == LABEL_UNCERTAIN)
+    for prec in precs:
+        still: list[np.ndarray] = []
+        for start in range(0, todo.size, _ARB_BATCH):
+            idx = todo[start : start + _ARB_BATCH]
+            bits = ((idx[:, None] >> np.arange(n)[None, :]) & 1).astype(np.uint8)
+            balls = enclose_output(params, bits, prec=prec)
+            labs = np.array([_label_arb(ball, xi) for ball in balls], dtype=np.int8)
+            done = labs != LABEL_UNCERTAIN
+            label[idx[done]] = labs[done]
+            method[idx[done]] = METHOD_HIGH_PRECISION
+            with arb_precision(prec):
+                for k in np.flatnonzero(done):
+                    t[idx[k]] = float(balls[k].mid())
+            still.append(idx[~done])
+        todo = np.concatenate(still) if still else todo[:0]
+        if todo.size == 0:
+            break
     return CertifiedTruthTable(
         n=n, margin=xi, T=t, label=label, certified=method != METHOD_UNCERTAIN, method=method
     )
