@@ -23,7 +23,3 @@ def test_k0_growth_vs_theorem(run_statement_check) -> None:
         assert n >= smallest_biting_n(theorem_exponent(d, layers))
         assert row.extra["K0_lower"] == row.extra["K0_upper"]  # no uncertain bit at quick sizes
         assert 0 <= row.measured <= 2**n
-
-
-def test_borel_cantelli_series_converges(run_statement_check) -> None:
-    run_statement_check("Thm 4.5", "Borel-Cantelli: explicit bad-event series converges (sympy)")
