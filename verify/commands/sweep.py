@@ -68,15 +68,35 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         default="transformer",
         help="random transformers, or the uniformly random Boolean function baseline",
     )
-    p.add_argument("--schemes", nargs="+", default=["uniform"], metavar="SCHEME")
-    p.add_argument("-D", "--d-model", nargs="+", type=int, default=[16], metavar="D")
-    p.add_argument("-L", "--n-layers", nargs="+", type=int, default=[1], metavar="L")
-    p.add_argument("--eps", "--ln-eps", nargs="+", type=float, default=[0.0], metavar="EPS")
-    p.add_argument("-N", "--n-bits", nargs="+", type=int, default=[8], metavar="N")
+    p.add_argument(
+        "--schemes",
+        nargs="+",
+        default=["uniform"],
+        metavar="SCHEME",
+        help="init schemes: uniform, gaussian, xavier_uniform, xavier_normal (uniform)",
+    )
+    p.add_argument(
+        "-D", "--d-model", nargs="+", type=int, default=[16], metavar="D", help="d_model (16)"
+    )
+    p.add_argument(
+        "-L", "--n-layers", nargs="+", type=int, default=[1], metavar="L", help="layers (1)"
+    )
+    p.add_argument(
+        "--eps",
+        "--ln-eps",
+        nargs="+",
+        type=float,
+        default=[0.0],
+        metavar="EPS",
+        help="layer-norm epsilon (0)",
+    )
+    p.add_argument(
+        "-N", "--n-bits", nargs="+", type=int, default=[8], metavar="N", help="input length (8)"
+    )
     p.add_argument(
         "--seeds", nargs="+", default=["0:10"], metavar="S", help='"A:B", "0,1,5" or "0 1 5" (0:10)'
     )
-    p.add_argument("--heads", type=int, default=2, help="attention heads (2)")
+    p.add_argument("-H", "--heads", type=int, default=2, help="attention heads (2)")
     p.add_argument("--scale", type=float, default=1.0, help="init scale (1.0)")
     p.add_argument(
         "--config",
