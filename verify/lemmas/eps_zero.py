@@ -22,7 +22,8 @@ from collections.abc import Sequence
 import numpy as np
 import sympy as sp
 
-from verify.boolean import make_family, zero_sensitivity_count
+import verify.lemmas.functions  # noqa: F401  (defines "Cor 5.1" .. "Cor 5.4")
+from verify.boolean import all_bit_strings, make_family, zero_sensitivity_count
 from verify.boolean.sampling import clopper_pearson
 from verify.lemmas import constants
 from verify.lemmas.registry import (
@@ -46,7 +47,8 @@ from verify.lemmas.small_ball import (
     small_ball_constant,
     z_tail_bound,
 )
-from verify.model import ModelConfig, Params, forward, init_params
+from verify.model import ModelConfig, Params, forward, init_params, param_shapes
+from verify.model.enclosure import enclose_output
 from verify.model.truth_table import LABEL_UNCERTAIN, CertifiedTruthTable, truth_table
 from verify.validation import check_int
 
@@ -1036,7 +1038,6 @@ def check_lemma_4_4(ctx: CheckContext) -> CheckResult:
 
 
 # ----------------------------------------------------------------------------- Cor 5.x, Conj 5.5
-import verify.lemmas.functions  # noqa: E402,F401  (defines "Cor 5.1" .. "Cor 5.4")
 
 IN_ACTION_FAMILIES = (
     ("Cor 5.1", "parity", {}),
@@ -1056,8 +1057,6 @@ def majority_params() -> Params:
     eps = 0 layer norm maps it to sign(r) sqrt(2) g whatever |r| (the blowup is z ~ N); the MLP
     is zero, norm2 the identity on it, and w = g/2 reads sign(r) sqrt(2)."""
     cfg = ModelConfig(d_model=4, n_layers=1, n_heads=1, ln_eps=0.0, pos_encoding="none")
-    from verify.model import param_shapes
-
     arr = {k: np.zeros(s) for k, s in param_shapes(cfg).items()}
     g = np.array([1.0, -1.0, 0.0, 0.0])
     arr["token_embedding"][0] = -g
@@ -1195,9 +1194,6 @@ def check_conj_5_5_certified(ctx: CheckContext) -> CheckResult:
     rows: list[Row] = []
     notes: list[str] = []
     found = []
-    from verify.boolean import all_bit_strings
-    from verify.model.enclosure import enclose_output
-
     start = 0
     for n in ns:
         target = make_family("majority", n).table
