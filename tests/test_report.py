@@ -423,3 +423,32 @@ def test_slow_quick_check_warns(
     assert any("at budget quick" in w for w in rep.document["statements"][0]["warnings"])
     rep = generate_report(tmp_path, budget="default", progress=False)
     assert rep.document["statements"][0]["warnings"] == []
+
+
+def test_documented_finding_is_a_strict_xfail(isolated_registry: dict, tmp_path: Path) -> None:
+    cex = tmp_path / "finding.npz"
+    cex.write_bytes(b"x")
+    outcome = {"status": Status.VIOLATED}
+
+    define_statement(id="Lemma 7.1", title="A documented finding", statement="x <= 1.")
+
+    @statement_check("Lemma 7.1", name="finding")
+    def _finding(ctx: CheckContext) -> CheckResult:
+        return CheckResult(
+            "Lemma 7.1", "finding", outcome["status"], [Row("x", 2.0, 1.0)], counterexample=str(cex)
+        )
+
+    registry._STATEMENTS["Lemma 7.1"].checks[0].expected_violation = str(cex)
+    _holds_statement("Lemma 7.2")
+    rep = generate_report(tmp_path / "a", progress=False)
+    st = rep.document["statements"][0]
+    assert st["status"] == "known_violation" and rep.exit_code == 0
+    assert st["checks"][0]["expected_violation"] == str(cex)
+    assert validate_document(rep.document) == []
+    md = (tmp_path / "a" / "report.md").read_text()
+    assert "documented finding" in md and "Documented finding (expected to be violated" in md
+    outcome["status"] = Status.HOLDS  # the finding no longer reproduces: a failure
+    rep = generate_report(tmp_path / "b", progress=False)
+    st = rep.document["statements"][0]
+    assert st["status"] == "not_reproduced" and rep.exit_code == 1
+    assert any("did not reproduce" in w for w in st["warnings"])

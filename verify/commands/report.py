@@ -73,6 +73,7 @@ def list_statements(only: list[str] | None) -> int:
 
 def run(args: argparse.Namespace) -> int:
     from verify.report import generate_report
+    from verify.report.runner import FAILING, KNOWN_VIOLATION
 
     if args.list:
         return list_statements(args.only)
@@ -110,7 +111,7 @@ def run(args: argparse.Namespace) -> int:
         slow = "; ".join(f"{sid} [{name[:40]}] {t:.1f} s" for t, sid, name in timed[:3])
         print(f"  slowest checks: {slow}", file=sys.stderr)
     for st in report.document["statements"]:
-        if st["status"] in ("violated", "error", "undecided", "interrupted"):
+        if st["status"] in FAILING or st["status"] == KNOWN_VIOLATION:
             print(f"  {st['id']}: {st['status']}", file=sys.stderr)
     print(f"wrote {report.markdown}, {report.json} and {len(report.figures)} figure(s)")
     if report.document["summary"]["n_checks_interrupted"]:

@@ -13,6 +13,8 @@ from typing import Any
 
 from verify.lemmas.registry import Row
 from verify.report.runner import (
+    CHECK_STATUSES,
+    FAILING,
     STATUS_ORDER,
     CheckOutcome,
     StatementOutcome,
@@ -99,6 +101,7 @@ def check_json(outcome: CheckOutcome, figures: list[dict[str, Any]]) -> dict[str
         "name": outcome.check_name,
         "slow": outcome.slow,
         "status": outcome.status,
+        "expected_violation": outcome.expected_violation,
         "runtime_s": outcome.runtime_s,
         "arithmetic": r.arithmetic if r else None,
         "seed": r.seed if r else None,
@@ -267,13 +270,13 @@ def validate_document(doc: Any) -> list[str]:
             need(st, k, t, w)
         if st.get("status") not in STATUS_ORDER:
             errs.append(f"{w}.status: expected one of {STATUS_ORDER}")
-        failing |= st.get("status") in ("violated", "error", "undecided", "interrupted")
+        failing |= st.get("status") in FAILING
         for j, c in enumerate(st.get("checks") or []):
             cw = f"{w}.checks[{j}]"
             for k, t in (("name", str), ("status", str), ("rows", list), ("figures", list)):
                 need(c, k, t, cw)
-            if c.get("status") not in STATUS_ORDER[:5]:
-                errs.append(f"{cw}.status: expected one of {STATUS_ORDER[:5]}")
+            if c.get("status") not in CHECK_STATUSES:
+                errs.append(f"{cw}.status: expected one of {CHECK_STATUSES}")
             if c.get("status") == "error" and not isinstance(c.get("error"), dict):
                 errs.append(f"{cw}.error: expected the error of a failed check")
             for k, row in enumerate(c.get("rows") or []):

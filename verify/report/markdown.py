@@ -18,6 +18,8 @@ _BADGE = {
     "violated": "**VIOLATED**",
     "undecided": "undecided",
     "error": "**ERROR**",
+    "known_violation": "violated: **documented finding** (reproduced)",
+    "not_reproduced": "**documented finding NOT reproduced**",
     "skipped": "not run at this budget",
     "unchecked": "no check registered",
     "interrupted": "**interrupted** before its checks ran",
@@ -95,7 +97,7 @@ def render_markdown(doc: Mapping[str, Any], repo_prefix: str | None = None) -> s
     add("")
     counts = ", ".join(f"{n} {k}" for k, n in summ["counts"].items() if n)
     verdict = (
-        "every statement run holds or is vacuous"
+        "every statement run holds, is vacuous or is a documented finding"
         if summ["exit_code"] == 0
         else "some statement is violated, undecided, raised an error or was interrupted"
     )
@@ -256,6 +258,12 @@ def _check(c: Mapping[str, Any], repo_prefix: str | None = None) -> list[str]:
         add("")
     if c["counterexample"]:
         add(f"Counterexample: {repo_link(c['counterexample'], repo_prefix)}.")
+        add("")
+    if c.get("expected_violation"):
+        add(
+            "Documented finding (expected to be violated, like a strict xfail):"
+            f" {repo_link(c['expected_violation'], repo_prefix)}."
+        )
         add("")
     for f in c["figures"]:
         if f.get("file"):

@@ -37,7 +37,9 @@ def statements_table(doc: Mapping[str, Any], report_link: str) -> str:
         "",
         "*holds*: every measured value is within its computed bound; *vacuous*: the bound says"
         " nothing at the tested sizes; *violated*: a finding, its parameters saved under"
-        " `theorems/counterexamples/` (see the report); *undecided*: the arithmetic or the"
+        " `theorems/counterexamples/` (see the report); *known_violation*: such a finding,"
+        " documented and reproduced (like a strict xfail); *not_reproduced*: a documented"
+        " finding that no longer reproduces; *undecided*: the arithmetic or the"
         " statistics could not settle it; *error*: the check raised; *skipped*: only slow"
         " checks (`--full`); *unchecked*: no check registered yet.",
     ]

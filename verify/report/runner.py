@@ -1,9 +1,11 @@
 """Run the registered statements' checks within a budget, keeping every outcome.
 
 A check that raises is not dropped: it becomes a :class:`CheckOutcome` with status ``"error"``
-and its traceback, and counts as a failure. Statement status aggregates its checks' statuses:
+and its traceback, and counts as a failure. A check registered with ``expected_violation`` (a
+documented finding, like a strict xfail) is ``"known_violation"`` when it returns VIOLATED
+and ``"not_reproduced"`` (a failure) otherwise. Statement status aggregates its checks':
 
-    violated > error > undecided > holds > vacuous
+    violated > error > not_reproduced > undecided > known_violation > holds > vacuous
 
 (the first present wins), ``"skipped"`` when every check is slow and slow checks were not run,
 ``"unchecked"`` when the statement has no check at all, and ``"interrupted"`` when the run was
@@ -34,24 +36,27 @@ from verify.lemmas.registry import (
 from verify.validation import check_choice, check_int
 
 ERROR = "error"
+KNOWN_VIOLATION = "known_violation"  # a documented finding (Check.expected_violation) reproduced
+NOT_REPRODUCED = "not_reproduced"  # a documented finding that no longer reproduces
 SKIPPED = "skipped"
 UNCHECKED = "unchecked"
 INTERRUPTED = "interrupted"
 
-# every status a statement or check can have in a report, in order of precedence
-STATUS_ORDER: tuple[str, ...] = (
+# what a check run can end as, in order of precedence for its statement
+CHECK_STATUSES: tuple[str, ...] = (
     Status.VIOLATED.value,
     ERROR,
+    NOT_REPRODUCED,
     Status.UNDECIDED.value,
+    KNOWN_VIOLATION,
     Status.HOLDS.value,
     Status.VACUOUS.value,
-    SKIPPED,
-    UNCHECKED,
-    INTERRUPTED,
 )
+# every status a statement or check can have in a report
+STATUS_ORDER: tuple[str, ...] = (*CHECK_STATUSES, SKIPPED, UNCHECKED, INTERRUPTED)
 # statuses that make `python -m verify report` exit with 1
 FAILING: frozenset[str] = frozenset(
-    {Status.VIOLATED.value, ERROR, Status.UNDECIDED.value, INTERRUPTED}
+    {Status.VIOLATED.value, ERROR, NOT_REPRODUCED, Status.UNDECIDED.value, INTERRUPTED}
 )
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
@@ -79,11 +84,15 @@ class CheckOutcome:
     error: ErrorInfo | None = None
     runtime_s: float = 0.0
     warnings: list[str] = field(default_factory=list)
+    expected_violation: str | None = None  # counterexample file of a documented finding
 
     @property
     def status(self) -> str:
         if self.error is not None or self.result is None:
             return ERROR
+        violated = self.result.status is Status.VIOLATED
+        if self.expected_violation:  # like a strict xfail
+            return KNOWN_VIOLATION if violated else NOT_REPRODUCED
         return self.result.status.value
 
 
@@ -113,15 +122,16 @@ class StatementOutcome:
 
 def aggregate_status(statuses: Sequence[str], *, has_skipped: bool = False) -> str:
     """The statement status from its checks' statuses (see the module docstring)."""
-    for s in STATUS_ORDER[:5]:
+    for s in CHECK_STATUSES:
         if s in statuses:
             return s
     return SKIPPED if has_skipped else UNCHECKED
 
 
 def exit_code(outcomes: Sequence[StatementOutcome]) -> int:
-    """0 when every statement holds, is vacuous, or was not run at this budget; else 1
-    (a statement violated, undecided, in error, or interrupted)."""
+    """0 when every statement holds, is vacuous, is a documented finding that reproduced, or
+    was not run at this budget; else 1 (violated, undecided, in error, a documented finding
+    that no longer reproduces, or interrupted)."""
     return 1 if any(o.status in FAILING for o in outcomes) else 0
 
 
@@ -173,7 +183,12 @@ def row_ok(row: Any) -> bool:
 
 def run_check_outcome(stmt: Statement, check: Check, ctx: CheckContext) -> CheckOutcome:
     """Run one check; an exception becomes an ``error`` outcome with its traceback."""
-    outcome = CheckOutcome(statement_id=stmt.id, check_name=check.name, slow=check.slow)
+    outcome = CheckOutcome(
+        statement_id=stmt.id,
+        check_name=check.name,
+        slow=check.slow,
+        expected_violation=getattr(check, "expected_violation", None),
+    )
     start = time.perf_counter()
     try:
         result = check.run(ctx, stmt.id)
@@ -181,6 +196,14 @@ def run_check_outcome(stmt: Statement, check: Check, ctx: CheckContext) -> Check
             raise TypeError(f"check returned {type(result).__name__}, expected CheckResult")
         outcome.result = result
         outcome.warnings = consistency_warnings(result)
+        exp = outcome.expected_violation
+        if exp and result.status is Status.VIOLATED and result.counterexample:
+            if Path(result.counterexample).name != Path(exp).name:
+                outcome.warnings.append(
+                    f"documented counterexample {exp} but the check saved {result.counterexample}"
+                )
+        elif exp:
+            outcome.warnings.append(f"documented finding {exp} did not reproduce")
     except Exception as exc:  # reported, counted as failure; KeyboardInterrupt propagates
         outcome.error = ErrorInfo(
             type=type(exc).__name__, message=str(exc), traceback=traceback.format_exc()
