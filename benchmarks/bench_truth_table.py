@@ -8,7 +8,13 @@ engineering notes measured thread pools slowing each other down in one process),
 warm-up call; wall and CPU seconds are both printed, with the load average, because the machine
 is shared. Ratios are computed from numbers measured in this one run.
 
-Run by hand: ``python benchmarks/bench_truth_table.py [--N 12 16 20] [--L 1 2]``.
+``--impl gemm`` times only the dense work of a staged design (per chunk of 4096 strings, layer
+0's MLP as numpy GEMMs over columns (position, string): the midpoint GEMMs W_1 X, W_2 H and the
+radius GEMMs |W_1| (r + g|X|), |W_2| (...), i.e. 4 GEMMs) and prints its GFLOP/s: if that alone
+is slower than the kernel's whole certified pass, moving the MLP to BLAS cannot pay.
+
+Run by hand: ``python benchmarks/bench_truth_table.py [--N 12 16 20] [--L 1 2]
+[--impl certified plain torch gemm]``.
 """
 
 from __future__ import annotations
@@ -46,6 +52,23 @@ def _worker(impl: str, n_layers: int, n: int, d: int, h: int, seed: int) -> dict
             bits = all_bit_strings(m)
             fast_T(params, bits, bounds=False, tables=prepare(params, m))
             return {}
+    elif impl == "gemm":
+        w1, w2 = params["layers.0.linear1.weight"], params["layers.0.linear2.weight"]
+        mats = (w1, np.abs(w1), w2, np.abs(w2))
+        f = w1.shape[0]
+
+        def run(m: int) -> dict:
+            s = params.config.seq_len(m)
+            b = min(4096, 1 << m)
+            x = np.random.default_rng(seed).random((s, d, b))
+            hid, out = np.empty((s, f, b)), np.empty((s, d, b))
+            t0 = time.perf_counter()
+            for _ in range((1 << m) // b):
+                for k in (0, 1):
+                    np.matmul(mats[k], x, out=hid)
+                    np.matmul(mats[2 + k], hid, out=out)
+            gflop = 4 * 2 * s * d * f * (1 << m) / 1e9
+            return {"gflop_per_s": round(gflop / (time.perf_counter() - t0), 2)}
     else:
         from verify.model.truth_table import truth_table
 
@@ -90,7 +113,8 @@ def main() -> None:
                 results[(n_layers, n, impl)] = res
                 rate = (1 << n) / res["wall"]
                 load = os.getloadavg()[0]
-                extra = {k: res[k] for k in ("float64", "high_precision", "uncertain") if k in res}
+                keys = ("float64", "high_precision", "uncertain", "gflop_per_s")
+                extra = {k: res[k] for k in keys if k in res}
                 print(f"{n_layers:>2} {n:>3} {impl:>10} {res['wall']:>9.3f} {res['cpu']:>9.3f}"
                       f" {rate:>12.0f}  {load:.1f} {extra if extra else ''}")  # fmt: skip
             cert = results.get((n_layers, n, "certified"))
@@ -100,6 +124,10 @@ def main() -> None:
                 print(f"      certified vs torch: {torch_res['wall'] / cert['wall']:.1f}x faster")
             if plain and torch_res:
                 print(f"      plain vs torch:     {torch_res['wall'] / plain['wall']:.1f}x faster")
+            gemm = results.get((n_layers, n, "gemm"))
+            if cert and gemm:
+                print(f"      layer-0 MLP GEMMs alone / whole certified pass: "
+                      f"{gemm['wall'] / cert['wall']:.2f}")  # fmt: skip
             if cert and plain:
                 print(
                     f"      certification cost: {cert['wall'] / plain['wall']:.2f}x the plain pass"
