@@ -336,10 +336,22 @@ def _unique_cells(cells: Iterable[Mapping[str, Any]]) -> list[dict[str, Any]]:
 def local_executor(max_workers: int) -> cf.ProcessPoolExecutor:
     """A ProcessPoolExecutor whose workers come from a "forkserver" (not "fork": forking a
     process that already runs Numba's OpenMP threads aborts the child). The server preloads
-    only verify.sweep: importing the Numba kernels there would start OpenMP in it too."""
+    only verify.sweep: importing the Numba kernels there would start OpenMP in it too. With
+    several workers each runs Numba with one thread, so workers x threads = cores."""
     ctx = multiprocessing.get_context("forkserver")
     ctx.set_forkserver_preload(["verify.sweep"])
-    return cf.ProcessPoolExecutor(max_workers=max_workers, mp_context=ctx)
+    if max_workers == 1:
+        return cf.ProcessPoolExecutor(max_workers=1, mp_context=ctx)
+    # several workers share the cores: one Numba thread each, no oversubscription
+    return cf.ProcessPoolExecutor(
+        max_workers=max_workers, mp_context=ctx, initializer=_one_numba_thread
+    )
+
+
+def _one_numba_thread() -> None:
+    """Worker initializer: Numba's parallel kernels use one thread in this process."""
+    os.environ["NUMBA_NUM_THREADS"] = "1"
+    os.environ.setdefault("OMP_NUM_THREADS", "1")
 
 
 def run_sweep(
