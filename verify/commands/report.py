@@ -20,7 +20,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         description=(
             "Run the registered statements' checks and write report.md, report.json and"
             " figures/*.png. Exit code 0 when every statement holds, is vacuous or was not run"
-            " at this budget; 1 when one is violated, undecided or its check raised; 2 on bad"
+            " at this budget, or is undecided (listed); 1 when one is violated or its check"
+            " raised; 2 on bad"
             " usage; 130 when interrupted (Ctrl-C: the report of the finished checks is"
             " written). Writing docs/reports/example also refreshes the README's table of"
             " statements."
@@ -111,7 +112,7 @@ def run(args: argparse.Namespace) -> int:
         slow = "; ".join(f"{sid} [{name[:40]}] {t:.1f} s" for t, sid, name in timed[:3])
         print(f"  slowest checks: {slow}", file=sys.stderr)
     for st in report.document["statements"]:
-        if st["status"] in FAILING or st["status"] == KNOWN_VIOLATION:
+        if st["status"] in FAILING or st["status"] in (KNOWN_VIOLATION, "undecided"):
             print(f"  {st['id']}: {st['status']}", file=sys.stderr)
     print(f"wrote {report.markdown}, {report.json} and {len(report.figures)} figure(s)")
     if report.document["summary"]["n_checks_interrupted"]:

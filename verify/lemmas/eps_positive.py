@@ -463,7 +463,11 @@ def lemma_3_2_exponent_l_counterexample() -> Params:
     return init_params(cfg, "uniform", 0, 1e-3)
 
 
-@statement_check("Lemma 3.2", name="the paper's exponent L with the spec's beta (2 norms/layer)")
+@statement_check(
+    "Lemma 3.2",
+    name="the paper's exponent L with the spec's beta (2 norms/layer)",
+    expected_violation=f"theorems/counterexamples/{LEMMA_3_2_EXPONENT_L}.npz",
+)
 def _lemma_3_2_exponent_l(ctx: CheckContext) -> CheckResult:
     path = COUNTEREXAMPLES / f"{LEMMA_3_2_EXPONENT_L}.npz"
     p = Params.load(path) if path.exists() else lemma_3_2_exponent_l_counterexample()

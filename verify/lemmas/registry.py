@@ -179,6 +179,10 @@ class Check:
     name: str
     func: Callable[[CheckContext], CheckResult]
     slow: bool = False  # only in --runslow / report --full
+    # A documented finding: the check is *expected* to return VIOLATED, with this counterexample
+    # file (path from the repository root). Like a strict xfail: the report shows it as a known
+    # finding, and fails if it stops reproducing.
+    expected_violation: str | None = None
 
     def run(self, ctx: CheckContext, statement_id: str) -> CheckResult:
         start = time.perf_counter()
@@ -233,15 +237,19 @@ def define_statement(**kwargs: Any) -> Statement:
 
 
 def statement_check(
-    statement_id: str, *, name: str, slow: bool = False
+    statement_id: str, *, name: str, slow: bool = False, expected_violation: str | None = None
 ) -> Callable[[Callable[[CheckContext], CheckResult]], Callable]:
-    """Decorator attaching a check to a defined statement (import the defining module first)."""
+    """Decorator attaching a check to a defined statement (import the defining module first).
+
+    ``expected_violation``: the counterexample file of a documented finding (see Check)."""
 
     def deco(func: Callable[[CheckContext], CheckResult]) -> Callable[[CheckContext], CheckResult]:
         stmt = _STATEMENTS[statement_id]
         if any(c.name == name for c in stmt.checks):
             raise ValueError(f"{statement_id} already has a check named {name!r}")
-        stmt.checks.append(Check(name=name, func=func, slow=slow))
+        stmt.checks.append(
+            Check(name=name, func=func, slow=slow, expected_violation=expected_violation)
+        )
         return func
 
     return deco

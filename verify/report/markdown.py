@@ -97,9 +97,10 @@ def render_markdown(doc: Mapping[str, Any], repo_prefix: str | None = None) -> s
     add("")
     counts = ", ".join(f"{n} {k}" for k, n in summ["counts"].items() if n)
     verdict = (
-        "every statement run holds, is vacuous or is a documented finding"
+        "no statement run is violated (each holds, is vacuous, is undecided or is a documented"
+        " finding)"
         if summ["exit_code"] == 0
-        else "some statement is violated, undecided, raised an error or was interrupted"
+        else "some statement is violated, raised an error or was interrupted"
     )
     add(f"**Result: {verdict}** ({counts or 'no statements'}; exit code {summ['exit_code']}).")
     if summ.get("n_checks_interrupted"):

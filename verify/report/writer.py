@@ -126,8 +126,8 @@ def generate_report(
     command: str = "",
 ) -> Report:
     """Run the registered statements (all, or those in ``only``) at ``budget`` and write the
-    report into ``out_dir``. ``report.exit_code`` is 0 when every statement holds, is vacuous
-    or was not run at this budget, and 1 when one is violated, undecided or raised."""
+    report into ``out_dir``. ``report.exit_code`` is 0 when every statement holds, is vacuous,
+    is undecided or was not run at this budget, and 1 when one is violated or raised."""
     budget = check_choice("budget", budget, ("quick", "default", "full"))  # type: ignore[assignment]
     seed = check_int("seed", seed, minimum=0)
     statements = select_statements(only)
