@@ -1,4 +1,4 @@
-"""An independent oracle for ``shared/model-spec.md``, checked against ``verify.model.forward``.
+"""An independent oracle for ``docs/model-spec.md``, checked against ``verify.model.forward``.
 
 The oracle below is written from the spec text alone, deliberately plain (Python loops over
 positions, heads and coordinates, ``math`` functions), sharing no code with ``verify.model``

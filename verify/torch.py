@@ -1,4 +1,4 @@
-"""Bridge to PyTorch (optional extra ``torch``): the model of ``shared/model-spec.md`` built from
+"""Bridge to PyTorch (optional extra ``torch``): the model of ``docs/model-spec.md`` built from
 ``torch.nn.TransformerEncoderLayer``, and parameters moved both ways without renaming.
 
 ``to_torch(params)`` returns a float64 :class:`SpecTransformer` whose ``state_dict()`` holds

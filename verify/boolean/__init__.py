@@ -1,7 +1,7 @@
 """Boolean functions {0,1}^N -> {0,1}: truth tables, families, exact sensitivity and Fourier
 analysis, sampled estimators for large N, closed-form profiles. See docs/boolean.md.
 
-Bit order (shared/model-spec.md): string index i = sum_n x_n 2^(n-1), x_1 least significant.
+Bit order (docs/model-spec.md): string index i = sum_n x_n 2^(n-1), x_1 least significant.
 """
 
 from verify.boolean.analysis import (

@@ -1,6 +1,6 @@
 """The :class:`BooleanFunction` type: a function {0,1}^N -> {0,1} stored as its truth table.
 
-Bit order (shared/model-spec.md): the string x = (x_1, ..., x_N) has index
+Bit order (docs/model-spec.md): the string x = (x_1, ..., x_N) has index
 i = sum_n x_n 2^(n-1), so x_1 is the least significant bit; ``table[i] = f(x)``.
 """
 

@@ -1,7 +1,7 @@
 """The epsilon > 0 statements of arXiv 2606.08768 (Sec. 2-3): Lemma 2.9, Lemma 3.1, Lemma 3.2,
 Cor 3.3, Cor 3.4, Prop 3.5 -- registry entries and their checks.
 
-Statements are reconstructions (shared/reference/paper-2606.08768.md); the explicit constants
+Statements are reconstructions (docs/reference/paper-2606.08768.md); the explicit constants
 and their derivations: verify/lemmas/constants.py and docs/derivations.md. Every check measures
 a quantity with the float64 forward pass, computes the bound from the configuration and the
 parameters (or the box) and returns both; adversarial checks use verify.lemmas.adversarial.

@@ -1,7 +1,7 @@
 """The epsilon = 0 statements of arXiv 2606.08768 (Lemma 4.2, Cor 4.3, Lemma 4.4, Thm 4.5,
 Cor 4.6, Conj 5.5) and their checks; "in action" checks for Cor 5.1-5.4.
 
-The statements are *reconstructions* (shared/reference/paper-2606.08768.md); the explicit
+The statements are *reconstructions* (docs/reference/paper-2606.08768.md); the explicit
 constants are this toolkit's own, derived in docs/derivations_eps_zero.md:
 
 - (SB) P[var(d) <= delta] <= C_SB(D, a) delta^{(D-1)/2} for a layer-norm input d = c + b whose

@@ -1,6 +1,6 @@
 """Statements about Boolean functions (arXiv 2606.08768, Section 5) and their exhaustive checks.
 
-The statement texts are *reconstructions* (shared/reference/paper-2606.08768.md, Section 3 "Cor
+The statement texts are *reconstructions* (docs/reference/paper-2606.08768.md, Section 3 "Cor
 5.1-5.4" and the MAJORITY discussion; the random-function control of the experiments), not
 quotes. Cor 5.1-5.4 conclude from Cor 4.6 (premise K_0(N) < N^((D-1)/(2L)-5)) that PARITY,
 m-sparse PARITY, DICTATOR and FIRST are almost surely not recognisable for large N; the part a

@@ -204,7 +204,7 @@ class Statement:
     title: str
     statement: str  # words and formula (markdown with $...$); a reconstruction
     paper: str = "arXiv 2606.08768"
-    confidence: str = "[note]"  # [paper] / [note] / [inferred], as in shared/reference
+    confidence: str = "[note]"  # [paper] / [note] / [inferred], as in docs/reference
     hypotheses: tuple[Hypothesis, ...] = ()
     bound_formula: str = ""  # the explicit bound the toolkit checks, as a formula
     derivation: str = ""  # pointer into docs/derivations.md

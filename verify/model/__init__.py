@@ -1,4 +1,4 @@
-"""The transformer of ``shared/model-spec.md`` (see docs/architecture.md, "The model")."""
+"""The transformer of ``docs/model-spec.md`` (see docs/architecture.md, "The model")."""
 
 from verify.model.config import ModelConfig
 from verify.model.enclosure import Enclosure, enclose, enclose_output

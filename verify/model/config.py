@@ -1,4 +1,4 @@
-"""The model configuration of ``shared/model-spec.md`` (fields, defaults, JSON form)."""
+"""The model configuration of ``docs/model-spec.md`` (fields, defaults, JSON form)."""
 
 from __future__ import annotations
 
