@@ -205,6 +205,52 @@ def finish_position(
         layer_norm(tmp, rtmp, gains[k1 + 1], biases[k1 + 1], eps, y, ry, ls, bounds)
 
 
+@kernel(types.void(A2, A2, A1, A1, A1, i8, i8, b1))
+def softmax_exponentials(pm, pr, mx, tot, rtot, s, nb, bounds):  # pragma: no cover - jitted
+    """In place, per string b: e_j = exp(pm[j] - mx) (mx, the float64 maximum of the score
+    midpoints, or 0 where it is not finite) and tot = sum_j e_j; with bounds, pr[j] becomes a
+    radius of e_j (|exp(a + da) - exp(a)| <= exp(a) expm1(|da|), exp within EXP_ULPS ulps,
+    TINY for underflow) and rtot = sum_j pr[j]."""
+    for b in range(nb):
+        if not np.isfinite(mx[b]):
+            mx[b] = 0.0
+        tot[b] = 0.0
+        rtot[b] = 0.0
+    for j in range(s):
+        for b in range(nb):
+            dv = pm[j, b] - mx[b]
+            ev = math.exp(dv)
+            if bounds:
+                rd = (pr[j, b] + U * abs(dv)) * (1 + 2 * U)
+                bigv = ev * (1 + EXP_ULPS * U) + TINY  # >= exp(dv)
+                re = bigv * (math.expm1(rd) * (1 + EXP_ULPS * U) + EXP_ULPS * U)
+                pr[j, b] = re * (1 + 4 * U) + ETA
+                rtot[b] += pr[j, b]
+            pm[j, b] = ev
+            tot[b] += ev
+
+
+@kernel(types.void(A2, A2, A1, A1, A1, i8, i8, b1))
+def softmax_normalise(pm, pr, tot, rtot, gap, s, nb, bounds):  # pragma: no cover - jitted
+    """In place, per string b: p_j = e_j / tot. With bounds, rtot (the radii of the e_j summed)
+    also covers the rounding of the sum (gamma_{s+1}), gap = a lower bound of the exact
+    denominator, and pr[j] = ((r_j + p_j (1 + U) rtot) / gap + U p_j) (1 + 4U), or inf when
+    gap <= 0 (the denominator's enclosure reaches 0)."""
+    if bounds:
+        for b in range(nb):
+            rtot[b] = (rtot[b] + (s + 1) * U * tot[b]) * (1 + (s + 4) * U)
+            gap[b] = (tot[b] - rtot[b]) * (1 - U)
+    for j in range(s):
+        for b in range(nb):
+            p = pm[j, b] / tot[b]
+            pm[j, b] = p
+            if bounds:
+                if gap[b] > 0:
+                    pr[j, b] = ((pr[j, b] + p * (1 + U) * rtot[b]) / gap[b] + U * p) * (1 + 4 * U)
+                else:
+                    pr[j, b] = np.inf
+
+
 @kernel(
     types.void(
         types.Array(f8, 3, "C"), types.Array(f8, 3, "C"), A2, A2, A1, i8, f8, f8,
@@ -304,38 +350,8 @@ def readout_attention(
                 if sc > mx[b]:
                     mx[b] = sc
         # softmax, shifted by the (exact, float64) maximum of the score midpoints
-        for b in range(nb):
-            if not np.isfinite(mx[b]):
-                mx[b] = 0.0
-            tot[b] = 0.0
-            rtot[b] = 0.0
-        for j in range(s):
-            for b in range(nb):
-                dv = pm[j, b] - mx[b]
-                ev = math.exp(dv)
-                if bounds:
-                    rd = (pr[j, b] + U * abs(dv)) * (1 + 2 * U)
-                    bigv = ev * (1 + EXP_ULPS * U) + TINY  # >= exp(dv)
-                    re = bigv * (math.expm1(rd) * (1 + EXP_ULPS * U) + EXP_ULPS * U)
-                    pr[j, b] = re * (1 + 4 * U) + ETA
-                    rtot[b] += pr[j, b]
-                pm[j, b] = ev
-                tot[b] += ev
-        if bounds:
-            for b in range(nb):
-                rtot[b] = (rtot[b] + (s + 1) * U * tot[b]) * (1 + (s + 4) * U)
-                gap[b] = (tot[b] - rtot[b]) * (1 - U)
-        for j in range(s):
-            for b in range(nb):
-                p = pm[j, b] / tot[b]
-                pm[j, b] = p
-                if bounds:
-                    if gap[b] > 0:
-                        pr[j, b] = ((pr[j, b] + p * (1 + U) * rtot[b]) / gap[b] + U * p) * (
-                            1 + 4 * U
-                        )
-                    else:
-                        pr[j, b] = np.inf
+        softmax_exponentials(pm, pr, mx, tot, rtot, s, nb, bounds)
+        softmax_normalise(pm, pr, tot, rtot, gap, s, nb, bounds)
         # xbar = sum_j p_j x_j (um holds sum_j p_j |x_j| for the rounding bound)
         for k in range(d):
             for b in range(nb):
@@ -457,19 +473,7 @@ def certified_T(
                             rv = sce_r[tok[i, b], i, tok[j, b], j, hd]
                             pr[j, b] = rv
                             rtot[b] += rv
-                    for b in range(nb):
-                        rtot[b] = (rtot[b] + (s + 1) * U * tot[b]) * (1 + (s + 4) * U)
-                        gap[b] = (tot[b] - rtot[b]) * (1 - U)
-                for j in range(s):
-                    for b in range(nb):
-                        p = pm[j, b] / tot[b]
-                        pm[j, b] = p
-                        if bounds:
-                            if gap[b] > 0:
-                                rp = (pr[j, b] + p * (1 + U) * rtot[b]) / gap[b]
-                                pr[j, b] = (rp + U * p) * (1 + 4 * U)
-                            else:
-                                pr[j, b] = np.inf
+                softmax_normalise(pm, pr, tot, rtot, gap, s, nb, bounds)
                 for j in range(s):
                     for e in range(d):
                         v0 = vo_m[0, j, hd, e]
@@ -583,42 +587,13 @@ def certified_T(
                             pm[j, b] = sv
                             if sv > mx[b]:
                                 mx[b] = sv
-                    for b in range(nb):
-                        if not np.isfinite(mx[b]):
-                            mx[b] = 0.0
-                        tot[b] = 0.0
-                        rtot[b] = 0.0
-                    for j in range(s):
-                        for b in range(nb):
-                            dv = pm[j, b] - mx[b]
-                            ev = math.exp(dv)
-                            if bounds:
-                                rd = (pr[j, b] + U * abs(dv)) * (1 + 2 * U)
-                                bigv = ev * (1 + EXP_ULPS * U) + TINY  # >= exp(dv)
-                                re = bigv * (math.expm1(rd) * (1 + EXP_ULPS * U) + EXP_ULPS * U)
-                                pr[j, b] = re * (1 + 4 * U) + ETA
-                                rtot[b] += pr[j, b]
-                            pm[j, b] = ev
-                            tot[b] += ev
-                    if bounds:
-                        for b in range(nb):
-                            rtot[b] = (rtot[b] + (s + 1) * U * tot[b]) * (1 + (s + 4) * U)
-                            gap[b] = (tot[b] - rtot[b]) * (1 - U)
+                    softmax_exponentials(pm, pr, mx, tot, rtot, s, nb, bounds)
+                    softmax_normalise(pm, pr, tot, rtot, gap, s, nb, bounds)
                     for e in range(dh):
                         for b in range(nb):
                             attm[c0 + e, b] = 0.0
                             attr[c0 + e, b] = 0.0
                     for j in range(s):
-                        for b in range(nb):
-                            p = pm[j, b] / tot[b]
-                            pm[j, b] = p
-                            if bounds:
-                                if gap[b] > 0:
-                                    pr[j, b] = (
-                                        (pr[j, b] + p * (1 + U) * rtot[b]) / gap[b] + U * p
-                                    ) * (1 + 4 * U)
-                                else:
-                                    pr[j, b] = np.inf
                         for e in range(dh):
                             ve = qkvm[j, 2 * d + c0 + e]
                             for b in range(nb):
