@@ -9,13 +9,13 @@ compared with closed forms on hand-checkable models.
 
 from __future__ import annotations
 
-import itertools
 import math
 
 import numpy as np
 import pytest
 
 from verify.model import ModelConfig, Params, forward, param_shapes
+from verify.strategies import SPEC_OPTION_GRID
 
 RTOL = 1e-12
 
@@ -134,16 +134,7 @@ def oracle(cfg: ModelConfig, arrays: dict, x: list[int]) -> tuple[float, list[li
 
 
 # ---------------------------------------------------------------------- random configurations
-ALL_OPTIONS = list(
-    itertools.product(
-        [False, True],  # norm_first
-        [1e-5, 0.0],  # ln_eps
-        [True, False],  # eos
-        ["add", "concat"],  # embedding
-        ["learned", "sinusoidal", "none"],  # pos_encoding
-        [True, False],  # ln_affine
-    )
-)
+ALL_OPTIONS = list(SPEC_OPTION_GRID)
 
 
 def _random_params(cfg: ModelConfig, seed: int) -> Params:

@@ -21,6 +21,7 @@ from verify.model import ModelConfig, Params, forward, init_params, truth_table
 
 torch = pytest.importorskip("torch")
 
+from verify.strategies import SPEC_OPTION_GRID  # noqa: E402
 from verify.strategies import params as params_strategy  # noqa: E402
 from verify.torch import SpecTransformer, from_torch, to_torch  # noqa: E402
 
@@ -28,16 +29,7 @@ pytestmark = pytest.mark.torch
 
 RTOL = 1e-12
 
-OPTIONS = list(
-    itertools.product(
-        [False, True],  # norm_first
-        [1e-5, 0.0],  # ln_eps
-        [True, False],  # eos
-        ["add", "concat"],  # embedding
-        ["learned", "sinusoidal", "none"],  # pos_encoding
-        [True, False],  # ln_affine
-    )
-)
+OPTIONS = list(SPEC_OPTION_GRID)
 IDS = [
     f"{'pre' if nf else 'post'}-eps{e:g}-{'eos' if eo else 'last'}-{em}-{p}-"
     f"{'affine' if a else 'plain'}"

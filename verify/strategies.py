@@ -17,13 +17,24 @@ structured knobs (scheme, scale, degeneracy) and build the arrays from them (~30
 
 from __future__ import annotations
 
+import itertools
 from typing import Any
 
 import numpy as np
 from hypothesis import strategies as st
 
 from verify.model import ModelConfig, Params, forward, init_params
+from verify.model.config import EMBEDDINGS, POS_ENCODINGS
 from verify.model.init import SCHEMES
+
+#: Every combination of the spec's discrete options, as tuples
+#: (norm_first, ln_eps, eos, embedding, pos_encoding, ln_affine); eps = 1e-5 (torch's default)
+#: and eps = 0. The agreement tests (torch, the plain oracle) run over all of them.
+SPEC_OPTION_GRID: tuple[tuple[bool, float, bool, str, str, bool], ...] = tuple(
+    itertools.product(
+        (False, True), (1e-5, 0.0), (True, False), EMBEDDINGS, POS_ENCODINGS, (True, False)
+    )
+)
 
 ADVERSARIAL_KINDS = ("near_constant", "saturated", "scale", "tie")
 
