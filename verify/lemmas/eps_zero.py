@@ -54,6 +54,7 @@ from verify.validation import check_int
 
 CONFIDENCE = 0.95  # of every Clopper-Pearson interval reported here
 DERIVATION = "docs/derivations_eps_zero.md"
+_EPS_ZERO = Hypothesis("eps = 0", "layer-norm epsilon is zero", lambda cfg: cfg.ln_eps == 0)
 
 # ----------------------------------------------------------------------------- statements
 LEMMA_4_2 = define_statement(
@@ -69,7 +70,7 @@ LEMMA_4_2 = define_statement(
     ),
     confidence="[note]",
     hypotheses=(
-        Hypothesis("eps = 0", "layer-norm epsilon is zero"),
+        _EPS_ZERO,
         Hypothesis(
             "bias structure",
             "every layer-norm input has its own additive bias block (post-LN, or pre-LN with"
@@ -93,7 +94,7 @@ COR_4_3 = define_statement(
         r" below $2\xi$ for large $N$. (Reconstruction.)"
     ),
     confidence="[note]",
-    hypotheses=(Hypothesis("eps = 0", "layer-norm epsilon is zero"),),
+    hypotheses=(_EPS_ZERO,),
     bound_formula=(
         r"|T(x)-T(x^{\oplus n})| \le \|w\| C_{\rm infl} \beta(x)\beta(x^{\oplus n})/N"
         r" \le \|w\| C_{\rm infl} N^{\zeta-1}"
@@ -110,7 +111,7 @@ LEMMA_4_4 = define_statement(
         r" (Reconstruction.)"
     ),
     confidence="[note]",
-    hypotheses=(Hypothesis("eps = 0", "layer-norm epsilon is zero"),),
+    hypotheses=(_EPS_ZERO,),
     bound_formula=(
         r"P_{\Theta}[\text{bad}] = \sum_c \frac{|c|}{|\Theta|} P_c[\text{bad}]"
         r" \le \max_c (\text{Lemma 4.2 bound, side } 2\rho);\ \text{slices: certified"
@@ -129,7 +130,7 @@ THM_4_5 = define_statement(
     ),
     confidence="[note]",
     hypotheses=(
-        Hypothesis("eps = 0", "layer-norm epsilon is zero"),
+        _EPS_ZERO,
         Hypothesis("theta ~ Unif(Theta)", "any law absolutely continuous w.r.t. Lebesgue"),
         Hypothesis(
             "non-trivial exponent",
@@ -150,7 +151,7 @@ COR_4_6 = define_statement(
         r" (Reconstruction.)"
     ),
     confidence="[note]",
-    hypotheses=(Hypothesis("eps = 0", "layer-norm epsilon is zero"),),
+    hypotheses=(_EPS_ZERO,),
     bound_formula=r"\#\{\theta \text{ sampled recognising } f_N\} = 0 \text{ for large } N",
     derivation=DERIVATION + "#6-cor-46-cor-51-54-conj-55",
 )
@@ -163,7 +164,7 @@ CONJ_5_5 = define_statement(
         r" measure. (Reconstruction; a conjecture with empirical support only.)"
     ),
     confidence="[note]",
-    hypotheses=(Hypothesis("eps = 0", "layer-norm epsilon is zero"),),
+    hypotheses=(_EPS_ZERO,),
     bound_formula=(
         r"\exists\ \text{cube } \theta^*+[-r,r]^M \text{ on which every string is labelled"
         r" MAJORITY}_N \text{ with margin } \xi \text{ (arb-certified)}"
