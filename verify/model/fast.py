@@ -22,6 +22,7 @@ class FastTables:
 
     n_bits: int
     args: tuple
+    layer0: dict[str, np.ndarray]  # midpoints and radii of the tables above, by name
 
 
 def _norm_names(params: Params) -> list[str]:
@@ -113,7 +114,11 @@ def prepare(params: Params, n_bits: int) -> FastTables:
         wint_s, awint_s, cc(binv), wot_s, awot_s, cc(bov), w1t, aw1t, cc(b1v), w2t, aw2t,
         cc(b2v), cc(gains), cc(biases), w, np.abs(w), scal, inv,
     )  # fmt: skip
-    return FastTables(n_bits=n, args=args)
+    layer0 = {
+        "y0_mid": args[3], "y0_rad": args[4], "exp_scores_mid": args[5],
+        "exp_scores_rad": args[6], "values_out_mid": args[7], "values_out_rad": args[8],
+    }  # fmt: skip
+    return FastTables(n_bits=n, args=args, layer0=layer0)
 
 
 def fast_T(

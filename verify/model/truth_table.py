@@ -1,9 +1,11 @@
 """Certified truth tables: the Boolean function a transformer computes, bit by bit proven.
 
 ``truth_table(params, N, margin)`` evaluates all 2^N strings (index order of model-spec: x_1 is
-the least significant bit). Each string's T(x) is first enclosed by the rigorous float64 pass
-(midpoint + error radius: the Numba kernel of ``verify.model.kernels``, or the numpy
-:class:`verify.model.arith.MidRadContext` pass); where that enclosure does
+the least significant bit). Each string's T(x) is first enclosed by rigorous float64 passes
+(midpoint + error radius): the exhaustive Numba kernel (``verify.model.exhaustive``: layer 0
+from tables, one scalar radius per vector), then, for what its radius leaves open, the
+per-string kernel with componentwise radii (``verify.model.kernels``); or, with
+``engine="numpy"``, the :class:`verify.model.arith.MidRadContext` pass. Where float64 does
 not settle the label, the string is redone with arb balls at rising precision
 (``precisions``, default 128, 256, 512, 1024 bits); what is still open is reported as uncertain,
 never guessed.
@@ -98,6 +100,15 @@ def _labels_from_bounds(lo: np.ndarray, hi: np.ndarray, margin: float) -> np.nda
     return out
 
 
+def _labels_from_midrad(mid: np.ndarray, rad: np.ndarray, margin: float) -> np.ndarray:
+    """Labels from a float64 midpoint and radius: |T - mid| <= rad (one ulp outward covers the
+    rounding of mid -/+ rad)."""
+    with np.errstate(invalid="ignore"):
+        lo = np.nextafter(mid - rad, -np.inf)
+        hi = np.nextafter(mid + rad, np.inf)
+    return _labels_from_bounds(lo, hi, margin)
+
+
 def _label_arb(t: arb, margin: float) -> int:
     if not t.is_finite():
         return LABEL_UNCERTAIN
@@ -130,6 +141,55 @@ def certified_float64(
     return fast_T(params, bits, bounds=True, tables=tables)
 
 
+def _bits_of(idx: np.ndarray, n: int) -> np.ndarray:
+    return ((idx[:, None] >> np.arange(n)[None, :]) & 1).astype(np.uint8)
+
+
+def _float64_stage(params: Params, n: int, xi: float, engine: str) -> tuple[np.ndarray, np.ndarray]:
+    """(T, label) of all 2^n strings from the rigorous float64 passes; label -2 where they do
+    not settle the string.
+
+    engine "numba": first the exhaustive kernel (scalar radii, layer 0 from tables:
+    ``verify.model.exhaustive``), then, for the strings its radius leaves open, the per-string
+    kernel with componentwise radii (``verify.model.kernels``), which is slower and tighter.
+    When most strings of a chunk needed the second pass (deep or badly conditioned models),
+    later chunks go to it directly. engine "numpy": the MidRad arrays pass for every string."""
+    size = 1 << n
+    t = np.empty(size)
+    label = np.empty(size, dtype=np.int8)
+
+    def settle(start: int, stop: int, mid: np.ndarray, rad: np.ndarray) -> np.ndarray:
+        t[start:stop] = mid
+        label[start:stop] = _labels_from_midrad(mid, rad, xi)
+        return np.flatnonzero(label[start:stop] == LABEL_UNCERTAIN) + start
+
+    if engine == "numpy":
+        for start in range(0, size, _CHUNK):
+            stop = min(size, start + _CHUNK)
+            mid, rad = certified_float64(params, all_bit_strings(n, start, stop), engine)
+            settle(start, stop, mid, rad)
+        return t, label
+    from verify.model.exhaustive import exhaustive_T, prepare_exhaustive
+    from verify.model.fast import prepare
+
+    tables = prepare_exhaustive(params, n)
+    per_string = prepare(params, n)
+    first_pass = True
+    for start in range(0, size, _CHUNK):
+        stop = min(size, start + _CHUNK)
+        if first_pass:
+            mid, rad = exhaustive_T(params, n, tables=tables, start=start, stop=stop)
+            open_idx = settle(start, stop, mid, rad)
+            first_pass = open_idx.size <= (stop - start) // 2
+        else:
+            open_idx = np.arange(start, stop)
+        if open_idx.size:
+            mid, rad = certified_float64(params, _bits_of(open_idx, n), engine, per_string)
+            t[open_idx] = mid
+            label[open_idx] = _labels_from_midrad(mid, rad, xi)
+    return t, label
+
+
 def truth_table(
     params: Params,
     N: int,
@@ -147,23 +207,7 @@ def truth_table(
     xi = check_real("margin", margin, minimum=0.0)
     precs = [check_int("precisions", p, minimum=53) for p in precisions]
     check_choice("engine", engine, ("numba", "numpy"))
-    tables = None
-    if engine == "numba":
-        from verify.model.fast import prepare
-
-        tables = prepare(params, n)
-    size = 1 << n
-    t = np.empty(size)
-    label = np.empty(size, dtype=np.int8)
-    for start in range(0, size, _CHUNK):
-        stop = min(size, start + _CHUNK)
-        bits = all_bit_strings(n, start, stop)
-        mid, rad = certified_float64(params, bits, engine, tables)
-        with np.errstate(invalid="ignore"):
-            lo = np.nextafter(mid - rad, -np.inf)  # one rounding: one ulp outward
-            hi = np.nextafter(mid + rad, np.inf)
-        t[start:stop] = mid
-        label[start:stop] = _labels_from_bounds(lo, hi, xi)
+    t, label = _float64_stage(params, n, xi, engine)
     method = np.where(label == LABEL_UNCERTAIN, METHOD_UNCERTAIN, METHOD_FLOAT64).astype(np.int8)
     # strings float64 could not settle: arb balls at rising precision, many strings per call
     todo = np.flatnonzero(label == LABEL_UNCERTAIN)
@@ -171,8 +215,7 @@ def truth_table(
         still: list[np.ndarray] = []
         for start in range(0, todo.size, _ARB_BATCH):
             idx = todo[start : start + _ARB_BATCH]
-            bits = ((idx[:, None] >> np.arange(n)[None, :]) & 1).astype(np.uint8)
-            balls = enclose_output(params, bits, prec=prec)
+            balls = enclose_output(params, _bits_of(idx, n), prec=prec)
             labs = np.array([_label_arb(ball, xi) for ball in balls], dtype=np.int8)
             done = labs != LABEL_UNCERTAIN
             label[idx[done]] = labs[done]

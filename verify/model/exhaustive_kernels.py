@@ -1,0 +1,535 @@
+"""Numba kernels of the exhaustive certified truth table (all 2^N strings of one length).
+
+Strings are taken in blocks of ``BS`` = 64 = 2^LO_BITS that share their high bits: string
+index = lo + 64 hi, block = one hi. Arrays hold one feature per row and the 64 strings of a
+block along the (compile-time constant) last axis, so every loop over strings vectorises.
+
+Layer 0 is assembled from tables. Its attention output at query position i and head h is
+A_h = sum_j e_ij(t_j) V_j(t_j) / sum_j e_ij(t_j), with e and V = W_o,h v tabulated over
+(token, position) (``verify.model.fast.prepare``). The sums over the low positions j < 6 are
+tabulated once for all 64 values of lo (``verify.model.exhaustive``), the sums over the high
+positions once per block, so a string costs O(H D) per query position instead of O(s H D).
+
+Error radii are scalar: one number r per vector and string with |exact_k - computed_k| <= r
+for every component k (an infinity-norm ball). Each rule is the componentwise rule of
+``verify.model.kernels`` with the magnitudes replaced by their maxima (all rules are monotone
+in them), so a matrix-vector product costs one extra pass over x (its max) instead of a second
+product with |W|:
+
+    y = W x + b:  r_y <= ||W||_inf (r_x + g max|x|) + g max|b|,  g = (n + 2) U,
+
+with the norms of the weights rounded upwards beforehand. Rounding model and constants
+(U = 2^-52, ETA, the exp and softmax bounds) are those of ``verify.model.kernels``.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+from numba import prange, types
+
+from verify._numba import kernel
+from verify.model.kernels import ETA, U, softmax_exponentials, softmax_normalise
+
+LO_BITS = 6
+BS = 1 << LO_BITS  # strings per block
+
+f8 = types.float64
+A1 = types.Array(f8, 1, "C")
+A2 = types.Array(f8, 2, "C")
+A3 = types.Array(f8, 3, "C")
+A4 = types.Array(f8, 4, "C")
+A5 = types.Array(f8, 5, "C")
+i8 = types.int64
+b1 = types.boolean
+
+
+@kernel(types.void(A2, A1))
+def col_absmax(x, out):  # pragma: no cover - jitted
+    """out[b] = max_k |x[k, b]| (NaN entries are skipped: a NaN value is never certified)."""
+    for b in range(BS):
+        out[b] = 0.0
+    for k in range(x.shape[0]):
+        for b in range(BS):
+            a = abs(x[k, b])
+            if a > out[b]:
+                out[b] = a
+
+
+@kernel(types.void(A2, A1, A2, A1, i8, i8, f8, f8, A2, A1, A1, b1))
+def matvec(x, rx, w, bias, r0, r1, wnorm, bnorm, out, rout, xmax, bounds):  # pragma: no cover
+    """out[j] = bias[r0+j] + sum_k w[r0+j, k] x[k] for the rows r0..r1-1 of w; with bounds,
+    rout = (wnorm (rx + g max|x|) + g bnorm)(1 + (2n + 5)U) + ETA, g = (n + 2)U, where wnorm
+    bounds the max absolute row sum of those rows and bnorm their max |bias|."""
+    n = x.shape[0]
+    for j in range(r1 - r0):
+        bj = bias[r0 + j]
+        for b in range(BS):
+            out[j, b] = bj
+        for k in range(n):
+            wv = w[r0 + j, k]
+            for b in range(BS):
+                out[j, b] += wv * x[k, b]
+    if bounds:
+        g = (n + 2) * U
+        col_absmax(x, xmax)
+        for b in range(BS):
+            rout[b] = (wnorm * (rx[b] + g * xmax[b]) + g * bnorm) * (1 + (2 * n + 5) * U) + ETA
+
+
+@kernel(types.void(A2, A1, A2, A1, b1))
+def add_into(y, ry, a, ra, bounds):  # pragma: no cover - jitted
+    """y <- y + a; ry <- (ry + ra + U max|y|)(1 + 2U); ra is overwritten (scratch)."""
+    for k in range(y.shape[0]):
+        for b in range(BS):
+            y[k, b] += a[k, b]
+    if bounds:
+        for b in range(BS):
+            ry[b] += ra[b]
+        col_absmax(y, ra)  # ra is scratch from here on
+        for b in range(BS):
+            ry[b] = (ry[b] + U * ra[b]) * (1 + 2 * U)
+
+
+@kernel(types.void(A2))
+def relu(x):  # pragma: no cover - jitted
+    """x <- max(x, 0); relu is 1-Lipschitz, so the radius carries over."""
+    for k in range(x.shape[0]):
+        for b in range(BS):
+            if x[k, b] < 0.0:
+                x[k, b] = 0.0
+
+
+@kernel(types.void(A2, A1, A1, A1, f8, f8, f8, A2, A1, A2, b1))
+def layer_norm(v, rv, gain, bias, gmax, bmax, eps, out, rout, ls, bounds):  # pragma: no cover
+    """out = gain (v - mean) / sqrt(var + eps) + bias over axis 0 (biased variance); ls is
+    scratch (8, BS). The radius follows the componentwise rule of ``kernels.layer_norm`` with
+    |c_i| <= max|c|, sum |c_i|, |gain| <= gmax, |bias| <= bmax; a variance enclosure reaching 0
+    gives an infinite radius."""
+    d = v.shape[0]
+    mean = ls[0]
+    var = ls[1]
+    z = ls[2]
+    for b in range(BS):
+        mean[b] = 0.0
+        var[b] = 0.0
+    for i in range(d):
+        for b in range(BS):
+            mean[b] += v[i, b]
+    for b in range(BS):
+        mean[b] = mean[b] / d
+    for i in range(d):
+        for b in range(BS):
+            c = v[i, b] - mean[b]
+            out[i, b] = c
+            var[b] += c * c
+    for b in range(BS):
+        var[b] = var[b] / d
+        z[b] = 1.0 / math.sqrt(var[b] + eps)
+    if bounds:
+        sabs = ls[3]
+        cmax = ls[4]
+        csum = ls[5]
+        for b in range(BS):
+            sabs[b] = 0.0
+            csum[b] = 0.0
+        for i in range(d):
+            for b in range(BS):
+                sabs[b] += abs(v[i, b])
+                csum[b] += abs(out[i, b])
+        col_absmax(out, cmax)
+        for b in range(BS):
+            rmean = (rv[b] + (d + 1) * U * sabs[b] / d + 2 * U * abs(mean[b])) * (1 + (d + 4) * U)
+            rc = (rv[b] + rmean + U * cmax[b]) * (1 + 3 * U)
+            acc = 2 * rc * csum[b] + d * rc * rc
+            sv = var[b] + eps
+            rvar = ((acc + (d + 2) * U * var[b] * d) / d + 2 * U * var[b]) * (1 + (d + 4) * U) + ETA
+            rsv = (rvar + U * sv) * (1 + 2 * U)
+            low = (sv - rsv) * (1 - U)
+            if low > 0:
+                rz = rsv / (2.0 * low * math.sqrt(low) * (1 - 4 * U)) + 4 * U * z[b]
+            else:
+                rz = np.inf
+            cz = cmax[b] * z[b]
+            r = cmax[b] * rz + rc * (z[b] + rz) + U * cz
+            o = cz * gmax
+            rout[b] = (r * gmax + U * o + U * (o + bmax)) * (1 + 8 * U) + ETA
+    for i in range(d):
+        gi = gain[i]
+        bi = bias[i]
+        for b in range(BS):
+            out[i, b] = out[i, b] * z[b] * gi + bi
+
+
+@kernel(
+    types.void(
+        i8, b1, A2, A1, A2, A1, A3, A2, A3, A2, A2, A2, A2, f8, A2, A1, A2, A1, A1, A2, b1
+    )
+)  # fmt: skip
+def finish_position(
+    layer, norm_first, y, ry, a, ra, w1, b1v, w2, b2v, gains, biases, norms, eps,
+    hid, rhid, tmp, rtmp, xmax, ls, bounds,
+):  # fmt: skip  # pragma: no cover - jitted
+    """Given the residual input y and the attention output a (after out_proj) at one position,
+    the layer's output there (post-LN or pre-LN) into y, ry; a is overwritten. norms[layer] =
+    [||W_1||, max|b_1|, ||W_2||, max|b_2|, gmax_1, bmax_1, gmax_2, bmax_2]."""
+    nm = norms[layer]
+    k1 = 2 * layer
+    f = hid.shape[0]
+    d = y.shape[0]
+    if norm_first:
+        add_into(y, ry, a, ra, bounds)  # h = y + MHA(LN1(y))
+        layer_norm(y, ry, gains[k1 + 1], biases[k1 + 1], nm[6], nm[7], eps, tmp, rtmp, ls, bounds)
+        matvec(tmp, rtmp, w1[layer], b1v[layer], 0, f, nm[0], nm[1], hid, rhid, xmax, bounds)
+        relu(hid)
+        matvec(hid, rhid, w2[layer], b2v[layer], 0, d, nm[2], nm[3], tmp, rtmp, xmax, bounds)
+        add_into(y, ry, tmp, rtmp, bounds)  # y' = h + FFN(LN2(h))
+    else:
+        add_into(a, ra, y, ry, bounds)  # y + MHA(y)
+        layer_norm(a, ra, gains[k1], biases[k1], nm[4], nm[5], eps, y, ry, ls, bounds)  # y <- h
+        matvec(y, ry, w1[layer], b1v[layer], 0, f, nm[0], nm[1], hid, rhid, xmax, bounds)
+        relu(hid)
+        matvec(hid, rhid, w2[layer], b2v[layer], 0, d, nm[2], nm[3], tmp, rtmp, xmax, bounds)
+        add_into(tmp, rtmp, y, ry, bounds)  # h + FFN(h)
+        layer_norm(tmp, rtmp, gains[k1 + 1], biases[k1 + 1], nm[6], nm[7], eps, y, ry, ls, bounds)
+
+
+@kernel(
+    types.void(
+        A3, A2, A2, i8, A2, A1, A2, i8, f8, f8, A2, A1, A2, A1, A2, A1, A2, A2, A2, b1
+    )
+)  # fmt: skip
+def attention_row(
+    x, rx, xm, i, w_in, b_in, head_norms, n_heads, cm, cr, att, ratt, qm, rq, um, ru,
+    pm, pr, sv, bounds,
+):  # fmt: skip  # pragma: no cover - jitted
+    """Concatenated head outputs (before out_proj) at query position i of a layer whose
+    attention inputs are x (s, d, BS) with radii rx (s, BS) and maxima xm[j] = max|x_j|.
+
+    Per head: q = W_q,h x_i + b_q,h; u = W_k,h^T q and beta = b_k,h . q, so the score is
+    (u . x_j + beta) / sqrt(d_h) (= q . k_j / sqrt(d_h)); and, as the exact softmax weights sum
+    to 1, A_h = W_v,h (sum_j p_j x_j) + b_v,h. head_norms[h] = [||W_q,h||, max|b_q,h|,
+    ||W_k,h^T||, ||b_k,h||_1, ||W_v,h||, max|b_v,h|] (infinity norms, rounded up)."""
+    s = x.shape[0]
+    d = x.shape[1]
+    dh = d // n_heads
+    tot = sv[0]
+    rtot = sv[1]
+    gap = sv[2]
+    mx = sv[3]
+    beta = sv[4]
+    rbeta = sv[5]
+    usum = sv[6]
+    xmax = sv[7]
+    for b in range(BS):
+        ratt[b] = 0.0
+    for hd in range(n_heads):
+        c0 = hd * dh
+        hn = head_norms[hd]
+        matvec(x[i], rx[i], w_in, b_in, c0, c0 + dh, hn[0], hn[1], qm, rq, xmax, bounds)
+        for b in range(BS):
+            beta[b] = 0.0
+        for k in range(d):
+            for b in range(BS):
+                um[k, b] = 0.0
+        for e in range(dh):
+            bk = b_in[d + c0 + e]
+            for b in range(BS):
+                beta[b] += bk * qm[e, b]
+            for k in range(d):
+                wv = w_in[d + c0 + e, k]
+                for b in range(BS):
+                    um[k, b] += wv * qm[e, b]
+        if bounds:
+            g = (dh + 2) * U
+            col_absmax(qm[:dh], xmax)
+            for b in range(BS):
+                base = rq[b] + g * xmax[b]
+                ru[b] = hn[2] * base * (1 + (2 * dh + 5) * U) + ETA
+                rbeta[b] = hn[3] * base * (1 + (2 * dh + 5) * U) + ETA
+                usum[b] = 0.0
+            for k in range(d):
+                for b in range(BS):
+                    usum[b] += abs(um[k, b])
+        # scores s_j = (u . x_j + beta) / sqrt(d_h)
+        for b in range(BS):
+            mx[b] = -np.inf
+        for j in range(s):
+            for b in range(BS):
+                pm[j, b] = beta[b]
+            for k in range(d):
+                for b in range(BS):
+                    pm[j, b] += um[k, b] * x[j, k, b]
+            if bounds:
+                for b in range(BS):
+                    t = pm[j, b]
+                    rt = (
+                        usum[b] * rx[j, b]
+                        + ru[b] * d * (xm[j, b] + rx[j, b])
+                        + rbeta[b]
+                        + (d + 3) * U * (usum[b] * xm[j, b] + abs(beta[b]))
+                    ) * (1 + (2 * d + 6) * U) + ETA
+                    pr[j, b] = (abs(t) * cr + rt * (cm + cr) + U * abs(t * cm)) * (1 + 4 * U) + ETA
+            for b in range(BS):
+                sc = pm[j, b] * cm
+                pm[j, b] = sc
+                if sc > mx[b]:
+                    mx[b] = sc
+        softmax_exponentials(pm, pr, mx, tot, rtot, s, BS, bounds)
+        softmax_normalise(pm, pr, tot, rtot, gap, s, BS, bounds)
+        # xbar = sum_j p_j x_j, into um
+        for k in range(d):
+            for b in range(BS):
+                um[k, b] = 0.0
+        for j in range(s):
+            for k in range(d):
+                for b in range(BS):
+                    um[k, b] += pm[j, b] * x[j, k, b]
+        if bounds:
+            for b in range(BS):
+                ru[b] = 0.0
+                usum[b] = 0.0
+            for j in range(s):
+                for b in range(BS):
+                    ru[b] += pm[j, b] * rx[j, b] + pr[j, b] * (xm[j, b] + rx[j, b])
+                    usum[b] += pm[j, b] * xm[j, b]
+            for b in range(BS):
+                ru[b] = (ru[b] + (s + 2) * U * usum[b]) * (1 + (2 * s + 6) * U) + ETA
+        matvec(
+            um, ru, w_in, b_in, 2 * d + c0, 2 * d + c0 + dh, hn[4], hn[5], att[c0 : c0 + dh],
+            rq, xmax, bounds,
+        )  # fmt: skip
+        if bounds:
+            for b in range(BS):
+                ratt[b] = max(ratt[b], rq[b])
+
+
+@kernel(
+    types.void(
+        i8, b1, b1, i8, i8, i8, i8,
+        A3, A2, A5, A4, A5, A4,
+        A3, A2, A3, A2, A3, A2, A3, A2, A3, A2, A2, A2, A2, A1, A1, b1, A1, A1,
+    ),
+    parallel=True,
+)  # fmt: skip
+def exhaustive_T(
+    n, eos, norm_first, n_heads, lo_bits, blk0, blk1,
+    y0m, y0r, sce_m, vo_m, lo_tab, lo_bound,
+    w_in, b_in, w_out, b_out, w1, b1v, w2, b2v, head_norms, out_norms, norms, gains, biases,
+    w, scal, bounds, t_out, r_out,
+):  # fmt: skip  # pragma: no cover - jitted
+    """T(x) (and, with bounds, a rigorous radius) of the strings lo + 2^lo_bits hi, for every lo
+    and blk0 <= hi < blk1, written at index (hi - blk0) 2^lo_bits + lo of t_out, r_out.
+
+    Layer-0 tables (``verify.model.exhaustive``): y0m (3, s, d) embeddings (pre-LN: as they
+    enter the residual stream) with radii y0r (3, s) (max over components); sce_m (3, s, 3, s,
+    H) exp(q k / sqrt(d_h) - shift); vo_m (3, s, H, d) values through out_proj; lo_tab (s, 3,
+    H, d + 1, BS) the sums over j < lo_bits of e V (entries 0..d-1) and e (entry d), for query
+    token t (slot 0 for query positions i < lo_bits, whose token varies with lo); lo_bound
+    (s, 3, H, 3) = [E_num, E_den, A_max] bounds valid for every string (see module doc of
+    ``verify.model.exhaustive``). scal = [eps, omega, 1/sqrt(d_h) mid, its radius, sum|w| (up),
+    max|b_o| of layer 0]."""
+    s = n + 1 if eos else n
+    d = y0m.shape[2]
+    f = w1.shape[1]
+    n_layers = w_in.shape[0]
+    n_norms = gains.shape[0]
+    eps = scal[0]
+    omega = scal[1]
+    cm = scal[2]
+    cr = scal[3]
+    wsum = scal[4]
+    bo_max = scal[5]
+    n_lo = 1 << lo_bits
+    for blk_off in prange(blk1 - blk0):
+        blk = blk0 + blk_off
+        tok_hi = np.empty(s, dtype=np.int64)  # tokens of the positions >= lo_bits
+        for j in range(lo_bits, s):
+            tok_hi[j] = 2 if j == n else (blk >> (j - lo_bits)) & 1
+        ym = np.empty((s, d, BS))
+        yr = np.zeros((s, BS))
+        ynew = np.empty((s, d, BS))
+        ynr = np.zeros((s, BS))
+        xs = np.empty((s, d, BS))
+        xsr = np.zeros((s, BS))
+        xsm = np.zeros((s, BS))
+        am = np.empty((d, BS))
+        ar = np.zeros(BS)
+        att = np.empty((d, BS))
+        ratt = np.zeros(BS)
+        hid = np.empty((f, BS))
+        rhid = np.zeros(BS)
+        tmp = np.empty((d, BS))
+        rtmp = np.zeros(BS)
+        xmax = np.zeros(BS)
+        ls = np.empty((8, BS))
+        pm = np.empty((s, BS))
+        pr = np.zeros((s, BS))
+        sv = np.zeros((8, BS))
+        qm = np.empty((d, BS))
+        rq = np.zeros(BS)
+        um = np.empty((d, BS))
+        ru = np.zeros(BS)
+        hi = np.zeros((2, n_heads, d + 1))  # sums over j >= lo_bits, per query token slot
+        den = sv[0]
+        inv = sv[1]
+        a1 = sv[2]
+        ra_sum = sv[3]
+        a1_sum = sv[4]
+        # ---------------- layer 0, from the tables
+        first_q = 0 if n_layers > 1 else s - 1
+        for i in range(first_q, s):
+            lo_q = i < lo_bits  # the query token varies with lo
+            tq = 0 if lo_q else tok_hi[i]
+            slot = 0 if lo_q else tq
+            for c in range(2 if lo_q else 1):
+                t_i = c if lo_q else tq
+                for hd in range(n_heads):
+                    for e in range(d + 1):
+                        hi[c, hd, e] = 0.0
+                    for j in range(lo_bits, s):
+                        ev = sce_m[t_i, i, tok_hi[j], j, hd]
+                        for e in range(d):
+                            hi[c, hd, e] += ev * vo_m[tok_hi[j], j, hd, e]
+                        hi[c, hd, d] += ev
+            for e in range(d):
+                for b in range(BS):
+                    am[e, b] = b_out[0, e]
+            for b in range(BS):
+                ra_sum[b] = 0.0
+                a1_sum[b] = 0.0
+            for hd in range(n_heads):
+                lt = lo_tab[i, slot, hd]
+                if lo_q:
+                    for b in range(BS):
+                        c = (b >> i) & 1
+                        den[b] = lt[d, b] + (hi[1, hd, d] if c == 1 else hi[0, hd, d])
+                        inv[b] = 1.0 / den[b]
+                    for e in range(d):
+                        h0 = hi[0, hd, e]
+                        h1 = hi[1, hd, e]
+                        for b in range(BS):
+                            hv = h1 if (b >> i) & 1 == 1 else h0
+                            am[e, b] += (lt[e, b] + hv) * inv[b]
+                else:
+                    hden = hi[0, hd, d]
+                    for b in range(BS):
+                        den[b] = lt[d, b] + hden
+                        inv[b] = 1.0 / den[b]
+                    for e in range(d):
+                        hv = hi[0, hd, e]
+                        for b in range(BS):
+                            am[e, b] += (lt[e, b] + hv) * inv[b]
+                if bounds:
+                    bd = lo_bound[i, slot, hd]
+                    en = bd[0]
+                    ed = bd[1]
+                    amax = bd[2]
+                    for b in range(BS):
+                        a1[b] = (amax * (den[b] + ed) + en) / den[b] * (1 + 3 * U)
+                        low = (den[b] - ed) * (1 - U)
+                        if low > 0:
+                            ra_sum[b] += ((en + a1[b] * ed) / low + 3 * U * a1[b]) * (1 + 4 * U)
+                        else:
+                            ra_sum[b] = np.inf
+                        a1_sum[b] += a1[b]
+            if bounds:
+                for b in range(BS):
+                    ar[b] = (ra_sum[b] + (n_heads + 2) * U * (bo_max + a1_sum[b])) * (
+                        1 + (2 * n_heads + 5) * U
+                    ) + ETA
+            # the residual stream at i: the embedding of the token at i
+            if lo_q:
+                for e in range(d):
+                    v0 = y0m[0, i, e]
+                    v1 = y0m[1, i, e]
+                    for b in range(BS):
+                        ym[i, e, b] = v1 if (b >> i) & 1 == 1 else v0
+                r0 = y0r[0, i]
+                r1 = y0r[1, i]
+                for b in range(BS):
+                    yr[i, b] = r1 if (b >> i) & 1 == 1 else r0
+            else:
+                for e in range(d):
+                    v = y0m[tq, i, e]
+                    for b in range(BS):
+                        ym[i, e, b] = v
+                for b in range(BS):
+                    yr[i, b] = y0r[tq, i]
+            finish_position(
+                0, norm_first, ym[i], yr[i], am, ar, w1, b1v, w2, b2v, gains, biases, norms,
+                eps, hid, rhid, tmp, rtmp, xmax, ls, bounds,
+            )  # fmt: skip
+        # ---------------- layers 1..L-1 (the last one at the readout position only)
+        for layer in range(1, n_layers):
+            last = layer == n_layers - 1
+            k1 = 2 * layer
+            nm = norms[layer]
+            for j in range(s):  # attention inputs (pre-LN: LN1 of the stream) and their maxima
+                if norm_first:
+                    layer_norm(
+                        ym[j], yr[j], gains[k1], biases[k1], nm[4], nm[5], eps, xs[j], xsr[j],
+                        ls, bounds,
+                    )  # fmt: skip
+                else:
+                    for e in range(d):
+                        for b in range(BS):
+                            xs[j, e, b] = ym[j, e, b]
+                    for b in range(BS):
+                        xsr[j, b] = yr[j, b]
+                if bounds:
+                    col_absmax(xs[j], xsm[j])
+            for i in range(s - 1 if last else 0, s):
+                attention_row(
+                    xs, xsr, xsm, i, w_in[layer], b_in[layer], head_norms[layer], n_heads, cm,
+                    cr, att, ratt, qm, rq, um, ru, pm, pr, sv, bounds,
+                )  # fmt: skip
+                on = out_norms[layer]
+                matvec(att, ratt, w_out[layer], b_out[layer], 0, d, on[0], on[1], am, ar, xmax,
+                       bounds)  # fmt: skip
+                for e in range(d):
+                    for b in range(BS):
+                        ynew[i, e, b] = ym[i, e, b]
+                for b in range(BS):
+                    ynr[i, b] = yr[i, b]
+                finish_position(
+                    layer, norm_first, ynew[i], ynr[i], am, ar, w1, b1v, w2, b2v, gains, biases,
+                    norms, eps, hid, rhid, tmp, rtmp, xmax, ls, bounds,
+                )  # fmt: skip
+            for i in range(s - 1 if last else 0, s):
+                for e in range(d):
+                    for b in range(BS):
+                        ym[i, e, b] = ynew[i, e, b]
+                for b in range(BS):
+                    yr[i, b] = ynr[i, b]
+        # ---------------- final norm (pre-LN) and readout
+        r = s - 1
+        if norm_first:
+            fn = norms[n_layers]
+            layer_norm(
+                ym[r], yr[r], gains[n_norms - 1], biases[n_norms - 1], fn[6], fn[7], eps, tmp,
+                rtmp, ls, bounds,
+            )  # fmt: skip
+            for e in range(d):
+                for b in range(BS):
+                    ym[r, e, b] = tmp[e, b]
+            for b in range(BS):
+                yr[r, b] = rtmp[b]
+        for b in range(BS):
+            tmp[0, b] = omega
+        for e in range(d):
+            we = w[e]
+            for b in range(BS):
+                tmp[0, b] += we * ym[r, e, b]
+        if bounds:
+            col_absmax(ym[r], xmax)
+        base = blk_off * n_lo
+        for b in range(n_lo):
+            t_out[base + b] = tmp[0, b]
+            if bounds:
+                r_out[base + b] = (
+                    wsum * yr[r, b] + (d + 2) * U * (wsum * xmax[b] + abs(omega))
+                ) * (1 + (d + 5) * U) + ETA
+            else:
+                r_out[base + b] = 0.0
