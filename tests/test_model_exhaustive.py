@@ -95,7 +95,7 @@ def test_chunks_and_tables_give_the_same_values(p: Params) -> None:
 
 def test_rejects_unaligned_ranges() -> None:
     p = init_params(ModelConfig(d_model=4, n_layers=1, n_heads=1), "gaussian", seed=0)
-    with pytest.raises(ValidationError, match="start.*multiples of 64"):
+    with pytest.raises(ValidationError, match="start.*multiple of 64"):
         exhaustive_T(p, 8, start=3)
-    with pytest.raises(ValidationError, match="stop.*multiples of 64"):
+    with pytest.raises(ValidationError, match="stop.*multiple of 64"):
         exhaustive_T(p, 8, start=0, stop=512)

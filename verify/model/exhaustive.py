@@ -189,11 +189,9 @@ def exhaustive_T(
     step = 1 << tables.lo_bits
     total = 1 << tables.n_bits
     stop = total if stop is None else stop
-    for name, value in (("start", start), ("stop", stop)):
-        if value % step or not 0 <= start <= stop <= total:
-            raise ValidationError(
-                name, f"multiples of {step} with 0 <= start <= stop <= {total}", (start, stop)
-            )
+    for name, value, low in (("start", start, 0), ("stop", stop, start)):
+        if value % step or not low <= value <= total:
+            raise ValidationError(name, f"a multiple of {step} in [{low}, {total}]", value)
     t = np.empty(stop - start)
     r = np.empty_like(t)
     first, blk = start // step, start // step
