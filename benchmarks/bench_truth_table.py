@@ -1,12 +1,14 @@
 """Exhaustive certified truth tables: strings per second against PyTorch and the plain pass.
 
-For each (L, N): the certified truth table (``verify.model.truth_table``: Numba kernel with
-rigorous radii plus arb for what float64 cannot settle), our own plain float64 pass (the same
-kernel without radii), and PyTorch float64 batched with the last layer at the readout row only
-(``benchmarks/torch_baseline.py``). Each implementation is timed in its own process (the
-engineering notes measured thread pools slowing each other down in one process), after a
-warm-up call; wall and CPU seconds are both printed, with the load average, because the machine
-is shared. Ratios are computed from numbers measured in this one run.
+For each (L, N): the certified truth table (``verify.model.truth_table``: the exhaustive Numba
+kernel with scalar radii, the per-string kernel with componentwise radii for what that leaves
+open, arb for what float64 cannot settle), our own plain float64 pass (the exhaustive kernel
+without radii), the per-string certified kernel alone on every string (``per_string``: the
+previous design, for comparison), and PyTorch float64 batched with the last layer at the
+readout row only (``benchmarks/torch_baseline.py``). Each implementation is timed in its own
+process (the engineering notes measured thread pools slowing each other down in one process),
+after a warm-up call; wall and CPU seconds are both printed, with the load average, because the
+machine is shared. Ratios are computed from numbers measured in this one run.
 
 ``--impl gemm`` times only the dense work of a staged design (per chunk of 4096 strings, layer
 0's MLP as numpy GEMMs over columns (position, string): the midpoint GEMMs W_1 X, W_2 H and the
@@ -14,7 +16,7 @@ radius GEMMs |W_1| (r + g|X|), |W_2| (...), i.e. 4 GEMMs) and prints its GFLOP/s
 is slower than the kernel's whole certified pass, moving the MLP to BLAS cannot pay.
 
 Run by hand: ``python benchmarks/bench_truth_table.py [--N 12 16 20] [--L 1 2]
-[--impl certified plain torch gemm]``.
+[--impl certified plain per_string torch gemm]``.
 """
 
 from __future__ import annotations
@@ -46,11 +48,16 @@ def _worker(impl: str, n_layers: int, n: int, d: int, h: int, seed: int) -> dict
             torch_truth_table_T(params, m)
             return {}
     elif impl == "plain":
+        from verify.model.exhaustive import exhaustive_T
+
+        def run(m: int) -> dict:
+            exhaustive_T(params, m, bounds=False)
+            return {}
+    elif impl == "per_string":
         from verify.model.fast import fast_T, prepare
 
         def run(m: int) -> dict:
-            bits = all_bit_strings(m)
-            fast_T(params, bits, bounds=False, tables=prepare(params, m))
+            fast_T(params, all_bit_strings(m), bounds=True, tables=prepare(params, m))
             return {}
     elif impl == "gemm":
         w1, w2 = params["layers.0.linear1.weight"], params["layers.0.linear2.weight"]
@@ -90,7 +97,7 @@ def main() -> None:
     parser.add_argument("-D", type=int, default=16)
     parser.add_argument("-H", type=int, default=2)
     parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--impl", nargs="+", default=["certified", "plain", "torch"])
+    parser.add_argument("--impl", nargs="+", default=["certified", "plain", "per_string", "torch"])
     parser.add_argument("--worker", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.worker:
@@ -128,6 +135,10 @@ def main() -> None:
             if cert and gemm:
                 print(f"      layer-0 MLP GEMMs alone / whole certified pass: "
                       f"{gemm['wall'] / cert['wall']:.2f}")  # fmt: skip
+            per_string = results.get((n_layers, n, "per_string"))
+            if cert and per_string:
+                print(f"      certified vs per-string kernel: "
+                      f"{per_string['wall'] / cert['wall']:.1f}x faster")  # fmt: skip
             if cert and plain:
                 print(
                     f"      certification cost: {cert['wall'] / plain['wall']:.2f}x the plain pass"

@@ -63,7 +63,22 @@ def matvec(x, rx, w, bias, r0, r1, wnorm, bnorm, out, rout, xmax, bounds):  # pr
     rout = (wnorm (rx + g max|x|) + g bnorm)(1 + (2n + 5)U) + ETA, g = (n + 2)U, where wnorm
     bounds the max absolute row sum of those rows and bnorm their max |bias|."""
     n = x.shape[0]
-    for j in range(r1 - r0):
+    m = r1 - r0
+    for j in range(0, m - 1, 2):  # two rows per pass: each x[k] is loaded once for both
+        bj0 = bias[r0 + j]
+        bj1 = bias[r0 + j + 1]
+        for b in range(BS):
+            out[j, b] = bj0
+            out[j + 1, b] = bj1
+        for k in range(n):
+            w0 = w[r0 + j, k]
+            w1 = w[r0 + j + 1, k]
+            for b in range(BS):
+                xv = x[k, b]
+                out[j, b] += w0 * xv
+                out[j + 1, b] += w1 * xv
+    if m % 2 == 1:
+        j = m - 1
         bj = bias[r0 + j]
         for b in range(BS):
             out[j, b] = bj
