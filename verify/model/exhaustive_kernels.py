@@ -179,7 +179,7 @@ def layer_norm(v, rv, gain, bias, gmax, bmax, eps, out, rout, ls, bounds):  # pr
 
 @kernel(
     types.void(
-        i8, b1, A2, A1, A2, A1, A3, A2, A3, A2, A2, A2, A2, f8, A2, A1, A2, A1, A1, A2, b1
+        i8, b1, A2, A1, A2, A1, A3, A2, A3, A2, A2, A2, A2, f8, A2, A1, A2, A1, A1, A2, b1,
     )
 )  # fmt: skip
 def finish_position(
@@ -196,16 +196,20 @@ def finish_position(
     if norm_first:
         add_into(y, ry, a, ra, bounds)  # h = y + MHA(LN1(y))
         layer_norm(y, ry, gains[k1 + 1], biases[k1 + 1], nm[6], nm[7], eps, tmp, rtmp, ls, bounds)
-        matvec(tmp, rtmp, w1[layer], b1v[layer], 0, f, nm[0], nm[1], hid, rhid, xmax, bounds)
+        matvec(tmp, rtmp, w1[layer], b1v[layer], 0, f, nm[0], nm[1], hid, rhid, xmax,
+               bounds)  # fmt: skip
         relu(hid)
-        matvec(hid, rhid, w2[layer], b2v[layer], 0, d, nm[2], nm[3], tmp, rtmp, xmax, bounds)
+        matvec(hid, rhid, w2[layer], b2v[layer], 0, d, nm[2], nm[3], tmp, rtmp,
+               xmax, bounds)  # fmt: skip
         add_into(y, ry, tmp, rtmp, bounds)  # y' = h + FFN(LN2(h))
     else:
         add_into(a, ra, y, ry, bounds)  # y + MHA(y)
         layer_norm(a, ra, gains[k1], biases[k1], nm[4], nm[5], eps, y, ry, ls, bounds)  # y <- h
-        matvec(y, ry, w1[layer], b1v[layer], 0, f, nm[0], nm[1], hid, rhid, xmax, bounds)
+        matvec(y, ry, w1[layer], b1v[layer], 0, f, nm[0], nm[1], hid, rhid, xmax,
+               bounds)  # fmt: skip
         relu(hid)
-        matvec(hid, rhid, w2[layer], b2v[layer], 0, d, nm[2], nm[3], tmp, rtmp, xmax, bounds)
+        matvec(hid, rhid, w2[layer], b2v[layer], 0, d, nm[2], nm[3], tmp, rtmp,
+               xmax, bounds)  # fmt: skip
         add_into(tmp, rtmp, y, ry, bounds)  # h + FFN(h)
         layer_norm(tmp, rtmp, gains[k1 + 1], biases[k1 + 1], nm[6], nm[7], eps, y, ry, ls, bounds)
 
@@ -312,8 +316,8 @@ def attention_row(
             for b in range(BS):
                 ru[b] = (ru[b] + (s + 2) * U * usum[b]) * (1 + (2 * s + 6) * U) + ETA
         matvec(
-            um, ru, w_in, b_in, 2 * d + c0, 2 * d + c0 + dh, hn[4], hn[5], att[c0 : c0 + dh],
-            rq, xmax, bounds,
+            um, ru, w_in, b_in, 2 * d + c0, 2 * d + c0 + dh, hn[4], hn[5],
+            att[c0 : c0 + dh], rq, xmax, bounds,
         )  # fmt: skip
         if bounds:
             for b in range(BS):
@@ -357,11 +361,12 @@ def exhaustive_T(
     wsum = scal[4]
     bo_max = scal[5]
     n_lo = 1 << lo_bits
-    for blk_off in prange(blk1 - blk0):
-        blk = blk0 + blk_off
+    n_blk = blk1 - blk0
+    n_chunks = min(n_blk, 64)  # work arrays are allocated once per chunk of blocks
+    for chunk in prange(n_chunks):
+        c_lo = chunk * n_blk // n_chunks
+        c_hi = (chunk + 1) * n_blk // n_chunks
         tok_hi = np.empty(s, dtype=np.int64)  # tokens of the positions >= lo_bits
-        for j in range(lo_bits, s):
-            tok_hi[j] = 2 if j == n else (blk >> (j - lo_bits)) & 1
         ym = np.empty((s, d, BS))
         yr = np.zeros((s, BS))
         ynew = np.empty((s, d, BS))
@@ -392,159 +397,163 @@ def exhaustive_T(
         a1 = sv[2]
         ra_sum = sv[3]
         a1_sum = sv[4]
-        # ---------------- layer 0, from the tables
-        first_q = 0 if n_layers > 1 else s - 1
-        for i in range(first_q, s):
-            lo_q = i < lo_bits  # the query token varies with lo
-            tq = 0 if lo_q else tok_hi[i]
-            slot = 0 if lo_q else tq
-            for c in range(2 if lo_q else 1):
-                t_i = c if lo_q else tq
+        for blk_off in range(c_lo, c_hi):
+            blk = blk0 + blk_off
+            for j in range(lo_bits, s):
+                tok_hi[j] = 2 if j == n else (blk >> (j - lo_bits)) & 1
+            # ---------------- layer 0, from the tables
+            first_q = 0 if n_layers > 1 else s - 1
+            for i in range(first_q, s):
+                lo_q = i < lo_bits  # the query token varies with lo
+                tq = 0 if lo_q else tok_hi[i]
+                slot = 0 if lo_q else tq
+                for c in range(2 if lo_q else 1):
+                    t_i = c if lo_q else tq
+                    for hd in range(n_heads):
+                        for e in range(d + 1):
+                            hi[c, hd, e] = 0.0
+                        for j in range(lo_bits, s):
+                            ev = sce_m[t_i, i, tok_hi[j], j, hd]
+                            for e in range(d):
+                                hi[c, hd, e] += ev * vo_m[tok_hi[j], j, hd, e]
+                            hi[c, hd, d] += ev
+                for e in range(d):
+                    for b in range(BS):
+                        am[e, b] = b_out[0, e]
+                for b in range(BS):
+                    ra_sum[b] = 0.0
+                    a1_sum[b] = 0.0
                 for hd in range(n_heads):
-                    for e in range(d + 1):
-                        hi[c, hd, e] = 0.0
-                    for j in range(lo_bits, s):
-                        ev = sce_m[t_i, i, tok_hi[j], j, hd]
+                    lt = lo_tab[i, slot, hd]
+                    if lo_q:
+                        for b in range(BS):
+                            c = (b >> i) & 1
+                            den[b] = lt[d, b] + (hi[1, hd, d] if c == 1 else hi[0, hd, d])
+                            inv[b] = 1.0 / den[b]
                         for e in range(d):
-                            hi[c, hd, e] += ev * vo_m[tok_hi[j], j, hd, e]
-                        hi[c, hd, d] += ev
-            for e in range(d):
-                for b in range(BS):
-                    am[e, b] = b_out[0, e]
-            for b in range(BS):
-                ra_sum[b] = 0.0
-                a1_sum[b] = 0.0
-            for hd in range(n_heads):
-                lt = lo_tab[i, slot, hd]
+                            h0 = hi[0, hd, e]
+                            h1 = hi[1, hd, e]
+                            for b in range(BS):
+                                hv = h1 if (b >> i) & 1 == 1 else h0
+                                am[e, b] += (lt[e, b] + hv) * inv[b]
+                    else:
+                        hden = hi[0, hd, d]
+                        for b in range(BS):
+                            den[b] = lt[d, b] + hden
+                            inv[b] = 1.0 / den[b]
+                        for e in range(d):
+                            hv = hi[0, hd, e]
+                            for b in range(BS):
+                                am[e, b] += (lt[e, b] + hv) * inv[b]
+                    if bounds:
+                        bd = lo_bound[i, slot, hd]
+                        en = bd[0]
+                        ed = bd[1]
+                        amax = bd[2]
+                        for b in range(BS):
+                            a1[b] = (amax * (den[b] + ed) + en) / den[b] * (1 + 3 * U)
+                            low = (den[b] - ed) * (1 - U)
+                            if low > 0:
+                                ra_sum[b] += ((en + a1[b] * ed) / low + 3 * U * a1[b]) * (1 + 4 * U)
+                            else:
+                                ra_sum[b] = np.inf
+                            a1_sum[b] += a1[b]
+                if bounds:
+                    for b in range(BS):
+                        ar[b] = (ra_sum[b] + (n_heads + 2) * U * (bo_max + a1_sum[b])) * (
+                            1 + (2 * n_heads + 5) * U
+                        ) + ETA
+                # the residual stream at i: the embedding of the token at i
                 if lo_q:
-                    for b in range(BS):
-                        c = (b >> i) & 1
-                        den[b] = lt[d, b] + (hi[1, hd, d] if c == 1 else hi[0, hd, d])
-                        inv[b] = 1.0 / den[b]
                     for e in range(d):
-                        h0 = hi[0, hd, e]
-                        h1 = hi[1, hd, e]
+                        v0 = y0m[0, i, e]
+                        v1 = y0m[1, i, e]
                         for b in range(BS):
-                            hv = h1 if (b >> i) & 1 == 1 else h0
-                            am[e, b] += (lt[e, b] + hv) * inv[b]
-                else:
-                    hden = hi[0, hd, d]
+                            ym[i, e, b] = v1 if (b >> i) & 1 == 1 else v0
+                    r0 = y0r[0, i]
+                    r1 = y0r[1, i]
                     for b in range(BS):
-                        den[b] = lt[d, b] + hden
-                        inv[b] = 1.0 / den[b]
-                    for e in range(d):
-                        hv = hi[0, hd, e]
-                        for b in range(BS):
-                            am[e, b] += (lt[e, b] + hv) * inv[b]
-                if bounds:
-                    bd = lo_bound[i, slot, hd]
-                    en = bd[0]
-                    ed = bd[1]
-                    amax = bd[2]
-                    for b in range(BS):
-                        a1[b] = (amax * (den[b] + ed) + en) / den[b] * (1 + 3 * U)
-                        low = (den[b] - ed) * (1 - U)
-                        if low > 0:
-                            ra_sum[b] += ((en + a1[b] * ed) / low + 3 * U * a1[b]) * (1 + 4 * U)
-                        else:
-                            ra_sum[b] = np.inf
-                        a1_sum[b] += a1[b]
-            if bounds:
-                for b in range(BS):
-                    ar[b] = (ra_sum[b] + (n_heads + 2) * U * (bo_max + a1_sum[b])) * (
-                        1 + (2 * n_heads + 5) * U
-                    ) + ETA
-            # the residual stream at i: the embedding of the token at i
-            if lo_q:
-                for e in range(d):
-                    v0 = y0m[0, i, e]
-                    v1 = y0m[1, i, e]
-                    for b in range(BS):
-                        ym[i, e, b] = v1 if (b >> i) & 1 == 1 else v0
-                r0 = y0r[0, i]
-                r1 = y0r[1, i]
-                for b in range(BS):
-                    yr[i, b] = r1 if (b >> i) & 1 == 1 else r0
-            else:
-                for e in range(d):
-                    v = y0m[tq, i, e]
-                    for b in range(BS):
-                        ym[i, e, b] = v
-                for b in range(BS):
-                    yr[i, b] = y0r[tq, i]
-            finish_position(
-                0, norm_first, ym[i], yr[i], am, ar, w1, b1v, w2, b2v, gains, biases, norms,
-                eps, hid, rhid, tmp, rtmp, xmax, ls, bounds,
-            )  # fmt: skip
-        # ---------------- layers 1..L-1 (the last one at the readout position only)
-        for layer in range(1, n_layers):
-            last = layer == n_layers - 1
-            k1 = 2 * layer
-            nm = norms[layer]
-            for j in range(s):  # attention inputs (pre-LN: LN1 of the stream) and their maxima
-                if norm_first:
-                    layer_norm(
-                        ym[j], yr[j], gains[k1], biases[k1], nm[4], nm[5], eps, xs[j], xsr[j],
-                        ls, bounds,
-                    )  # fmt: skip
+                        yr[i, b] = r1 if (b >> i) & 1 == 1 else r0
                 else:
                     for e in range(d):
+                        v = y0m[tq, i, e]
                         for b in range(BS):
-                            xs[j, e, b] = ym[j, e, b]
+                            ym[i, e, b] = v
                     for b in range(BS):
-                        xsr[j, b] = yr[j, b]
-                if bounds:
-                    col_absmax(xs[j], xsm[j])
-            for i in range(s - 1 if last else 0, s):
-                attention_row(
-                    xs, xsr, xsm, i, w_in[layer], b_in[layer], head_norms[layer], n_heads, cm,
-                    cr, att, ratt, qm, rq, um, ru, pm, pr, sv, bounds,
-                )  # fmt: skip
-                on = out_norms[layer]
-                matvec(att, ratt, w_out[layer], b_out[layer], 0, d, on[0], on[1], am, ar, xmax,
-                       bounds)  # fmt: skip
-                for e in range(d):
-                    for b in range(BS):
-                        ynew[i, e, b] = ym[i, e, b]
-                for b in range(BS):
-                    ynr[i, b] = yr[i, b]
+                        yr[i, b] = y0r[tq, i]
                 finish_position(
-                    layer, norm_first, ynew[i], ynr[i], am, ar, w1, b1v, w2, b2v, gains, biases,
-                    norms, eps, hid, rhid, tmp, rtmp, xmax, ls, bounds,
+                    0, norm_first, ym[i], yr[i], am, ar, w1, b1v, w2, b2v, gains, biases, norms,
+                    eps, hid, rhid, tmp, rtmp, xmax, ls, bounds,
                 )  # fmt: skip
-            for i in range(s - 1 if last else 0, s):
+            # ---------------- layers 1..L-1 (the last one at the readout position only)
+            for layer in range(1, n_layers):
+                last = layer == n_layers - 1
+                k1 = 2 * layer
+                nm = norms[layer]
+                for j in range(s):  # attention inputs (pre-LN: LN1 of the stream) and their maxima
+                    if norm_first:
+                        layer_norm(
+                            ym[j], yr[j], gains[k1], biases[k1], nm[4], nm[5], eps, xs[j], xsr[j],
+                            ls, bounds,
+                        )  # fmt: skip
+                    else:
+                        for e in range(d):
+                            for b in range(BS):
+                                xs[j, e, b] = ym[j, e, b]
+                        for b in range(BS):
+                            xsr[j, b] = yr[j, b]
+                    if bounds:
+                        col_absmax(xs[j], xsm[j])
+                for i in range(s - 1 if last else 0, s):
+                    attention_row(
+                        xs, xsr, xsm, i, w_in[layer], b_in[layer], head_norms[layer], n_heads, cm,
+                        cr, att, ratt, qm, rq, um, ru, pm, pr, sv, bounds,
+                    )  # fmt: skip
+                    on = out_norms[layer]
+                    matvec(att, ratt, w_out[layer], b_out[layer], 0, d, on[0], on[1],
+                           am, ar, xmax, bounds)  # fmt: skip
+                    for e in range(d):
+                        for b in range(BS):
+                            ynew[i, e, b] = ym[i, e, b]
+                    for b in range(BS):
+                        ynr[i, b] = yr[i, b]
+                    finish_position(
+                        layer, norm_first, ynew[i], ynr[i], am, ar, w1, b1v, w2, b2v, gains, biases,
+                        norms, eps, hid, rhid, tmp, rtmp, xmax, ls, bounds,
+                    )  # fmt: skip
+                for i in range(s - 1 if last else 0, s):
+                    for e in range(d):
+                        for b in range(BS):
+                            ym[i, e, b] = ynew[i, e, b]
+                    for b in range(BS):
+                        yr[i, b] = ynr[i, b]
+            # ---------------- final norm (pre-LN) and readout
+            r = s - 1
+            if norm_first:
+                fn = norms[n_layers]
+                layer_norm(
+                    ym[r], yr[r], gains[n_norms - 1], biases[n_norms - 1], fn[6], fn[7], eps, tmp,
+                    rtmp, ls, bounds,
+                )  # fmt: skip
                 for e in range(d):
                     for b in range(BS):
-                        ym[i, e, b] = ynew[i, e, b]
+                        ym[r, e, b] = tmp[e, b]
                 for b in range(BS):
-                    yr[i, b] = ynr[i, b]
-        # ---------------- final norm (pre-LN) and readout
-        r = s - 1
-        if norm_first:
-            fn = norms[n_layers]
-            layer_norm(
-                ym[r], yr[r], gains[n_norms - 1], biases[n_norms - 1], fn[6], fn[7], eps, tmp,
-                rtmp, ls, bounds,
-            )  # fmt: skip
+                    yr[r, b] = rtmp[b]
+            for b in range(BS):
+                tmp[0, b] = omega
             for e in range(d):
+                we = w[e]
                 for b in range(BS):
-                    ym[r, e, b] = tmp[e, b]
-            for b in range(BS):
-                yr[r, b] = rtmp[b]
-        for b in range(BS):
-            tmp[0, b] = omega
-        for e in range(d):
-            we = w[e]
-            for b in range(BS):
-                tmp[0, b] += we * ym[r, e, b]
-        if bounds:
-            col_absmax(ym[r], xmax)
-        base = blk_off * n_lo
-        for b in range(n_lo):
-            t_out[base + b] = tmp[0, b]
+                    tmp[0, b] += we * ym[r, e, b]
             if bounds:
-                r_out[base + b] = (
-                    wsum * yr[r, b] + (d + 2) * U * (wsum * xmax[b] + abs(omega))
-                ) * (1 + (d + 5) * U) + ETA
-            else:
-                r_out[base + b] = 0.0
+                col_absmax(ym[r], xmax)
+            base = blk_off * n_lo
+            for b in range(n_lo):
+                t_out[base + b] = tmp[0, b]
+                if bounds:
+                    r_out[base + b] = (
+                        wsum * yr[r, b] + (d + 2) * U * (wsum * xmax[b] + abs(omega))
+                    ) * (1 + (d + 5) * U) + ETA
+                else:
+                    r_out[base + b] = 0.0

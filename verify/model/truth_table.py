@@ -173,7 +173,7 @@ def _float64_stage(params: Params, n: int, xi: float, engine: str) -> tuple[np.n
     from verify.model.fast import prepare
 
     tables = prepare_exhaustive(params, n)
-    per_string = prepare(params, n)
+    per_string = None  # the per-string kernel's tables, built when first needed
     first_pass = True
     for start in range(0, size, _CHUNK):
         stop = min(size, start + _CHUNK)
@@ -184,6 +184,7 @@ def _float64_stage(params: Params, n: int, xi: float, engine: str) -> tuple[np.n
         else:
             open_idx = np.arange(start, stop)
         if open_idx.size:
+            per_string = per_string or prepare(params, n)
             mid, rad = certified_float64(params, _bits_of(open_idx, n), engine, per_string)
             t[open_idx] = mid
             label[open_idx] = _labels_from_midrad(mid, rad, xi)
