@@ -29,7 +29,7 @@ import numpy as np
 
 from verify.errors import ValidationError
 from verify.model import exhaustive_kernels as kernels
-from verify.model.arith import ETA, MidRadContext, U
+from verify.model.arith import ETA, MidRad, MidRadContext, U
 from verify.model.exhaustive_kernels import BS, LO_BITS
 from verify.model.fast import _norm_names, prepare
 from verify.model.params import Params
@@ -55,10 +55,31 @@ class ExhaustiveTables:
     args: tuple
 
 
+def _lo_sums_and_bounds(
+    sce_m: np.ndarray, sce_r: np.ndarray, val_m: np.ndarray, val_r: np.ndarray, s: int, k: int
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """For values val (t, j, h, w) weighted by e = sce (t_i, i, t_j, j, h): the sums over the
+    low positions j < k for every low part b, (3, s, h, w, BS); the bound E = R + gamma_{s+2} M
+    of |sum_j e_j val_j (exact) - its float64 value| per (t_i, i, h); and max_j,t |val| + r."""
+    lo = np.arange(BS)
+    bits = (lo[:, None] >> np.arange(k)[None, :]) & 1  # (BS, k)
+    jj = np.arange(k)[None, :]
+    sums = np.einsum("tibjh,bjhe->tiheb", sce_m[:, :, bits, jj, :], val_m[bits, jj])
+    vm = np.abs(val_m).max(axis=3)[None, None]  # (1, 1, t_j, j, h)
+    vr = val_r.max(axis=3)[None, None]
+    r_sum = _up((sce_r * vm + (sce_m + sce_r) * vr).max(axis=2).sum(axis=2), s)
+    m_sum = _up((sce_m * vm).max(axis=2).sum(axis=2), s)
+    err = _up(r_sum + (s + 2) * U * m_sum, 3)  # (3, s, h)
+    vmax = _up((vm + vr)[0, 0].max(), 2)  # invalid (t_j, j) have e = 0 but count here: safe
+    return sums, err, vmax
+
+
 def _layer0_tables(params: Params, n: int) -> tuple[np.ndarray, ...]:
-    """(y0m, y0r, sce_m, vo_m, lo_tab, lo_bound); see the module doc."""
+    """The layer-0 arrays of the kernel's signature, y0m .. lo_bound (see the module doc and
+    ``verify.model.exhaustive_kernels.exhaustive_T``)."""
     cfg = params.config
     s = cfg.seq_len(n)
+    d = cfg.d_model
     k = min(n, LO_BITS)
     t0 = prepare(params, n).layer0
     y0m, y0r = t0["y0_mid"], t0["y0_rad"].max(axis=2)
@@ -69,39 +90,51 @@ def _layer0_tables(params: Params, n: int) -> tuple[np.ndarray, ...]:
     vkey = valid[None, None, :, :, None]
     sce_m = np.where(vkey, t0["exp_scores_mid"], 0.0)  # (t_i, i, t_j, j, h)
     sce_r = np.where(vkey, t0["exp_scores_rad"], 0.0)
-    vo_m, vo_r = t0["values_out_mid"], t0["values_out_rad"]  # (t, j, h, d)
+    ctx = MidRadContext()
+    vo = MidRad(t0["values_out_mid"], t0["values_out_rad"])  # (t, j, h, d)
+    # M x = W_1 (gain * (x - mean x)) for the norm in front of layer 0's MLP
+    norm = "layers.0.norm2" if cfg.norm_first else "layers.0.norm1"
+    gain = ctx.param(params[norm + ".weight"] if cfg.ln_affine else np.ones(d))
+    bias = ctx.param(params[norm + ".bias"] if cfg.ln_affine else np.zeros(d))
+    w1t = ctx.param(np.ascontiguousarray(params["layers.0.linear1.weight"].T))
+
+    def apply_m(x: MidRad) -> MidRad:
+        centred = x - (x.sum(axis=-1) / d)[..., None]
+        return ctx.matmul(centred * gain, w1t)
+
     with np.errstate(all="ignore"):
-        # sums over the low positions, for every low part b of a string
-        lo = np.arange(BS)
-        bits = (lo[:, None] >> np.arange(k)[None, :]) & 1  # (BS, k)
-        jj = np.arange(k)[None, :]
-        e_lo = sce_m[:, :, bits, jj, :]  # (3, s, BS, k, h)
-        v_lo = vo_m[bits, jj]  # (BS, k, h, d)
-        num = np.einsum("tibjh,bjhe->tiheb", e_lo, v_lo)
+        mv = apply_m(vo)  # (t, j, h, f)
+        y0b = MidRad(y0m, t0["y0_rad"]) + ctx.param(params["layers.0.self_attn.out_proj.bias"])
+        g0 = apply_m(y0b)  # (t, i, f)
+        c0 = ctx.matmul(bias[None, :], w1t)[0] + ctx.param(params["layers.0.linear1.bias"])
+        num, e_num, a_max = _lo_sums_and_bounds(sce_m, sce_r, vo.mid, vo.rad, s, k)
+        gsum, e_g, g_max = _lo_sums_and_bounds(sce_m, sce_r, mv.mid, mv.rad, s, k)
+        e_lo = sce_m[:, :, (np.arange(BS)[:, None] >> np.arange(k)) & 1, np.arange(k), :]
         den = e_lo.sum(axis=3).transpose(0, 1, 3, 2)[:, :, :, None, :]
-        full = np.concatenate([num, den], axis=3)  # (3, s, h, d + 1, BS)
+        full = np.concatenate([num, den, gsum], axis=3)  # (3, s, h, d + 1 + f, BS)
         lo_tab = np.ascontiguousarray(full.transpose(1, 0, 2, 3, 4))
+        bits = (np.arange(BS)[:, None] >> np.arange(k)) & 1
         for i in range(k):  # query token = bit i of the low part: slot 0
             lo_tab[i, 0] = np.where(bits[:, i] == 1, full[1, i], full[0, i])
-        # bounds valid for every string
-        vmax = np.abs(vo_m).max(axis=3)  # (t, j, h)
-        vrmax = vo_r.max(axis=3)
-        vm = vmax[None, None]  # (1, 1, t_j, j, h)
-        vr = vrmax[None, None]
-        r_num = _up((sce_r * vm + (sce_m + sce_r) * vr).max(axis=2).sum(axis=2), s)
-        m_num = _up((sce_m * vm).max(axis=2).sum(axis=2), s)
         r_den = _up(sce_r.max(axis=2).sum(axis=2), s)
         m_den = _up(sce_m.max(axis=2).sum(axis=2), s)
-        e_num = _up(r_num + (s + 2) * U * m_num, 3)  # (3, s, h)
         e_den = _up(r_den + (s + 1) * U * m_den, 3)
-        a_max = _up(np.where(valid[:, :, None], vmax + vrmax, 0.0).max(), 2)
-        bound = np.stack([e_num, e_den, np.broadcast_to(a_max, e_num.shape)], axis=-1)
-        bound = np.ascontiguousarray(_nan_to_inf(bound).transpose(1, 0, 2, 3))  # (s, 3, h, 3)
+        shape = e_num.shape
+        bound = np.stack(
+            [e_num, e_den, np.broadcast_to(a_max, shape), e_g, np.broadcast_to(g_max, shape)],
+            axis=-1,
+        )
+        bound = np.ascontiguousarray(_nan_to_inf(bound).transpose(1, 0, 2, 3))  # (s, 3, h, 5)
         for i in range(k):
             bound[i, 0] = np.maximum(bound[i, 0], bound[i, 1])
+        g0_bound = np.stack(
+            [_up(np.abs(g0.mid).max(axis=2) + g0.rad.max(axis=2), 2), g0.rad.max(axis=2)], axis=-1
+        )
+        c0_bound = np.array([_up(np.abs(c0.mid).max() + c0.rad.max(), 2), c0.rad.max()])
     cc = np.ascontiguousarray
     return (
-        cc(y0m), cc(_nan_to_inf(y0r)), cc(sce_m), cc(vo_m), lo_tab, cc(bound),
+        cc(y0m), cc(_nan_to_inf(y0r)), cc(sce_m), cc(vo.mid), cc(mv.mid), cc(g0.mid),
+        cc(_nan_to_inf(g0_bound)), cc(c0.mid), cc(_nan_to_inf(c0_bound)), lo_tab, cc(bound),
     )  # fmt: skip
 
 

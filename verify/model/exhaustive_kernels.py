@@ -119,7 +119,8 @@ def relu(x):  # pragma: no cover - jitted
 @kernel(types.void(A2, A1, A1, A1, f8, f8, f8, A2, A1, A2, b1))
 def layer_norm(v, rv, gain, bias, gmax, bmax, eps, out, rout, ls, bounds):  # pragma: no cover
     """out = gain (v - mean) / sqrt(var + eps) + bias over axis 0 (biased variance); ls is
-    scratch (8, BS). The radius follows the componentwise rule of ``kernels.layer_norm`` with
+    scratch (8, BS); on return ls[2] holds z = 1/sqrt(var + eps) and, with bounds, ls[6] a
+    bound of its error. The radius follows the componentwise rule of ``kernels.layer_norm`` with
     |c_i| <= max|c|, sum |c_i|, |gain| <= gmax, |bias| <= bmax; a variance enclosure reaching 0
     gives an infinite radius."""
     d = v.shape[0]
@@ -166,6 +167,7 @@ def layer_norm(v, rv, gain, bias, gmax, bmax, eps, out, rout, ls, bounds):  # pr
                 rz = rsv / (2.0 * low * math.sqrt(low) * (1 - 4 * U)) + 4 * U * z[b]
             else:
                 rz = np.inf
+            ls[6, b] = rz
             cz = cmax[b] * z[b]
             r = cmax[b] * rz + rc * (z[b] + rz) + U * cz
             o = cz * gmax
@@ -324,17 +326,48 @@ def attention_row(
                 ratt[b] = max(ratt[b], rq[b])
 
 
+@kernel(types.void(A2, A1, A1, i8, b1))
+def fill_rows(out, v0, v1, i, lo_q):  # pragma: no cover - jitted
+    """out[e, b] = v0[e], or, when lo_q, v1[e] for the strings b whose bit i is 1."""
+    for e in range(out.shape[0]):
+        a0 = v0[e]
+        if lo_q:
+            a1 = v1[e]
+            for b in range(BS):
+                out[e, b] = a1 if (b >> i) & 1 == 1 else a0
+        else:
+            for b in range(BS):
+                out[e, b] = a0
+
+
+@kernel(types.void(A2, A2, i8, A1, A1, i8, i8, A1, i8, b1))
+def add_weighted(out, lo, lo0, hi0, hi1, hi_off, m, iv, i, lo_q):  # pragma: no cover - jitted
+    """out[e, b] += (lo[lo0 + e, b] + hi[hi_off + e]) * iv[b] for e < m, with hi = hi0, or,
+    when lo_q, hi1 for the strings b whose bit i is 1."""
+    for e in range(m):
+        h0 = hi0[hi_off + e]
+        le = lo[lo0 + e]
+        oe = out[e]
+        if lo_q:
+            h1 = hi1[hi_off + e]
+            for b in range(BS):
+                oe[b] += (le[b] + (h1 if (b >> i) & 1 == 1 else h0)) * iv[b]
+        else:
+            for b in range(BS):
+                oe[b] += (le[b] + h0) * iv[b]
+
+
 @kernel(
     types.void(
         i8, b1, b1, i8, i8, i8, i8,
-        A3, A2, A5, A4, A5, A4,
+        A3, A2, A5, A4, A4, A3, A3, A1, A1, A5, A4,
         A3, A2, A3, A2, A3, A2, A3, A2, A3, A2, A2, A2, A2, A1, A1, b1, A1, A1,
     ),
     parallel=True,
 )  # fmt: skip
 def exhaustive_T(
     n, eos, norm_first, n_heads, lo_bits, blk0, blk1,
-    y0m, y0r, sce_m, vo_m, lo_tab, lo_bound,
+    y0m, y0r, sce_m, vo_m, mv_m, g0, g0_bound, c0, c0_bound, lo_tab, lo_bound,
     w_in, b_in, w_out, b_out, w1, b1v, w2, b2v, head_norms, out_norms, norms, gains, biases,
     w, scal, bounds, t_out, r_out,
 ):  # fmt: skip  # pragma: no cover - jitted
@@ -343,12 +376,16 @@ def exhaustive_T(
 
     Layer-0 tables (``verify.model.exhaustive``): y0m (3, s, d) embeddings (pre-LN: as they
     enter the residual stream) with radii y0r (3, s) (max over components); sce_m (3, s, 3, s,
-    H) exp(q k / sqrt(d_h) - shift); vo_m (3, s, H, d) values through out_proj; lo_tab (s, 3,
-    H, d + 1, BS) the sums over j < lo_bits of e V (entries 0..d-1) and e (entry d), for query
-    token t (slot 0 for query positions i < lo_bits, whose token varies with lo); lo_bound
-    (s, 3, H, 3) = [E_num, E_den, A_max] bounds valid for every string (see module doc of
-    ``verify.model.exhaustive``). scal = [eps, omega, 1/sqrt(d_h) mid, its radius, sum|w| (up),
-    max|b_o| of layer 0]."""
+    H) exp(q k / sqrt(d_h) - shift); vo_m (3, s, H, d) values through out_proj; mv_m (3, s, H,
+    f) = M vo with M = W_1 diag(gain) P (P centres, gain of the norm in front of the MLP), so
+    that the MLP's pre-activation is u = z (g0 + sum_h G_h / den_h) + c0 with G_h the sum of
+    e M V, g0 (3, s, f) = M (y0 + b_o), c0 = W_1 bias + b_1 (maxima and radius maxima in
+    g0_bound (3, s, 2), c0_bound (2,)); lo_tab (s, 3, H, d + 1 + f, BS) the sums over
+    j < lo_bits of e V (rows 0..d-1), e (row d) and e M V (rows d+1..), for query token t
+    (slot 0 for query positions i < lo_bits, whose token varies with lo); lo_bound
+    (s, 3, H, 5) = [E_num, E_den, A_max, E_G, G_max] bounds valid for every string (see the
+    module doc of ``verify.model.exhaustive``). scal = [eps, omega, 1/sqrt(d_h) mid, its
+    radius, sum|w| (up),     max|b_o| of layer 0]."""
     s = n + 1 if eos else n
     d = y0m.shape[2]
     f = w1.shape[1]
@@ -391,12 +428,14 @@ def exhaustive_T(
         rq = np.zeros(BS)
         um = np.empty((d, BS))
         ru = np.zeros(BS)
-        hi = np.zeros((2, n_heads, d + 1))  # sums over j >= lo_bits, per query token slot
+        width = d + 1 + f
+        hi = np.zeros((2, n_heads, width))  # sums over j >= lo_bits, per query token slot
+        inv = np.empty((n_heads, BS))
         den = sv[0]
-        inv = sv[1]
-        a1 = sv[2]
-        ra_sum = sv[3]
-        a1_sum = sv[4]
+        ra_sum = sv[1]
+        a1_sum = sv[2]
+        rg_sum = sv[3]
+        g1_sum = sv[4]
         for blk_off in range(c_lo, c_hi):
             blk = blk0 + blk_off
             for j in range(lo_bits, s):
@@ -407,84 +446,114 @@ def exhaustive_T(
                 lo_q = i < lo_bits  # the query token varies with lo
                 tq = 0 if lo_q else tok_hi[i]
                 slot = 0 if lo_q else tq
+                # sums over the high positions: num (0..d-1), den (d), G = M num (d+1..)
                 for c in range(2 if lo_q else 1):
                     t_i = c if lo_q else tq
                     for hd in range(n_heads):
-                        for e in range(d + 1):
+                        for e in range(width):
                             hi[c, hd, e] = 0.0
                         for j in range(lo_bits, s):
-                            ev = sce_m[t_i, i, tok_hi[j], j, hd]
+                            tj = tok_hi[j]
+                            ev = sce_m[t_i, i, tj, j, hd]
                             for e in range(d):
-                                hi[c, hd, e] += ev * vo_m[tok_hi[j], j, hd, e]
+                                hi[c, hd, e] += ev * vo_m[tj, j, hd, e]
                             hi[c, hd, d] += ev
+                            for e in range(f):
+                                hi[c, hd, d + 1 + e] += ev * mv_m[tj, j, hd, e]
+                # attention output (after out_proj) into am; per head 1/den into inv
                 for e in range(d):
                     for b in range(BS):
                         am[e, b] = b_out[0, e]
                 for b in range(BS):
                     ra_sum[b] = 0.0
                     a1_sum[b] = 0.0
+                    rg_sum[b] = 0.0
+                    g1_sum[b] = 0.0
                 for hd in range(n_heads):
                     lt = lo_tab[i, slot, hd]
+                    iv = inv[hd]
                     if lo_q:
                         for b in range(BS):
-                            c = (b >> i) & 1
-                            den[b] = lt[d, b] + (hi[1, hd, d] if c == 1 else hi[0, hd, d])
-                            inv[b] = 1.0 / den[b]
-                        for e in range(d):
-                            h0 = hi[0, hd, e]
-                            h1 = hi[1, hd, e]
-                            for b in range(BS):
-                                hv = h1 if (b >> i) & 1 == 1 else h0
-                                am[e, b] += (lt[e, b] + hv) * inv[b]
+                            den[b] = lt[d, b] + hi[(b >> i) & 1, hd, d]
+                            iv[b] = 1.0 / den[b]
                     else:
-                        hden = hi[0, hd, d]
                         for b in range(BS):
-                            den[b] = lt[d, b] + hden
-                            inv[b] = 1.0 / den[b]
-                        for e in range(d):
-                            hv = hi[0, hd, e]
-                            for b in range(BS):
-                                am[e, b] += (lt[e, b] + hv) * inv[b]
+                            den[b] = lt[d, b] + hi[0, hd, d]
+                            iv[b] = 1.0 / den[b]
+                    add_weighted(am, lt, 0, hi[0, hd], hi[1, hd], 0, d, iv, i, lo_q)
                     if bounds:
                         bd = lo_bound[i, slot, hd]
-                        en = bd[0]
-                        ed = bd[1]
-                        amax = bd[2]
                         for b in range(BS):
-                            a1[b] = (amax * (den[b] + ed) + en) / den[b] * (1 + 3 * U)
-                            low = (den[b] - ed) * (1 - U)
+                            low = (den[b] - bd[1]) * (1 - U)
+                            # A_h (bound bd[0], magnitude bd[2]) and G_h / den (bd[3], bd[4])
+                            a1 = (bd[2] * (den[b] + bd[1]) + bd[0]) / den[b] * (1 + 3 * U)
+                            g1 = (bd[4] * (den[b] + bd[1]) + bd[3]) / den[b] * (1 + 3 * U)
                             if low > 0:
-                                ra_sum[b] += ((en + a1[b] * ed) / low + 3 * U * a1[b]) * (1 + 4 * U)
+                                ra_sum[b] += ((bd[0] + a1 * bd[1]) / low + 3 * U * a1) * (1 + 4 * U)
+                                rg_sum[b] += ((bd[3] + g1 * bd[1]) / low + 3 * U * g1) * (1 + 4 * U)
                             else:
                                 ra_sum[b] = np.inf
-                            a1_sum[b] += a1[b]
+                                rg_sum[b] = np.inf
+                            a1_sum[b] += a1
+                            g1_sum[b] += g1
                 if bounds:
                     for b in range(BS):
                         ar[b] = (ra_sum[b] + (n_heads + 2) * U * (bo_max + a1_sum[b])) * (
                             1 + (2 * n_heads + 5) * U
                         ) + ETA
                 # the residual stream at i: the embedding of the token at i
-                if lo_q:
-                    for e in range(d):
-                        v0 = y0m[0, i, e]
-                        v1 = y0m[1, i, e]
-                        for b in range(BS):
-                            ym[i, e, b] = v1 if (b >> i) & 1 == 1 else v0
-                    r0 = y0r[0, i]
-                    r1 = y0r[1, i]
-                    for b in range(BS):
-                        yr[i, b] = r1 if (b >> i) & 1 == 1 else r0
+                fill_rows(ym[i], y0m[0 if lo_q else tq, i], y0m[1, i], i, lo_q)
+                for b in range(BS):
+                    yr[i, b] = y0r[(b >> i) & 1 if lo_q else tq, i]
+                # the layer norm in front of the MLP (post-LN: LN1, pre-LN: LN2) of d = y + A
+                nm = norms[0]
+                if norm_first:
+                    add_into(ym[i], yr[i], am, ar, bounds)  # d = h, the residual stream
+                    layer_norm(
+                        ym[i], yr[i], gains[1], biases[1], nm[6], nm[7], eps, tmp, rtmp, ls,
+                        bounds,
+                    )  # fmt: skip
                 else:
-                    for e in range(d):
-                        v = y0m[tq, i, e]
-                        for b in range(BS):
-                            ym[i, e, b] = v
+                    add_into(am, ar, ym[i], yr[i], bounds)
+                    layer_norm(
+                        am, ar, gains[0], biases[0], nm[4], nm[5], eps, ym[i], yr[i], ls, bounds
+                    )  # ym[i] <- h = LN1(d)
+                z = ls[2]
+                # MLP hidden pre-activation u = z (g0 + sum_h G_h / den_h) + c0 = W1 LN(d) + b1
+                fill_rows(hid, g0[0 if lo_q else tq, i], g0[1, i], i, lo_q)
+                for hd in range(n_heads):
+                    add_weighted(
+                        hid, lo_tab[i, slot, hd], d + 1, hi[0, hd], hi[1, hd], d + 1, f, inv[hd],
+                        i, lo_q,
+                    )  # fmt: skip
+                for e in range(f):
+                    ce = c0[e]
                     for b in range(BS):
-                        yr[i, b] = y0r[tq, i]
-                finish_position(
-                    0, norm_first, ym[i], yr[i], am, ar, w1, b1v, w2, b2v, gains, biases, norms,
-                    eps, hid, rhid, tmp, rtmp, xmax, ls, bounds,
-                )  # fmt: skip
+                        hid[e, b] = hid[e, b] * z[b] + ce
+                if bounds:
+                    rz = ls[6]
+                    for b in range(BS):
+                        tg = (b >> i) & 1 if lo_q else tq
+                        g0max = g0_bound[tg, i, 0]
+                        r_b = (
+                            g0_bound[tg, i, 1] + rg_sum[b]
+                            + (n_heads + 2) * U * (g0max + g1_sum[b])
+                        ) * (1 + (2 * n_heads + 5) * U) + ETA  # fmt: skip
+                        bmax = (g0max + g1_sum[b]) * (1 + (n_heads + 3) * U)
+                        rhid[b] = (
+                            rz[b] * (bmax + r_b) + z[b] * r_b + c0_bound[1]
+                            + 2 * U * (z[b] * bmax + c0_bound[0])
+                        ) * (1 + 4 * U) + ETA  # fmt: skip
+                relu(hid)
+                matvec(hid, rhid, w2[0], b2v[0], 0, d, nm[2], nm[3], tmp, rtmp, xmax, bounds)
+                if norm_first:
+                    add_into(ym[i], yr[i], tmp, rtmp, bounds)  # y' = h + FFN(LN2(h))
+                else:
+                    add_into(tmp, rtmp, ym[i], yr[i], bounds)  # h + FFN(h)
+                    layer_norm(
+                        tmp, rtmp, gains[1], biases[1], nm[6], nm[7], eps, ym[i], yr[i], ls,
+                        bounds,
+                    )  # fmt: skip
             # ---------------- layers 1..L-1 (the last one at the readout position only)
             for layer in range(1, n_layers):
                 last = layer == n_layers - 1

@@ -209,7 +209,8 @@ def finish_position(
 def softmax_exponentials(pm, pr, mx, tot, rtot, s, nb, bounds):  # pragma: no cover - jitted
     """In place, per string b: e_j = exp(pm[j] - mx) (mx, the float64 maximum of the score
     midpoints, or 0 where it is not finite) and tot = sum_j e_j; with bounds, pr[j] becomes a
-    radius of e_j (|exp(a + da) - exp(a)| <= exp(a) expm1(|da|), exp within EXP_ULPS ulps,
+    radius of e_j (|exp(a + da) - exp(a)| <= exp(a) expm1(|da|), expm1(x) <= x / (1 - x) for
+    x < 1/2, exp within EXP_ULPS ulps,
     TINY for underflow) and rtot = sum_j pr[j]."""
     for b in range(nb):
         if not np.isfinite(mx[b]):
@@ -223,7 +224,11 @@ def softmax_exponentials(pm, pr, mx, tot, rtot, s, nb, bounds):  # pragma: no co
             if bounds:
                 rd = (pr[j, b] + U * abs(dv)) * (1 + 2 * U)
                 bigv = ev * (1 + EXP_ULPS * U) + TINY  # >= exp(dv)
-                re = bigv * (math.expm1(rd) * (1 + EXP_ULPS * U) + EXP_ULPS * U)
+                if rd < 0.5:  # expm1(x) <= x / (1 - x) on [0, 1): no libm call
+                    em = rd / (1 - rd) * (1 + 4 * U)
+                else:
+                    em = math.expm1(rd) * (1 + EXP_ULPS * U)
+                re = bigv * (em + EXP_ULPS * U)
                 pr[j, b] = re * (1 + 4 * U) + ETA
                 rtot[b] += pr[j, b]
             pm[j, b] = ev
