@@ -58,13 +58,19 @@ class ExhaustiveTables:
 def _lo_sums_and_bounds(
     sce_m: np.ndarray, sce_r: np.ndarray, val_m: np.ndarray, val_r: np.ndarray, s: int, k: int
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """For values val (t, j, h, w) weighted by e = sce (t_i, i, t_j, j, h): the sums over the
-    low positions j < k for every low part b, (3, s, h, w, BS); the bound E = R + gamma_{s+2} M
-    of |sum_j e_j val_j (exact) - its float64 value| per (t_i, i, h); and max_j,t |val| + r."""
+    """For values val (t, j, h, w) weighted by e = sce (slot, i, t_j, j, h): the sums over the
+    low positions j < k for every low part b, (slots, s, h, w, BS); the bound E = R +
+    gamma_{s+2} M of |sum_j e_j val_j (exact) - its float64 value| per (slot, i, h); and
+    max_j,t |val| + r."""
     lo = np.arange(BS)
     bits = (lo[:, None] >> np.arange(k)[None, :]) & 1  # (BS, k)
     jj = np.arange(k)[None, :]
-    sums = np.einsum("tibjh,bjhe->tiheb", sce_m[:, :, bits, jj, :], val_m[bits, jj])
+    e_lo = sce_m[:, :, bits, jj, :]  # (slots, s, BS, k, h)
+    n_slots = sce_m.shape[0]
+    e_b = e_lo.transpose(2, 4, 0, 1, 3).reshape(BS, sce_m.shape[4], -1, k)  # (BS, h, 2s, k)
+    v_b = val_m[bits, jj].transpose(0, 2, 1, 3)  # (BS, h, k, w)
+    sums = np.matmul(e_b, v_b).reshape(BS, sce_m.shape[4], n_slots, s, -1)
+    sums = sums.transpose(2, 3, 1, 4, 0)
     vm = np.abs(val_m).max(axis=3)[None, None]  # (1, 1, t_j, j, h)
     vr = val_r.max(axis=3)[None, None]
     r_sum = _up((sce_r * vm + (sce_m + sce_r) * vr).max(axis=2).sum(axis=2), s)
@@ -88,8 +94,9 @@ def _layer0_tables(params: Params, n: int) -> tuple[np.ndarray, ...]:
     if cfg.eos:
         valid[2, s - 1] = True
     vkey = valid[None, None, :, :, None]
-    sce_m = np.where(vkey, t0["exp_scores_mid"], 0.0)  # (t_i, i, t_j, j, h)
+    sce_full = np.where(vkey, t0["exp_scores_mid"], 0.0)  # (t_i, i, t_j, j, h)
     sce_r = np.where(vkey, t0["exp_scores_rad"], 0.0)
+    sce_m = sce_full
     ctx = MidRadContext()
     vo = MidRad(t0["values_out_mid"], t0["values_out_rad"])  # (t, j, h, d)
     # M x = W_1 (gain * (x - mean x)) for the norm in front of layer 0's MLP
@@ -107,11 +114,18 @@ def _layer0_tables(params: Params, n: int) -> tuple[np.ndarray, ...]:
         y0b = MidRad(y0m, t0["y0_rad"]) + ctx.param(params["layers.0.self_attn.out_proj.bias"])
         g0 = apply_m(y0b)  # (t, i, f)
         c0 = ctx.matmul(bias[None, :], w1t)[0] + ctx.param(params["layers.0.linear1.bias"])
+        # query slots: slot 1 is token 1; slot 0 is token 0, or eos at the eos position
+        slot_tok = np.zeros((2, s), dtype=np.int64)
+        slot_tok[1] = 1
+        if cfg.eos:
+            slot_tok[0, s - 1] = 2
+        sce_m = sce_m[slot_tok, np.arange(s)]  # (slot, i, t_j, j, h)
+        sce_r = sce_r[slot_tok, np.arange(s)]
         num, e_num, a_max = _lo_sums_and_bounds(sce_m, sce_r, vo.mid, vo.rad, s, k)
         gsum, e_g, g_max = _lo_sums_and_bounds(sce_m, sce_r, mv.mid, mv.rad, s, k)
         e_lo = sce_m[:, :, (np.arange(BS)[:, None] >> np.arange(k)) & 1, np.arange(k), :]
         den = e_lo.sum(axis=3).transpose(0, 1, 3, 2)[:, :, :, None, :]
-        full = np.concatenate([num, den, gsum], axis=3)  # (3, s, h, d + 1 + f, BS)
+        full = np.concatenate([num, den, gsum], axis=3)  # (2, s, h, d + 1 + f, BS)
         lo_tab = np.ascontiguousarray(full.transpose(1, 0, 2, 3, 4))
         bits = (np.arange(BS)[:, None] >> np.arange(k)) & 1
         for i in range(k):  # query token = bit i of the low part: slot 0
@@ -124,7 +138,7 @@ def _layer0_tables(params: Params, n: int) -> tuple[np.ndarray, ...]:
             [e_num, e_den, np.broadcast_to(a_max, shape), e_g, np.broadcast_to(g_max, shape)],
             axis=-1,
         )
-        bound = np.ascontiguousarray(_nan_to_inf(bound).transpose(1, 0, 2, 3))  # (s, 3, h, 5)
+        bound = np.ascontiguousarray(_nan_to_inf(bound).transpose(1, 0, 2, 3))  # (s, 2, h, 5)
         for i in range(k):
             bound[i, 0] = np.maximum(bound[i, 0], bound[i, 1])
         g0_bound = np.stack(
@@ -133,7 +147,7 @@ def _layer0_tables(params: Params, n: int) -> tuple[np.ndarray, ...]:
         c0_bound = np.array([_up(np.abs(c0.mid).max() + c0.rad.max(), 2), c0.rad.max()])
     cc = np.ascontiguousarray
     return (
-        cc(y0m), cc(_nan_to_inf(y0r)), cc(sce_m), cc(vo.mid), cc(mv.mid), cc(g0.mid),
+        cc(y0m), cc(_nan_to_inf(y0r)), cc(sce_full), cc(vo.mid), cc(mv.mid), cc(g0.mid),
         cc(_nan_to_inf(g0_bound)), cc(c0.mid), cc(_nan_to_inf(c0_bound)), lo_tab, cc(bound),
     )  # fmt: skip
 

@@ -380,12 +380,13 @@ def exhaustive_T(
     f) = M vo with M = W_1 diag(gain) P (P centres, gain of the norm in front of the MLP), so
     that the MLP's pre-activation is u = z (g0 + sum_h G_h / den_h) + c0 with G_h the sum of
     e M V, g0 (3, s, f) = M (y0 + b_o), c0 = W_1 bias + b_1 (maxima and radius maxima in
-    g0_bound (3, s, 2), c0_bound (2,)); lo_tab (s, 3, H, d + 1 + f, BS) the sums over
-    j < lo_bits of e V (rows 0..d-1), e (row d) and e M V (rows d+1..), for query token t
-    (slot 0 for query positions i < lo_bits, whose token varies with lo); lo_bound
-    (s, 3, H, 5) = [E_num, E_den, A_max, E_G, G_max] bounds valid for every string (see the
-    module doc of ``verify.model.exhaustive``). scal = [eps, omega, 1/sqrt(d_h) mid, its
-    radius, sum|w| (up),     max|b_o| of layer 0]."""
+    g0_bound (3, s, 2), c0_bound (2,)); lo_tab (s, 2, H, d + 1 + f, BS) the sums over
+    j < lo_bits of e V (rows 0..d-1), e (row d) and e M V (rows d+1..), for the query token
+    (slot 1: token 1; slot 0: token 0, or eos at the eos position, or, for query positions
+    i < lo_bits, whose token varies with lo, the token of each lo); lo_bound (s, 2, H, 5) =
+    [E_num, E_den, A_max, E_G, G_max], bounds valid for every string (see the module doc of
+    ``verify.model.exhaustive``). scal = [eps, omega, 1/sqrt(d_h) mid, its radius, sum|w|
+    (rounded up), max|b_o| of layer 0]."""
     s = n + 1 if eos else n
     d = y0m.shape[2]
     f = w1.shape[1]
@@ -445,7 +446,7 @@ def exhaustive_T(
             for i in range(first_q, s):
                 lo_q = i < lo_bits  # the query token varies with lo
                 tq = 0 if lo_q else tok_hi[i]
-                slot = 0 if lo_q else tq
+                slot = 1 if tq == 1 and not lo_q else 0  # table slot of the query token
                 # sums over the high positions: num (0..d-1), den (d), G = M num (d+1..)
                 for c in range(2 if lo_q else 1):
                     t_i = c if lo_q else tq
