@@ -152,8 +152,9 @@ def _float64_stage(params: Params, n: int, xi: float, engine: str) -> tuple[np.n
     engine "numba": first the exhaustive kernel (scalar radii, layer 0 from tables:
     ``verify.model.exhaustive``), then, for the strings its radius leaves open, the per-string
     kernel with componentwise radii (``verify.model.kernels``), which is slower and tighter.
-    When most strings of a chunk needed the second pass (deep or badly conditioned models),
-    later chunks go to it directly. engine "numpy": the MidRad arrays pass for every string."""
+    When most strings of a probe block or of a chunk need the second pass (deep or badly
+    conditioned models), the following strings go to it directly. engine "numpy": the MidRad
+    arrays pass for every string."""
     size = 1 << n
     t = np.empty(size)
     label = np.empty(size, dtype=np.int8)
@@ -174,7 +175,10 @@ def _float64_stage(params: Params, n: int, xi: float, engine: str) -> tuple[np.n
 
     tables = prepare_exhaustive(params, n)
     per_string = None  # the per-string kernel's tables, built when first needed
-    first_pass = True
+    # probe one block: models whose scalar radii settle little go to the per-string kernel
+    mid, rad = exhaustive_T(params, n, tables=tables, start=0, stop=1 << tables.lo_bits)
+    open_probe = np.count_nonzero(_labels_from_midrad(mid, rad, xi) == LABEL_UNCERTAIN)
+    first_pass = open_probe <= mid.size // 2
     for start in range(0, size, _CHUNK):
         stop = min(size, start + _CHUNK)
         if first_pass:
