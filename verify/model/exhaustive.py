@@ -55,29 +55,19 @@ class ExhaustiveTables:
     args: tuple
 
 
-def _lo_sums_and_bounds(
-    sce_m: np.ndarray, sce_r: np.ndarray, val_m: np.ndarray, val_r: np.ndarray, s: int, k: int
-) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """For values val (t, j, h, w) weighted by e = sce (slot, i, t_j, j, h): the sums over the
-    low positions j < k for every low part b, (slots, s, h, w, BS); the bound E = R +
-    gamma_{s+2} M of |sum_j e_j val_j (exact) - its float64 value| per (slot, i, h); and
-    max_j,t |val| + r."""
-    lo = np.arange(BS)
-    bits = (lo[:, None] >> np.arange(k)[None, :]) & 1  # (BS, k)
-    jj = np.arange(k)[None, :]
-    e_lo = sce_m[:, :, bits, jj, :]  # (slots, s, BS, k, h)
-    n_slots = sce_m.shape[0]
-    e_b = e_lo.transpose(2, 4, 0, 1, 3).reshape(BS, sce_m.shape[4], -1, k)  # (BS, h, 2s, k)
-    v_b = val_m[bits, jj].transpose(0, 2, 1, 3)  # (BS, h, k, w)
-    sums = np.matmul(e_b, v_b).reshape(BS, sce_m.shape[4], n_slots, s, -1)
-    sums = sums.transpose(2, 3, 1, 4, 0)
+def _sum_bounds(
+    sce_m: np.ndarray, sce_r: np.ndarray, val_m: np.ndarray, val_r: np.ndarray, s: int
+) -> tuple[np.ndarray, np.ndarray]:
+    """For values val (t, j, h, w) weighted by e = sce (slot, i, t_j, j, h): the bound
+    E = R + gamma_{s+2} M of |sum_j e_j val_j (exact) - its float64 value|, any order and
+    split, per (slot, i, h); and max_j,t |val| + r."""
     vm = np.abs(val_m).max(axis=3)[None, None]  # (1, 1, t_j, j, h)
     vr = val_r.max(axis=3)[None, None]
     r_sum = _up((sce_r * vm + (sce_m + sce_r) * vr).max(axis=2).sum(axis=2), s)
     m_sum = _up((sce_m * vm).max(axis=2).sum(axis=2), s)
-    err = _up(r_sum + (s + 2) * U * m_sum, 3)  # (3, s, h)
+    err = _up(r_sum + (s + 2) * U * m_sum, 3)  # (slots, s, h)
     vmax = _up((vm + vr)[0, 0].max(), 2)  # invalid (t_j, j) have e = 0 but count here: safe
-    return sums, err, vmax
+    return err, vmax
 
 
 def _layer0_tables(params: Params, n: int) -> tuple[np.ndarray, ...]:
@@ -119,17 +109,13 @@ def _layer0_tables(params: Params, n: int) -> tuple[np.ndarray, ...]:
         slot_tok[1] = 1
         if cfg.eos:
             slot_tok[0, s - 1] = 2
+        vo_m, mv_m = np.ascontiguousarray(vo.mid), np.ascontiguousarray(mv.mid)
+        lo_tab = np.empty((s, 2, cfg.n_heads, d + 1 + mv_m.shape[3], BS))
+        kernels.low_sums(sce_m, vo_m, mv_m, slot_tok, k, lo_tab)
         sce_m = sce_m[slot_tok, np.arange(s)]  # (slot, i, t_j, j, h)
         sce_r = sce_r[slot_tok, np.arange(s)]
-        num, e_num, a_max = _lo_sums_and_bounds(sce_m, sce_r, vo.mid, vo.rad, s, k)
-        gsum, e_g, g_max = _lo_sums_and_bounds(sce_m, sce_r, mv.mid, mv.rad, s, k)
-        e_lo = sce_m[:, :, (np.arange(BS)[:, None] >> np.arange(k)) & 1, np.arange(k), :]
-        den = e_lo.sum(axis=3).transpose(0, 1, 3, 2)[:, :, :, None, :]
-        full = np.concatenate([num, den, gsum], axis=3)  # (2, s, h, d + 1 + f, BS)
-        lo_tab = np.ascontiguousarray(full.transpose(1, 0, 2, 3, 4))
-        bits = (np.arange(BS)[:, None] >> np.arange(k)) & 1
-        for i in range(k):  # query token = bit i of the low part: slot 0
-            lo_tab[i, 0] = np.where(bits[:, i] == 1, full[1, i], full[0, i])
+        e_num, a_max = _sum_bounds(sce_m, sce_r, vo.mid, vo.rad, s)
+        e_g, g_max = _sum_bounds(sce_m, sce_r, mv.mid, mv.rad, s)
         r_den = _up(sce_r.max(axis=2).sum(axis=2), s)
         m_den = _up(sce_m.max(axis=2).sum(axis=2), s)
         e_den = _up(r_den + (s + 1) * U * m_den, 3)
@@ -147,7 +133,7 @@ def _layer0_tables(params: Params, n: int) -> tuple[np.ndarray, ...]:
         c0_bound = np.array([_up(np.abs(c0.mid).max() + c0.rad.max(), 2), c0.rad.max()])
     cc = np.ascontiguousarray
     return (
-        cc(y0m), cc(_nan_to_inf(y0r)), cc(sce_full), cc(vo.mid), cc(mv.mid), cc(g0.mid),
+        cc(y0m), cc(_nan_to_inf(y0r)), cc(sce_full), vo_m, mv_m, cc(g0.mid),
         cc(_nan_to_inf(g0_bound)), cc(c0.mid), cc(_nan_to_inf(c0_bound)), lo_tab, cc(bound),
     )  # fmt: skip
 

@@ -357,6 +357,41 @@ def add_weighted(out, lo, lo0, hi0, hi1, hi_off, m, iv, i, lo_q):  # pragma: no 
                 oe[b] += (le[b] + h0) * iv[b]
 
 
+@kernel(types.void(A5, A4, A4, types.Array(types.int64, 2, "C"), i8, A5))
+def low_sums(sce, vo, mv, slot_tok, k, out):  # pragma: no cover - jitted
+    """out[i, slot, h, :, b] = sum_{j < k} e_j [vo_j, 1, mv_j] for the low part b (bit j of b
+    is the token at j), e_j = sce[t_i, i, t_j, j, h], t_i = slot_tok[slot, i] for i >= k and
+    bit i of b for i < k (both slots then hold the same)."""
+    s = out.shape[0]
+    n_heads = out.shape[2]
+    d = vo.shape[3]
+    f = mv.shape[3]
+    ev = np.empty(BS)
+    for i in range(s):
+        for sl in range(2):
+            for hd in range(n_heads):
+                o = out[i, sl, hd]
+                for e in range(o.shape[0]):
+                    for b in range(BS):
+                        o[e, b] = 0.0
+                for j in range(k):
+                    for b in range(BS):
+                        t_i = (b >> i) & 1 if i < k else slot_tok[sl, i]
+                        ev[b] = sce[t_i, i, (b >> j) & 1, j, hd]
+                    for e in range(d + 1 + f):
+                        if e < d:
+                            v0 = vo[0, j, hd, e]
+                            v1 = vo[1, j, hd, e]
+                        elif e == d:
+                            v0 = 1.0
+                            v1 = 1.0
+                        else:
+                            v0 = mv[0, j, hd, e - d - 1]
+                            v1 = mv[1, j, hd, e - d - 1]
+                        for b in range(BS):
+                            o[e, b] += ev[b] * (v1 if (b >> j) & 1 == 1 else v0)
+
+
 @kernel(
     types.void(
         i8, b1, b1, i8, i8, i8, i8,
