@@ -31,7 +31,7 @@ from verify.errors import ValidationError
 from verify.model import exhaustive_kernels as kernels
 from verify.model.arith import ETA, MidRad, MidRadContext, U
 from verify.model.exhaustive_kernels import BS, LO_BITS
-from verify.model.fast import _norm_names, prepare
+from verify.model.fast import norm_affine, prepare
 from verify.model.params import Params
 
 _BLOCKS_PER_CALL = 1024  # 2^16 strings per kernel call
@@ -153,12 +153,7 @@ def _weights(params: Params) -> tuple[np.ndarray, ...]:
     b_out = stack("layers.{}.self_attn.out_proj.bias")
     w1, b1v = stack("layers.{}.linear1.weight"), stack("layers.{}.linear1.bias")
     w2, b2v = stack("layers.{}.linear2.weight"), stack("layers.{}.linear2.bias")
-    names = _norm_names(params)
-    if cfg.ln_affine:
-        gains = np.stack([params[nm + ".weight"] for nm in names])
-        biases = np.stack([params[nm + ".bias"] for nm in names])
-    else:
-        gains, biases = np.ones((len(names), d)), np.zeros((len(names), d))
+    gains, biases = norm_affine(params)
 
     def rows(w: np.ndarray) -> float:  # max absolute row sum
         return float(_up(np.abs(w).sum(axis=1).max(), w.shape[1]))

@@ -24,13 +24,17 @@ with the norms of the weights rounded upwards beforehand. Rounding model and con
 
 from __future__ import annotations
 
-import math
-
 import numpy as np
 from numba import prange, types
 
 from verify._numba import kernel
-from verify.model.kernels import ETA, U, softmax_exponentials, softmax_normalise
+from verify.model.kernels import (
+    ETA,
+    U,
+    layer_norm_moments,
+    rsqrt_radius,
+    scaled_softmax,
+)
 
 LO_BITS = 6
 BS = 1 << LO_BITS  # strings per block
@@ -127,22 +131,7 @@ def layer_norm(v, rv, gain, bias, gmax, bmax, eps, out, rout, ls, bounds):  # pr
     mean = ls[0]
     var = ls[1]
     z = ls[2]
-    for b in range(BS):
-        mean[b] = 0.0
-        var[b] = 0.0
-    for i in range(d):
-        for b in range(BS):
-            mean[b] += v[i, b]
-    for b in range(BS):
-        mean[b] = mean[b] / d
-    for i in range(d):
-        for b in range(BS):
-            c = v[i, b] - mean[b]
-            out[i, b] = c
-            var[b] += c * c
-    for b in range(BS):
-        var[b] = var[b] / d
-        z[b] = 1.0 / math.sqrt(var[b] + eps)
+    layer_norm_moments(v, eps, BS, out, mean, var, z)
     if bounds:
         sabs = ls[3]
         cmax = ls[4]
@@ -159,14 +148,7 @@ def layer_norm(v, rv, gain, bias, gmax, bmax, eps, out, rout, ls, bounds):  # pr
             rmean = (rv[b] + (d + 1) * U * sabs[b] / d + 2 * U * abs(mean[b])) * (1 + (d + 4) * U)
             rc = (rv[b] + rmean + U * cmax[b]) * (1 + 3 * U)
             acc = 2 * rc * csum[b] + d * rc * rc
-            sv = var[b] + eps
-            rvar = ((acc + (d + 2) * U * var[b] * d) / d + 2 * U * var[b]) * (1 + (d + 4) * U) + ETA
-            rsv = (rvar + U * sv) * (1 + 2 * U)
-            low = (sv - rsv) * (1 - U)
-            if low > 0:
-                rz = rsv / (2.0 * low * math.sqrt(low) * (1 - 4 * U)) + 4 * U * z[b]
-            else:
-                rz = np.inf
+            rz = rsqrt_radius(var[b], eps, acc, d, z[b])
             ls[6, b] = rz
             cz = cmax[b] * z[b]
             r = cmax[b] * rz + rc * (z[b] + rz) + U * cz
@@ -274,8 +256,6 @@ def attention_row(
                 for b in range(BS):
                     usum[b] += abs(um[k, b])
         # scores s_j = (u . x_j + beta) / sqrt(d_h)
-        for b in range(BS):
-            mx[b] = -np.inf
         for j in range(s):
             for b in range(BS):
                 pm[j, b] = beta[b]
@@ -292,13 +272,7 @@ def attention_row(
                         + (d + 3) * U * (usum[b] * xm[j, b] + abs(beta[b]))
                     ) * (1 + (2 * d + 6) * U) + ETA
                     pr[j, b] = (abs(t) * cr + rt * (cm + cr) + U * abs(t * cm)) * (1 + 4 * U) + ETA
-            for b in range(BS):
-                sc = pm[j, b] * cm
-                pm[j, b] = sc
-                if sc > mx[b]:
-                    mx[b] = sc
-        softmax_exponentials(pm, pr, mx, tot, rtot, s, BS, bounds)
-        softmax_normalise(pm, pr, tot, rtot, gap, s, BS, bounds)
+        scaled_softmax(pm, pr, cm, mx, tot, rtot, gap, s, BS, bounds)
         # xbar = sum_j p_j x_j, into um
         for k in range(d):
             for b in range(BS):

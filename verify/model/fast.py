@@ -31,6 +31,19 @@ def _norm_names(params: Params) -> list[str]:
     return names + (["final_norm"] if cfg.norm_first else [])
 
 
+def norm_affine(params: Params) -> tuple[np.ndarray, np.ndarray]:
+    """(gains, biases), one row per layer norm in kernel order (ones and zeros without
+    ``ln_affine``)."""
+    cfg = params.config
+    names = _norm_names(params)
+    if cfg.ln_affine:
+        return (
+            np.stack([params[nm + ".weight"] for nm in names]),
+            np.stack([params[nm + ".bias"] for nm in names]),
+        )
+    return np.ones((len(names), cfg.d_model)), np.zeros((len(names), cfg.d_model))
+
+
 def prepare(params: Params, n_bits: int) -> FastTables:
     """Tabulate layer 0 over (token, position) in MidRad arithmetic and stack the layers."""
     cfg = params.config
@@ -94,12 +107,7 @@ def prepare(params: Params, n_bits: int) -> FastTables:
     b1v, _ = stack("layers.{}.linear1.bias", False)
     w2t, aw2t = stack("layers.{}.linear2.weight", True)
     b2v, _ = stack("layers.{}.linear2.bias", False)
-    names = _norm_names(params)
-    if cfg.ln_affine:
-        gains = np.stack([params[nm + ".weight"] for nm in names])
-        biases = np.stack([params[nm + ".bias"] for nm in names])
-    else:
-        gains, biases = np.ones((len(names), d)), np.zeros((len(names), d))
+    gains, biases = norm_affine(params)
     w = np.ascontiguousarray(params["readout.weight"])
     scal = np.array([cfg.ln_eps, float(params["readout.bias"])])
     c = ctx.rsqrt_int(dh)

@@ -76,20 +76,11 @@ def matvec(x, rx, wt, awt, bias, c0, c1, out, rout, scratch, bounds):  # pragma:
                 ro[b] = ro[b] * inflate + ETA
 
 
-@kernel(types.void(A2, A2, A1, A1, f8, A2, A2, A2, b1))
-def layer_norm(v, rv, gain, bias, eps, out, rout, ls, bounds):  # pragma: no cover
-    """out = gain * (v - mean) / sqrt(var + eps) + bias over axis 0, per string (axis 1).
-
-    ls: scratch (6, nb). At eps = 0 and var = 0 the plain pass gives NaN; with bounds, a
-    variance enclosure that reaches 0 gives an infinite radius, never a number."""
+@kernel(types.void(A2, f8, i8, A2, A1, A1, A1))
+def layer_norm_moments(v, eps, nb, out, mean, var, z):  # pragma: no cover - jitted
+    """Per string b < nb (axis 1): mean and biased variance of v over axis 0, the centred
+    values into out, and z = 1 / sqrt(var + eps) (inf or NaN when var + eps is 0)."""
     d = v.shape[0]
-    nb = v.shape[1]
-    mean = ls[0]
-    var = ls[1]
-    z = ls[2]
-    rz = ls[3]
-    rmean = ls[4]
-    acc = ls[5]
     for b in range(nb):
         mean[b] = 0.0
         var[b] = 0.0
@@ -106,6 +97,38 @@ def layer_norm(v, rv, gain, bias, eps, out, rout, ls, bounds):  # pragma: no cov
     for b in range(nb):
         var[b] = var[b] / d
         z[b] = 1.0 / math.sqrt(var[b] + eps)
+
+
+@kernel(f8(f8, f8, f8, i8, f8))
+def rsqrt_radius(var, eps, acc, d, z):  # pragma: no cover - jitted
+    """A bound of |z_exact - z| for z = 1 / sqrt(var + eps) computed from var, the biased
+    variance of d centred values whose errors contribute acc = sum_i (2 |c_i| r_i + r_i^2):
+    r_var covers acc / d and the rounding of var, and with v = var + eps - r_sv > 0,
+    |z_exact - z| <= r_sv / (2 v^{3/2}) + 4 U z; inf when the variance ball reaches 0."""
+    sv = var + eps
+    rvar = ((acc + (d + 2) * U * var * d) / d + 2 * U * var) * (1 + (d + 4) * U) + ETA
+    rsv = (rvar + U * sv) * (1 + 2 * U)
+    low = (sv - rsv) * (1 - U)
+    if low > 0:
+        return rsv / (2.0 * low * math.sqrt(low) * (1 - 4 * U)) + 4 * U * z
+    return np.inf
+
+
+@kernel(types.void(A2, A2, A1, A1, f8, A2, A2, A2, b1))
+def layer_norm(v, rv, gain, bias, eps, out, rout, ls, bounds):  # pragma: no cover
+    """out = gain * (v - mean) / sqrt(var + eps) + bias over axis 0, per string (axis 1).
+
+    ls: scratch (6, nb). At eps = 0 and var = 0 the plain pass gives NaN; with bounds, a
+    variance enclosure that reaches 0 gives an infinite radius, never a number."""
+    d = v.shape[0]
+    nb = v.shape[1]
+    mean = ls[0]
+    var = ls[1]
+    z = ls[2]
+    rz = ls[3]
+    rmean = ls[4]
+    acc = ls[5]
+    layer_norm_moments(v, eps, nb, out, mean, var, z)
     if bounds:
         for b in range(nb):
             rmean[b] = 0.0
@@ -126,16 +149,7 @@ def layer_norm(v, rv, gain, bias, eps, out, rout, ls, bounds):  # pragma: no cov
                 rout[i, b] = rc
                 acc[b] += 2 * abs(c) * rc + rc * rc
         for b in range(nb):
-            sv = var[b] + eps
-            rvar = ((acc[b] + (d + 2) * U * var[b] * d) / d + 2 * U * var[b]) * (
-                1 + (d + 4) * U
-            ) + ETA
-            rsv = (rvar + U * sv) * (1 + 2 * U)
-            low = (sv - rsv) * (1 - U)
-            if low > 0:
-                rz[b] = rsv / (2.0 * low * math.sqrt(low) * (1 - 4 * U)) + 4 * U * z[b]
-            else:
-                rz[b] = np.inf
+            rz[b] = rsqrt_radius(var[b], eps, acc[b], d, z[b])
     for i in range(d):
         gi = gain[i]
         bi = bias[i]
@@ -256,6 +270,23 @@ def softmax_normalise(pm, pr, tot, rtot, gap, s, nb, bounds):  # pragma: no cove
                     pr[j, b] = np.inf
 
 
+@kernel(types.void(A2, A2, f8, A1, A1, A1, A1, i8, i8, b1))
+def scaled_softmax(pm, pr, cm, mx, tot, rtot, gap, s, nb, bounds):  # pragma: no cover - jitted
+    """In place, per string b: p = softmax over j of cm pm[j] (cm = 1/sqrt(d_h)), shifted by
+    the float64 maximum of the scaled scores (an exact constant: softmax is invariant under
+    it). On entry pr[j] bounds the error of the scaled score; on return that of p_j."""
+    for b in range(nb):
+        mx[b] = -np.inf
+    for j in range(s):
+        for b in range(nb):
+            sc = pm[j, b] * cm
+            pm[j, b] = sc
+            if sc > mx[b]:
+                mx[b] = sc
+    softmax_exponentials(pm, pr, mx, tot, rtot, s, nb, bounds)
+    softmax_normalise(pm, pr, tot, rtot, gap, s, nb, bounds)
+
+
 @kernel(
     types.void(
         types.Array(f8, 3, "C"), types.Array(f8, 3, "C"), A2, A2, A1, i8, f8, f8,
@@ -323,8 +354,6 @@ def readout_attention(
                 for b in range(nb):
                     ur[k, b] = ur[k, b] * inflate + ETA
         # scores s_j = (u . x_j + beta) / sqrt(d_h)
-        for b in range(nb):
-            mx[b] = -np.inf
         for j in range(s):
             for b in range(nb):
                 pm[j, b] = beta[b]
@@ -349,14 +378,7 @@ def readout_attention(
                     rt = (pr[j, b] + (d + 3) * U * tot[b]) * (1 + (2 * d + 6) * U) + ETA
                     t = pm[j, b]
                     pr[j, b] = (abs(t) * cr + rt * (cm + cr) + U * abs(t * cm)) * (1 + 4 * U) + ETA
-            for b in range(nb):
-                sc = pm[j, b] * cm
-                pm[j, b] = sc
-                if sc > mx[b]:
-                    mx[b] = sc
-        # softmax, shifted by the (exact, float64) maximum of the score midpoints
-        softmax_exponentials(pm, pr, mx, tot, rtot, s, nb, bounds)
-        softmax_normalise(pm, pr, tot, rtot, gap, s, nb, bounds)
+        scaled_softmax(pm, pr, cm, mx, tot, rtot, gap, s, nb, bounds)
         # xbar = sum_j p_j x_j (um holds sum_j p_j |x_j| for the rounding bound)
         for k in range(d):
             for b in range(nb):
@@ -556,8 +578,6 @@ def certified_T(
             for i in range(s):
                 for hd in range(n_heads):
                     c0 = hd * dh
-                    for b in range(nb):
-                        mx[b] = -np.inf
                     for j in range(s):
                         for b in range(nb):
                             pm[j, b] = 0.0
@@ -587,13 +607,7 @@ def certified_T(
                                 pr[j, b] = (abs(acc) * cr + racc * (cm + cr) + U * abs(sv)) * (
                                     1 + 4 * U
                                 ) + ETA
-                        for b in range(nb):
-                            sv = pm[j, b] * cm
-                            pm[j, b] = sv
-                            if sv > mx[b]:
-                                mx[b] = sv
-                    softmax_exponentials(pm, pr, mx, tot, rtot, s, nb, bounds)
-                    softmax_normalise(pm, pr, tot, rtot, gap, s, nb, bounds)
+                    scaled_softmax(pm, pr, cm, mx, tot, rtot, gap, s, nb, bounds)
                     for e in range(dh):
                         for b in range(nb):
                             attm[c0 + e, b] = 0.0
