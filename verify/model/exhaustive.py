@@ -31,7 +31,7 @@ from verify.errors import ValidationError
 from verify.model import exhaustive_kernels as kernels
 from verify.model.arith import ETA, MidRad, MidRadContext, U
 from verify.model.exhaustive_kernels import BS, LO_BITS
-from verify.model.fast import norm_affine, prepare
+from verify.model.fast import FastTables, norm_affine, prepare
 from verify.model.params import Params
 
 _BLOCKS_PER_CALL = 1024  # 2^16 strings per kernel call
@@ -53,6 +53,7 @@ class ExhaustiveTables:
     n_bits: int
     lo_bits: int
     args: tuple
+    per_string: FastTables  # the per-string kernel's tables (its layer-0 tables are shared)
 
 
 def _sum_bounds(
@@ -70,14 +71,14 @@ def _sum_bounds(
     return err, vmax
 
 
-def _layer0_tables(params: Params, n: int) -> tuple[np.ndarray, ...]:
+def _layer0_tables(params: Params, n: int, per_string: FastTables) -> tuple[np.ndarray, ...]:
     """The layer-0 arrays of the kernel's signature, y0m .. lo_bound (see the module doc and
     ``verify.model.exhaustive_kernels.exhaustive_T``)."""
     cfg = params.config
     s = cfg.seq_len(n)
     d = cfg.d_model
     k = min(n, LO_BITS)
-    t0 = prepare(params, n).layer0
+    t0 = per_string.layer0
     y0m, y0r = t0["y0_mid"], t0["y0_rad"].max(axis=2)
     valid = np.zeros((3, s), dtype=bool)  # key tokens a position admits
     valid[:2, :n] = True
@@ -86,7 +87,6 @@ def _layer0_tables(params: Params, n: int) -> tuple[np.ndarray, ...]:
     vkey = valid[None, None, :, :, None]
     sce_full = np.where(vkey, t0["exp_scores_mid"], 0.0)  # (t_i, i, t_j, j, h)
     sce_r = np.where(vkey, t0["exp_scores_rad"], 0.0)
-    sce_m = sce_full
     ctx = MidRadContext()
     vo = MidRad(t0["values_out_mid"], t0["values_out_rad"])  # (t, j, h, d)
     # M x = W_1 (gain * (x - mean x)) for the norm in front of layer 0's MLP
@@ -111,8 +111,8 @@ def _layer0_tables(params: Params, n: int) -> tuple[np.ndarray, ...]:
             slot_tok[0, s - 1] = 2
         vo_m, mv_m = np.ascontiguousarray(vo.mid), np.ascontiguousarray(mv.mid)
         lo_tab = np.empty((s, 2, cfg.n_heads, d + 1 + mv_m.shape[3], BS))
-        kernels.low_sums(sce_m, vo_m, mv_m, slot_tok, k, lo_tab)
-        sce_m = sce_m[slot_tok, np.arange(s)]  # (slot, i, t_j, j, h)
+        kernels.low_sums(sce_full, vo_m, mv_m, slot_tok, k, lo_tab)
+        sce_m = sce_full[slot_tok, np.arange(s)]  # (slot, i, t_j, j, h)
         sce_r = sce_r[slot_tok, np.arange(s)]
         e_num, a_max = _sum_bounds(sce_m, sce_r, vo.mid, vo.rad, s)
         e_g, g_max = _sum_bounds(sce_m, sce_r, mv.mid, mv.rad, s)
@@ -194,9 +194,12 @@ def prepare_exhaustive(params: Params, n_bits: int) -> ExhaustiveTables:
     cfg = params.config
     n = cfg.check_n_bits(n_bits)
     head = (n, cfg.eos, cfg.norm_first, cfg.n_heads, min(n, LO_BITS))
+    per_string = prepare(params, n)
+    layer0 = _layer0_tables(params, n, per_string)
     return ExhaustiveTables(
-        n_bits=n, lo_bits=min(n, LO_BITS), args=(head, _layer0_tables(params, n), _weights(params))
-    )
+        n_bits=n, lo_bits=min(n, LO_BITS), args=(head, layer0, _weights(params)),
+        per_string=per_string,
+    )  # fmt: skip
 
 
 def exhaustive_T(

@@ -569,23 +569,23 @@ def exhaustive_T(
                 last = layer == n_layers - 1
                 k1 = 2 * layer
                 nm = norms[layer]
-                for j in range(s):  # attention inputs (pre-LN: LN1 of the stream) and their maxima
-                    if norm_first:
+                # attention inputs: the stream itself (post-LN) or LN1 of it (pre-LN)
+                src = ym
+                srcr = yr
+                if norm_first:
+                    for j in range(s):
                         layer_norm(
                             ym[j], yr[j], gains[k1], biases[k1], nm[4], nm[5], eps, xs[j], xsr[j],
                             ls, bounds,
                         )  # fmt: skip
-                    else:
-                        for e in range(d):
-                            for b in range(BS):
-                                xs[j, e, b] = ym[j, e, b]
-                        for b in range(BS):
-                            xsr[j, b] = yr[j, b]
-                    if bounds:
-                        col_absmax(xs[j], xsm[j])
+                    src = xs
+                    srcr = xsr
+                if bounds:
+                    for j in range(s):
+                        col_absmax(src[j], xsm[j])
                 for i in range(s - 1 if last else 0, s):
                     attention_row(
-                        xs, xsr, xsm, i, w_in[layer], b_in[layer], head_norms[layer], n_heads, cm,
+                        src, srcr, xsm, i, w_in[layer], b_in[layer], head_norms[layer], n_heads, cm,
                         cr, att, ratt, qm, rq, um, ru, pm, pr, sv, bounds,
                     )  # fmt: skip
                     on = out_norms[layer]

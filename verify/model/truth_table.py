@@ -171,10 +171,8 @@ def _float64_stage(params: Params, n: int, xi: float, engine: str) -> tuple[np.n
             settle(start, stop, mid, rad)
         return t, label
     from verify.model.exhaustive import exhaustive_T, prepare_exhaustive
-    from verify.model.fast import prepare
 
     tables = prepare_exhaustive(params, n)
-    per_string = None  # the per-string kernel's tables, built when first needed
     # probe one block: models whose scalar radii settle little go to the per-string kernel
     mid, rad = exhaustive_T(params, n, tables=tables, start=0, stop=1 << tables.lo_bits)
     open_probe = np.count_nonzero(_labels_from_midrad(mid, rad, xi) == LABEL_UNCERTAIN)
@@ -188,8 +186,8 @@ def _float64_stage(params: Params, n: int, xi: float, engine: str) -> tuple[np.n
         else:
             open_idx = np.arange(start, stop)
         if open_idx.size:
-            per_string = per_string or prepare(params, n)
-            mid, rad = certified_float64(params, _bits_of(open_idx, n), engine, per_string)
+            bits = _bits_of(open_idx, n)
+            mid, rad = certified_float64(params, bits, engine, tables.per_string)
             t[open_idx] = mid
             label[open_idx] = _labels_from_midrad(mid, rad, xi)
     return t, label
