@@ -10,7 +10,6 @@ parameters (or the box) and returns both; adversarial checks use verify.lemmas.a
 from __future__ import annotations
 
 import math
-from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -25,6 +24,7 @@ from verify.lemmas.adversarial import (
     maximise_ratio,
 )
 from verify.lemmas.registry import (
+    COUNTEREXAMPLES,
     CheckContext,
     CheckResult,
     FigureData,
@@ -36,7 +36,6 @@ from verify.lemmas.registry import (
 )
 from verify.model import SCHEMES, ModelConfig, Params, forward, init_params, n_params
 
-COUNTEREXAMPLES = Path(__file__).resolve().parents[2] / "theorems" / "counterexamples"
 DERIVATIONS = "docs/derivations.md"
 
 _EPS_POS = Hypothesis("eps > 0", "layer-norm epsilon is positive", lambda cfg: cfg.ln_eps > 0)

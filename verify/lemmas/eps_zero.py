@@ -27,6 +27,7 @@ from verify.boolean import all_bit_strings, make_family, zero_sensitivity_count
 from verify.boolean.sampling import clopper_pearson
 from verify.lemmas import constants
 from verify.lemmas.registry import (
+    COUNTEREXAMPLES,
     CheckContext,
     CheckResult,
     FigureData,
@@ -242,9 +243,7 @@ def _solve_threshold(bound_of_t, target: float) -> float:
 
 
 def _save_counterexample(params: Params, name: str) -> str:
-    from pathlib import Path
-
-    root = Path(__file__).resolve().parents[2] / "theorems" / "counterexamples"
+    root = COUNTEREXAMPLES
     root.mkdir(parents=True, exist_ok=True)
     path = root / f"{name}.npz"
     params.save(path)

@@ -17,7 +17,6 @@ from __future__ import annotations
 import json
 import math
 from fractions import Fraction
-from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -36,6 +35,7 @@ from verify.boolean.random_functions import (
     monte_carlo_probability_some_zero_sensitive,
 )
 from verify.lemmas.registry import (
+    COUNTEREXAMPLES,
     CheckContext,
     CheckResult,
     FigureData,
@@ -45,8 +45,6 @@ from verify.lemmas.registry import (
     define_statement,
     statement_check,
 )
-
-COUNTEREXAMPLES = Path(__file__).resolve().parents[2] / "theorems" / "counterexamples"
 
 _PREMISE = (
     "By Cor 4.6 (a function family with $K_0(N) < N^{(D-1)/(2L)-5}$ for all large $N$ is, for "

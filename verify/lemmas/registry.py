@@ -33,9 +33,13 @@ import re
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import asdict, dataclass, field
+from pathlib import Path
 from typing import Any, Literal
 
 Budget = Literal["quick", "default", "full"]
+
+# where checks keep the parameters of a violated bound (strict expected failures point here)
+COUNTEREXAMPLES = Path(__file__).resolve().parents[2] / "theorems" / "counterexamples"
 
 
 class Status(str, enum.Enum):
