@@ -1,0 +1,51 @@
+"""Status policies: how a check's rows become its status, declared once per check.
+
+- ``STRICT``: each row is an inequality proven at the tested sizes; a failing row is a violation.
+- ``STATISTICAL``: rows are estimates; a failing row violates the bound only if it is
+  ``decisive`` (e.g. its confidence interval excludes the bound), otherwise the check is
+  undecided.
+- ``ASYMPTOTIC``: the statement is about N -> infinity; a failing row at a finite N is evidence,
+  never a refutation, so the check is undecided.
+
+With every row ok, the status is holds; vacuous when every row's bound is no better than its
+trivial bound (``Row.vacuous``); undecided when the check reports conditions it could not settle
+(``Outcome.unsettled``).
+"""
+
+from __future__ import annotations
+
+import enum
+from collections.abc import Sequence
+
+from verify.registry.results import Row, Status
+
+
+class Policy(str, enum.Enum):
+    STRICT = "strict"
+    STATISTICAL = "statistical"
+    ASYMPTOTIC = "asymptotic"
+
+
+def decide_status(policy: Policy, rows: Sequence[Row], unsettled: Sequence[str] = ()) -> Status:
+    """The status of a check's rows under ``policy`` (see the module docstring)."""
+    failing = [r for r in rows if not r.ok]
+    if not failing:
+        if unsettled:
+            return Status.UNDECIDED
+        if rows and all(r.vacuous for r in rows):
+            return Status.VACUOUS
+        return Status.HOLDS
+    if policy is Policy.STRICT:
+        return Status.VIOLATED
+    if policy is Policy.STATISTICAL and any(r.decisive for r in failing):
+        return Status.VIOLATED
+    return Status.UNDECIDED
+
+
+# what the theorem suite accepts from a check of each policy (a documented finding is a strict
+# expected failure instead): an asymptotic statement missed at a small N is not a failure
+ACCEPTED: dict[Policy, tuple[Status, ...]] = {
+    Policy.STRICT: (Status.HOLDS, Status.VACUOUS),
+    Policy.STATISTICAL: (Status.HOLDS, Status.VACUOUS),
+    Policy.ASYMPTOTIC: (Status.HOLDS, Status.VACUOUS, Status.UNDECIDED),
+}

@@ -1,0 +1,58 @@
+"""The theorem suite, generated from the registry: one line per statement module.
+
+``theorems/test_lemma_3_2.py`` holds ``test_lemma_3_2 = theorem_test("Lemma 3.2")``: one test
+per check of the statement, which runs the check at the session's budget, prints its
+measured-vs-bound table (``pytest -s``) and asserts a status its policy accepts. A documented
+finding is a strict expected failure naming its counterexample; a slow check carries the
+``slow`` marker. Results are memoised per (statement, check, budget, seed) so that tests of a
+check's output (``check_result``) do not rerun it.
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Callable
+
+import pytest
+
+from verify.registry.context import CheckContext
+from verify.registry.core import Check, get_statement, slugify
+from verify.registry.results import CheckResult
+
+
+@functools.cache
+def check_result(statement_id: str, check_name: str, budget: str, seed: int = 0) -> CheckResult:
+    """Run a registered check once per session and argument set; print its table."""
+    stmt = get_statement(statement_id)
+    result = stmt.get_check(check_name).run(CheckContext(budget=budget, seed=seed), stmt)
+    print(result.summary())
+    return result
+
+
+def _marks(check: Check) -> list[pytest.MarkDecorator]:
+    marks = []
+    if check.slow:
+        marks.append(pytest.mark.slow)
+    if check.finding is not None:
+        marks.append(
+            pytest.mark.xfail(
+                strict=True,
+                reason=f"documented finding: {check.finding.reason}"
+                f" (counterexample {check.finding.counterexample})",
+            )
+        )
+    return marks
+
+
+def theorem_test(statement_id: str) -> Callable[..., None]:
+    """A pytest test parametrised over the checks of ``statement_id``."""
+    stmt = get_statement(statement_id)
+    cases = [pytest.param(c, id=slugify(c.name), marks=_marks(c)) for c in stmt.checks]
+
+    @pytest.mark.parametrize("check", cases)
+    def test(check: Check, check_budget: str) -> None:
+        result = check_result(stmt.id, check.name, check_budget)
+        assert result.status in check.accepted, result.summary()
+
+    test.__doc__ = f"{stmt.id} ({stmt.confidence}): {stmt.title}."
+    return test
