@@ -31,15 +31,7 @@ import numpy as np
 from flint import arb, arb_mat
 from flint import ctx as flint_ctx
 
-U = 2.0**-52  # twice the unit roundoff: absorbs the 1/(1 - u) factors
-ETA = 1e-300  # absolute slack per operation: covers underflow of products (>= 2^-1074 each)
-EXP_ULPS = 8.0  # relative error allowed for libm / numpy exp: 8 * 2^-52, i.e. 16 ulps
-TINY = 1e-322  # >= 16 subnormal ulps: bounds exp(a) when fl(exp(a)) underflows to 0
-
-
-def _up(r: np.ndarray | float, n_terms: int = 1) -> np.ndarray:
-    """Inflate a radius computed in round-to-nearest so that it is an upper bound."""
-    return np.asarray(r) * (1.0 + (n_terms + 3) * U) + ETA
+from verify.model.rounding import EXP_ULPS, TINY, U, up
 
 
 class MidRad:
@@ -77,7 +69,7 @@ class MidRad:
     def __add__(self, other: object) -> MidRad:
         o = MidRad.lift(other)
         mid = self.mid + o.mid
-        return MidRad(mid, _up(self.rad + o.rad + U * np.abs(mid)))
+        return MidRad(mid, up(self.rad + o.rad + U * np.abs(mid)))
 
     __radd__ = __add__
 
@@ -94,7 +86,7 @@ class MidRad:
         o = MidRad.lift(other)
         mid = self.mid * o.mid
         rad = np.abs(self.mid) * o.rad + self.rad * (np.abs(o.mid) + o.rad) + U * np.abs(mid)
-        return MidRad(mid, _up(rad))
+        return MidRad(mid, up(rad))
 
     __rmul__ = __mul__
 
@@ -105,13 +97,13 @@ class MidRad:
             gap = np.abs(o.mid) - o.rad
             rad = (self.rad + np.abs(mid) * (1 + U) * o.rad) / (gap * (1 - U)) + U * np.abs(mid)
             rad = np.where(gap > 0, rad, np.inf)
-        return MidRad(mid, _up(rad))
+        return MidRad(mid, up(rad))
 
     def sum(self, axis: int) -> MidRad:
         n = self.mid.shape[axis]
         mid = self.mid.sum(axis=axis)
         rad = self.rad.sum(axis=axis) + n * U * np.abs(self.mid).sum(axis=axis)
-        return MidRad(mid, _up(rad, n))
+        return MidRad(mid, up(rad, n))
 
     @property
     def lower(self) -> np.ndarray:
@@ -200,7 +192,7 @@ class MidRadContext(Float64Context):
         rad = (x.rad + n * U * absx) @ np.abs(w.mid)
         if np.any(w.rad):
             rad = rad + (absx + x.rad) @ w.rad
-        return MidRad(mid, _up(rad, 2 * n))
+        return MidRad(mid, up(rad, 2 * n))
 
     def sum(self, x: MidRad, axis: int) -> MidRad:
         return x.sum(axis)
@@ -211,7 +203,7 @@ class MidRadContext(Float64Context):
             big = mid * (1 + EXP_ULPS * U) + TINY  # >= exp(x.mid), also on underflow
             rad = big * (np.expm1(x.rad) * (1 + EXP_ULPS * U) + EXP_ULPS * U)
             rad = np.where(np.isfinite(rad), rad, np.inf)
-        return MidRad(mid, _up(rad))
+        return MidRad(mid, up(rad))
 
     def rsqrt(self, x: MidRad) -> MidRad:
         with np.errstate(divide="ignore", invalid="ignore"):
@@ -219,7 +211,7 @@ class MidRadContext(Float64Context):
             mid = 1.0 / np.sqrt(x.mid)
             rad = x.rad / (2.0 * low * np.sqrt(low) * (1 - 4 * U)) + 4 * U * np.abs(mid)
             rad = np.where(low > 0, rad, np.inf)
-        return MidRad(mid, _up(rad))
+        return MidRad(mid, up(rad))
 
     def relu(self, x: MidRad) -> MidRad:
         mid = np.maximum(x.mid, 0.0)
@@ -258,7 +250,7 @@ def _sinusoidal_midrad(n_positions: int, width: int) -> MidRad:
         rad = np.array(
             [[float(abs(v - arb(float(v.mid()))).upper()) for v in row] for row in table]
         )
-        _SIN_CACHE[key] = MidRad(mid, _up(rad))
+        _SIN_CACHE[key] = MidRad(mid, up(rad))
     return _SIN_CACHE[key]
 
 

@@ -1,5 +1,6 @@
-"""Orchestration of the Numba fast path (``verify.model.kernels``): build the first layer's
-(bit, position) tables with rigorous radii, stack the per-layer arrays, call the kernel."""
+"""Orchestration of the per-string Numba kernel (``verify.model.kernels.per_string``): build
+the first layer's (bit, position) tables with rigorous radii, stack the per-layer arrays into
+the kernel's named bundles (``verify.model.kernels.bundles``), call the kernel."""
 
 from __future__ import annotations
 
@@ -9,7 +10,15 @@ import numpy as np
 
 from verify.model.arith import MidRadContext
 from verify.model.forward import check_bits
-from verify.model.kernels import certified_T
+from verify.model.kernels.bundles import (
+    Layer0Tables,
+    LayerWeightsT,
+    NormAffine,
+    Readout,
+    Scalars,
+    f64,
+)
+from verify.model.kernels.per_string import certified_T
 from verify.model.params import Params
 from verify.model.reference import layer_norm_ctx
 
@@ -21,8 +30,11 @@ class FastTables:
     """Everything the kernel needs for one (params, N)."""
 
     n_bits: int
-    args: tuple
-    layer0: dict[str, np.ndarray]  # midpoints and radii of the tables above, by name
+    scalars: Scalars
+    layer0: Layer0Tables
+    layers: LayerWeightsT
+    norms: NormAffine
+    readout: Readout
 
 
 def _norm_names(params: Params) -> list[str]:
@@ -94,39 +106,35 @@ def prepare(params: Params, n_bits: int) -> FastTables:
         vo_parts = [ctx.matmul(v[:, :, hd, :], wot[hd * dh : (hd + 1) * dh, :]) for hd in range(h)]
         vo = ctx.stack(vo_parts, axis=2)  # (3, s, h, d)
 
-    def stack(fmt: str, transpose: bool) -> tuple[np.ndarray, np.ndarray]:
+    def stack(fmt: str, transpose: bool = False) -> np.ndarray:
         arrs = [params[fmt.format(layer)] for layer in range(cfg.n_layers)]
-        m = np.ascontiguousarray(np.stack([a.T if transpose else a for a in arrs]))
-        return m, np.abs(m)
+        return f64(np.stack([a.T if transpose else a for a in arrs]))
 
-    wint_s, awint_s = stack("layers.{}.self_attn.in_proj_weight", True)
-    binv, _ = stack("layers.{}.self_attn.in_proj_bias", False)
-    wot_s, awot_s = stack("layers.{}.self_attn.out_proj.weight", True)
-    bov, _ = stack("layers.{}.self_attn.out_proj.bias", False)
-    w1t, aw1t = stack("layers.{}.linear1.weight", True)
-    b1v, _ = stack("layers.{}.linear1.bias", False)
-    w2t, aw2t = stack("layers.{}.linear2.weight", True)
-    b2v, _ = stack("layers.{}.linear2.bias", False)
-    gains, biases = norm_affine(params)
-    w = np.ascontiguousarray(params["readout.weight"])
-    scal = np.array([cfg.ln_eps, float(params["readout.bias"])])
-    c = ctx.rsqrt_int(dh)
-    inv = np.array([float(c.mid), float(c.rad)])
-
-    def cc(a: np.ndarray) -> np.ndarray:
-        return np.ascontiguousarray(a, dtype=np.float64)
-
-    args = (
-        cfg.eos, cfg.norm_first, h,
-        cc(y0.mid), cc(y0.rad), cc(sce_m), cc(sce_r), cc(vo.mid), cc(vo.rad),
-        wint_s, awint_s, cc(binv), wot_s, awot_s, cc(bov), w1t, aw1t, cc(b1v), w2t, aw2t,
-        cc(b2v), cc(gains), cc(biases), w, np.abs(w), scal, inv,
+    w_in = stack("layers.{}.self_attn.in_proj_weight", True)
+    w_out = stack("layers.{}.self_attn.out_proj.weight", True)
+    w1, w2 = stack("layers.{}.linear1.weight", True), stack("layers.{}.linear2.weight", True)
+    layers = LayerWeightsT(
+        in_t=w_in, in_t_abs=np.abs(w_in), in_bias=stack("layers.{}.self_attn.in_proj_bias"),
+        out_t=w_out, out_t_abs=np.abs(w_out), out_bias=stack("layers.{}.self_attn.out_proj.bias"),
+        lin1_t=w1, lin1_t_abs=np.abs(w1), lin1_bias=stack("layers.{}.linear1.bias"),
+        lin2_t=w2, lin2_t_abs=np.abs(w2), lin2_bias=stack("layers.{}.linear2.bias"),
     )  # fmt: skip
-    layer0 = {
-        "y0_mid": args[3], "y0_rad": args[4], "exp_scores_mid": args[5],
-        "exp_scores_rad": args[6], "values_out_mid": args[7], "values_out_rad": args[8],
-    }  # fmt: skip
-    return FastTables(n_bits=n, args=args, layer0=layer0)
+    gains, biases = norm_affine(params)
+    w = f64(params["readout.weight"])
+    c = ctx.rsqrt_int(dh)
+    scalars = Scalars(
+        eos=bool(cfg.eos), norm_first=bool(cfg.norm_first), n_heads=int(h),
+        eps=float(cfg.ln_eps), omega=float(params["readout.bias"]), inv_sqrt_dh=float(c.mid),
+        inv_sqrt_dh_rad=float(c.rad),
+    )  # fmt: skip
+    layer0 = Layer0Tables(
+        y0_mid=f64(y0.mid), y0_rad=f64(y0.rad), exp_scores_mid=f64(sce_m),
+        exp_scores_rad=f64(sce_r), values_out_mid=f64(vo.mid), values_out_rad=f64(vo.rad),
+    )  # fmt: skip
+    return FastTables(
+        n_bits=n, scalars=scalars, layer0=layer0, layers=layers,
+        norms=NormAffine(f64(gains), f64(biases)), readout=Readout(w, np.abs(w)),
+    )  # fmt: skip
 
 
 def fast_T(
@@ -144,7 +152,7 @@ def fast_T(
         stop = min(b, start + _CHUNK)
         with np.errstate(all="ignore"):
             certified_T(
-                np.ascontiguousarray(arr[start:stop]), *tables.args[:3], *tables.args[3:],
-                bounds, t[start:stop], r[start:stop],
+                np.ascontiguousarray(arr[start:stop]), tables.scalars, tables.layer0,
+                tables.layers, tables.norms, tables.readout, bounds, t[start:stop], r[start:stop],
             )  # fmt: skip
     return t, r

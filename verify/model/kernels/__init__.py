@@ -1,0 +1,17 @@
+"""Numba kernels of the certified float64 forward pass, one module per stage.
+
+- ``bundles``: the named argument bundles (NamedTuples of arrays) and their Numba types, the
+  column layouts of the bound arrays, the exhaustive kernel's block size.
+- ``dense``: matrix-vector products, residual additions, relu.
+- ``layer_norm``: layer norm (moments, the 1/sqrt radius, both radius rules).
+- ``softmax``: the rigorous softmax.
+- ``attention``: attention at one query position.
+- ``position``: the rest of a layer at one position (residuals, norms, MLP).
+- ``tables``: layer 0 from its (token, position) tables.
+- ``per_string``: the driver for any batch of strings, componentwise radii (``certified_T``).
+- ``exhaustive``: the driver for all 2^N strings, scalar radii (``exhaustive_T``).
+
+The drivers are not imported here, so importing one does not load (or compile) the other.
+All kernels follow the policy of ``verify._numba``. The rounding model is
+``verify.model.rounding``.
+"""

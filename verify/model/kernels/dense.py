@@ -1,0 +1,154 @@
+"""Matrix-vector products, residual additions and relu with rigorous radii.
+
+Arrays are (features, strings): one feature per row, one string per column, so every inner loop
+runs over strings and vectorises. Two radius rules:
+
+- componentwise (per-string kernel): a radius per value, ``rx`` of the same shape as ``x``;
+  y = W x + b gets r_y = |W| (r_x + g |x|) + g |b|, g = (n + 2) U;
+- scalar (exhaustive kernel, ``*_scalar``): one radius per string bounding every component
+  (an infinity-norm ball), r_y = ||W||_inf (r_x + g max|x|) + g max|b|, with the norms of the
+  weights rounded up beforehand; blocks of exactly ``BS`` strings.
+
+Each radius is inflated by (1 + c U) for the rounding of its own computation and by ETA.
+"""
+
+from __future__ import annotations
+
+from numba import types
+
+from verify._numba import kernel
+from verify.model.kernels.bundles import A1, A2, BS, b1, f8, i8
+from verify.model.rounding import ETA, U
+
+
+@kernel(types.void(A2, A2, A2, A2, A1, i8, i8, A2, A2, A2, b1))
+def matvec(x, rx, wt, awt, bias, c0, c1, out, rout, scratch, bounds):  # pragma: no cover
+    """out[j, :] = bias[c0+j] + sum_k wt[k, c0+j] x[k, :] (wt = W^T), with radius rout
+    (componentwise; awt = |wt|; scratch holds at least n rows)."""
+    n = x.shape[0]
+    nb = x.shape[1]
+    m = c1 - c0
+    g = (n + 2) * U
+    for j in range(m):
+        o = out[j]
+        bj = bias[c0 + j]
+        for b in range(nb):
+            o[b] = bj
+        for k in range(n):
+            w = wt[k, c0 + j]
+            xk = x[k]
+            for b in range(nb):
+                o[b] += w * xk[b]
+    if bounds:
+        for k in range(n):
+            for b in range(nb):
+                scratch[k, b] = rx[k, b] + g * abs(x[k, b])
+        inflate = 1.0 + (2 * n + 5) * U
+        for j in range(m):
+            ro = rout[j]
+            rb = g * abs(bias[c0 + j])
+            for b in range(nb):
+                ro[b] = rb
+            for k in range(n):
+                aw = awt[k, c0 + j]
+                sk = scratch[k]
+                for b in range(nb):
+                    ro[b] += aw * sk[b]
+            for b in range(nb):
+                ro[b] = ro[b] * inflate + ETA
+
+
+@kernel(types.void(A2, A2, b1))
+def relu(x, rx, bounds):  # pragma: no cover
+    """x <- max(x, 0) in place; relu is 1-Lipschitz, so the radius carries over (0 where the
+    whole ball is <= 0)."""
+    for i in range(x.shape[0]):
+        for b in range(x.shape[1]):
+            if bounds and x[i, b] + rx[i, b] <= 0.0:
+                rx[i, b] = 0.0
+            if x[i, b] < 0.0:
+                x[i, b] = 0.0
+
+
+@kernel(types.void(A2, A2, A2, A2, b1))
+def add_into(y, ry, a, ra, bounds):  # pragma: no cover
+    """y <- y + a with componentwise radius."""
+    for i in range(y.shape[0]):
+        for b in range(y.shape[1]):
+            s = y[i, b] + a[i, b]
+            y[i, b] = s
+            if bounds:
+                ry[i, b] = (ry[i, b] + ra[i, b] + U * abs(s)) * (1 + 2 * U)
+
+
+@kernel(types.void(A2, A1))
+def col_absmax(x, out):  # pragma: no cover - jitted
+    """out[b] = max_k |x[k, b]| (NaN entries are skipped: a NaN value is never certified)."""
+    for b in range(BS):
+        out[b] = 0.0
+    for k in range(x.shape[0]):
+        for b in range(BS):
+            a = abs(x[k, b])
+            if a > out[b]:
+                out[b] = a
+
+
+@kernel(types.void(A2, A1, A2, A1, i8, i8, f8, f8, A2, A1, A1, b1))
+def matvec_scalar(
+    x, rx, w, bias, r0, r1, wnorm, bnorm, out, rout, xmax, bounds
+):  # pragma: no cover
+    """out[j] = bias[r0+j] + sum_k w[r0+j, k] x[k] for the rows r0..r1-1 of w; with bounds,
+    rout = (wnorm (rx + g max|x|) + g bnorm)(1 + (2n + 5)U) + ETA, g = (n + 2)U, where wnorm
+    bounds the max absolute row sum of those rows and bnorm their max |bias|."""
+    n = x.shape[0]
+    m = r1 - r0
+    for j in range(0, m - 1, 2):  # two rows per pass: each x[k] is loaded once for both
+        bj0 = bias[r0 + j]
+        bj1 = bias[r0 + j + 1]
+        for b in range(BS):
+            out[j, b] = bj0
+            out[j + 1, b] = bj1
+        for k in range(n):
+            w0 = w[r0 + j, k]
+            w1 = w[r0 + j + 1, k]
+            for b in range(BS):
+                xv = x[k, b]
+                out[j, b] += w0 * xv
+                out[j + 1, b] += w1 * xv
+    if m % 2 == 1:
+        j = m - 1
+        bj = bias[r0 + j]
+        for b in range(BS):
+            out[j, b] = bj
+        for k in range(n):
+            wv = w[r0 + j, k]
+            for b in range(BS):
+                out[j, b] += wv * x[k, b]
+    if bounds:
+        g = (n + 2) * U
+        col_absmax(x, xmax)
+        for b in range(BS):
+            rout[b] = (wnorm * (rx[b] + g * xmax[b]) + g * bnorm) * (1 + (2 * n + 5) * U) + ETA
+
+
+@kernel(types.void(A2, A1, A2, A1, b1))
+def add_into_scalar(y, ry, a, ra, bounds):  # pragma: no cover - jitted
+    """y <- y + a; ry <- (ry + ra + U max|y|)(1 + 2U); ra is overwritten (scratch)."""
+    for k in range(y.shape[0]):
+        for b in range(BS):
+            y[k, b] += a[k, b]
+    if bounds:
+        for b in range(BS):
+            ry[b] += ra[b]
+        col_absmax(y, ra)  # ra is scratch from here on
+        for b in range(BS):
+            ry[b] = (ry[b] + U * ra[b]) * (1 + 2 * U)
+
+
+@kernel(types.void(A2))
+def relu_scalar(x):  # pragma: no cover - jitted
+    """x <- max(x, 0) for a block; relu is 1-Lipschitz, so the scalar radius carries over."""
+    for k in range(x.shape[0]):
+        for b in range(BS):
+            if x[k, b] < 0.0:
+                x[k, b] = 0.0

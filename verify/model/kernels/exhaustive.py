@@ -1,0 +1,346 @@
+"""The exhaustive driver: T(x) with a scalar radius for all 2^N strings of one length.
+
+Strings are taken in blocks of ``BS`` = 2^LO_BITS that share their high bits: string index =
+lo + BS hi, block = one hi. Arrays hold one feature per row and the BS strings of a block along
+the (compile-time constant) last axis, so every loop over strings vectorises.
+
+Layer 0 is assembled from tables. Its attention output at query position i and head h is
+A_h = sum_j e_ij(t_j) V_j(t_j) / sum_j e_ij(t_j), with e and V = W_o,h v tabulated over
+(token, position) (``verify.model.fast.prepare``). The sums over the low positions j < lo_bits
+are tabulated once for all 2^lo_bits values of lo (``verify.model.exhaustive``), the sums over
+the high positions once per block, so a string costs O(H (D + d_ff)) per query position instead
+of O(s H D); the first MLP layer comes from the same tables as z (g0 + sum_h G_h / den_h) + c0.
+
+Error radii are scalar: one number r per vector and string with |exact_k - computed_k| <= r
+for every component k (an infinity-norm ball). Each rule is the componentwise rule of the
+per-string kernel with the magnitudes replaced by their maxima (all rules are monotone in
+them), so a matrix-vector product costs one extra pass over x (its max) instead of a second
+product with |W| (``kernels.dense``). Rounding model: ``verify.model.rounding``.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import prange, types
+
+from verify._numba import kernel
+from verify.model.kernels.attention import SV_ROWS, attention_row_scalar
+from verify.model.kernels.bundles import (
+    A1,
+    BD_MAX,
+    BD_RAD,
+    BS,
+    EXHAUSTIVE_LAYER0,
+    LAYER_WEIGHTS,
+    LB_A_MAX,
+    LB_E_DEN,
+    LB_E_G,
+    LB_E_NUM,
+    LB_G_MAX,
+    NB_B2,
+    NB_LN1_BIAS,
+    NB_LN1_GAIN,
+    NB_LN2_BIAS,
+    NB_LN2_GAIN,
+    NB_W2,
+    NORM_AFFINE,
+    OB_B,
+    OB_W,
+    READOUT,
+    SCALARS,
+    WEIGHT_BOUNDS,
+    b1,
+    i8,
+)
+from verify.model.kernels.dense import (
+    add_into_scalar,
+    col_absmax,
+    matvec_scalar,
+    relu_scalar,
+)
+from verify.model.kernels.layer_norm import LS_ROWS, LS_RZ, LS_Z, layer_norm_scalar
+from verify.model.kernels.position import finish_position_scalar
+from verify.model.kernels.tables import add_weighted, fill_rows
+from verify.model.rounding import ETA, U
+
+EOS = 2  # the eos token
+# rows of the layer-0 per-string sums ``l0s``
+L0_DEN = 0  # a head's denominator
+L0_RA = 1  # sum over heads of the radii of A_h
+L0_A1 = 2  # sum over heads of the bounds of |A_h|
+L0_RG = 3  # sum over heads of the radii of G_h / den_h
+L0_G1 = 4  # sum over heads of the bounds of |G_h / den_h|
+L0_ROWS = 5
+
+
+@kernel(
+    types.void(
+        i8, i8, i8, i8, SCALARS, EXHAUSTIVE_LAYER0, LAYER_WEIGHTS, NORM_AFFINE, READOUT,
+        WEIGHT_BOUNDS, b1, A1, A1,
+    ),
+    parallel=True,
+)  # fmt: skip
+def exhaustive_T(
+    n, lo_bits, blk0, blk1, sc, l0, lw, ln, ro, wb, bounds, t_out, r_out
+):  # pragma: no cover - jitted
+    """T(x) (and, with bounds, a rigorous radius) of the strings lo + 2^lo_bits hi of n bits,
+    for every lo and blk0 <= hi < blk1, written at index (hi - blk0) 2^lo_bits + lo of t_out,
+    r_out. The tables ``l0`` and the bounds they carry are described in
+    ``kernels.bundles.ExhaustiveLayer0`` and derived in ``verify.model.exhaustive``."""
+    s = n + 1 if sc.eos else n
+    norm_first = sc.norm_first
+    n_heads = sc.n_heads
+    eps = sc.eps
+    cm = sc.inv_sqrt_dh
+    cr = sc.inv_sqrt_dh_rad
+    d = l0.y0_mid.shape[2]
+    f = lw.lin1_w.shape[1]
+    n_layers = lw.in_w.shape[0]
+    n_norms = ln.gains.shape[0]
+    gains = ln.gains
+    biases = ln.biases
+    y0m, y0r = l0.y0_mid, l0.y0_rad
+    sce_m, vo_m, mv_m = l0.exp_scores, l0.values_out, l0.mlp_values
+    n_lo = 1 << lo_bits
+    n_blk = blk1 - blk0
+    n_chunks = min(n_blk, 64)  # work arrays are allocated once per chunk of blocks
+    for chunk in prange(n_chunks):
+        c_lo = chunk * n_blk // n_chunks
+        c_hi = (chunk + 1) * n_blk // n_chunks
+        tok_hi = np.empty(s, dtype=np.int64)  # tokens of the positions >= lo_bits
+        ym = np.empty((s, d, BS))
+        yr = np.zeros((s, BS))
+        ynew = np.empty((s, d, BS))
+        ynr = np.zeros((s, BS))
+        xs = np.empty((s, d, BS))
+        xsr = np.zeros((s, BS))
+        xsm = np.zeros((s, BS))
+        am = np.empty((d, BS))
+        ar = np.zeros(BS)
+        att = np.empty((d, BS))
+        ratt = np.zeros(BS)
+        hid = np.empty((f, BS))
+        rhid = np.zeros(BS)
+        tmp = np.empty((d, BS))
+        rtmp = np.zeros(BS)
+        xmax = np.zeros(BS)
+        ls = np.empty((LS_ROWS, BS))
+        pm = np.empty((s, BS))
+        pr = np.zeros((s, BS))
+        sv = np.zeros((SV_ROWS, BS))
+        l0s = np.zeros((L0_ROWS, BS))
+        qm = np.empty((d, BS))
+        rq = np.zeros(BS)
+        um = np.empty((d, BS))
+        ru = np.zeros(BS)
+        width = d + 1 + f
+        hi = np.zeros((2, n_heads, width))  # sums over j >= lo_bits, per query token slot
+        inv = np.empty((n_heads, BS))
+        den = l0s[L0_DEN]
+        ra_sum = l0s[L0_RA]
+        a1_sum = l0s[L0_A1]
+        rg_sum = l0s[L0_RG]
+        g1_sum = l0s[L0_G1]
+        for blk_off in range(c_lo, c_hi):
+            blk = blk0 + blk_off
+            for j in range(lo_bits, s):
+                tok_hi[j] = EOS if j == n else (blk >> (j - lo_bits)) & 1
+            # ---------------- layer 0, from the tables
+            first_q = 0 if n_layers > 1 else s - 1
+            for i in range(first_q, s):
+                lo_q = i < lo_bits  # the query token varies with lo
+                tq = 0 if lo_q else tok_hi[i]
+                slot = 1 if tq == 1 and not lo_q else 0  # table slot of the query token
+                # sums over the high positions: num (0..d-1), den (d), G = M num (d+1..)
+                for c in range(2 if lo_q else 1):
+                    t_i = c if lo_q else tq
+                    for hd in range(n_heads):
+                        for e in range(width):
+                            hi[c, hd, e] = 0.0
+                        for j in range(lo_bits, s):
+                            tj = tok_hi[j]
+                            ev = sce_m[t_i, i, tj, j, hd]
+                            for e in range(d):
+                                hi[c, hd, e] += ev * vo_m[tj, j, hd, e]
+                            hi[c, hd, d] += ev
+                            for e in range(f):
+                                hi[c, hd, d + 1 + e] += ev * mv_m[tj, j, hd, e]
+                # attention output (after out_proj) into am; per head 1/den into inv
+                for e in range(d):
+                    for b in range(BS):
+                        am[e, b] = lw.out_b[0, e]
+                for b in range(BS):
+                    ra_sum[b] = 0.0
+                    a1_sum[b] = 0.0
+                    rg_sum[b] = 0.0
+                    g1_sum[b] = 0.0
+                for hd in range(n_heads):
+                    lt = l0.lo_sums[i, slot, hd]
+                    iv = inv[hd]
+                    if lo_q:
+                        for b in range(BS):
+                            den[b] = lt[d, b] + hi[(b >> i) & 1, hd, d]
+                            iv[b] = 1.0 / den[b]
+                    else:
+                        for b in range(BS):
+                            den[b] = lt[d, b] + hi[0, hd, d]
+                            iv[b] = 1.0 / den[b]
+                    add_weighted(am, lt, 0, hi[0, hd], hi[1, hd], 0, d, iv, i, lo_q)
+                    if bounds:
+                        bd = l0.lo_bound[i, slot, hd]
+                        e_num, e_den, a_max = bd[LB_E_NUM], bd[LB_E_DEN], bd[LB_A_MAX]
+                        e_g, g_max = bd[LB_E_G], bd[LB_G_MAX]
+                        for b in range(BS):
+                            low = (den[b] - e_den) * (1 - U)
+                            # A_h (bound e_num, magnitude a_max) and G_h / den (e_g, g_max)
+                            a1 = (a_max * (den[b] + e_den) + e_num) / den[b] * (1 + 3 * U)
+                            g1 = (g_max * (den[b] + e_den) + e_g) / den[b] * (1 + 3 * U)
+                            if low > 0:
+                                ra_sum[b] += ((e_num + a1 * e_den) / low + 3 * U * a1) * (1 + 4 * U)
+                                rg_sum[b] += ((e_g + g1 * e_den) / low + 3 * U * g1) * (1 + 4 * U)
+                            else:
+                                ra_sum[b] = np.inf
+                                rg_sum[b] = np.inf
+                            a1_sum[b] += a1
+                            g1_sum[b] += g1
+                if bounds:
+                    for b in range(BS):
+                        ar[b] = (ra_sum[b] + (n_heads + 2) * U * (wb.out_bias0_max + a1_sum[b])) * (
+                            1 + (2 * n_heads + 5) * U
+                        ) + ETA
+                # the residual stream at i: the embedding of the token at i
+                fill_rows(ym[i], y0m[0 if lo_q else tq, i], y0m[1, i], i, lo_q)
+                for b in range(BS):
+                    yr[i, b] = y0r[(b >> i) & 1 if lo_q else tq, i]
+                # the layer norm in front of the MLP (post-LN: LN1, pre-LN: LN2) of d = y + A
+                nm = wb.layer[0]
+                if norm_first:
+                    add_into_scalar(ym[i], yr[i], am, ar, bounds)  # d = h, the residual stream
+                    layer_norm_scalar(
+                        ym[i], yr[i], gains[1], biases[1], nm[NB_LN2_GAIN], nm[NB_LN2_BIAS], eps,
+                        tmp, rtmp, ls, bounds,
+                    )  # fmt: skip
+                else:
+                    add_into_scalar(am, ar, ym[i], yr[i], bounds)
+                    layer_norm_scalar(
+                        am, ar, gains[0], biases[0], nm[NB_LN1_GAIN], nm[NB_LN1_BIAS], eps, ym[i],
+                        yr[i], ls, bounds,
+                    )  # ym[i] <- h = LN1(d)  # fmt: skip
+                z = ls[LS_Z]
+                # MLP hidden pre-activation u = z (g0 + sum_h G_h / den_h) + c0 = W1 LN(d) + b1
+                fill_rows(hid, l0.g0[0 if lo_q else tq, i], l0.g0[1, i], i, lo_q)
+                for hd in range(n_heads):
+                    add_weighted(
+                        hid, l0.lo_sums[i, slot, hd], d + 1, hi[0, hd], hi[1, hd], d + 1, f,
+                        inv[hd], i, lo_q,
+                    )  # fmt: skip
+                for e in range(f):
+                    ce = l0.c0[e]
+                    for b in range(BS):
+                        hid[e, b] = hid[e, b] * z[b] + ce
+                if bounds:
+                    rz = ls[LS_RZ]
+                    c0max = l0.c0_bound[BD_MAX]
+                    c0rad = l0.c0_bound[BD_RAD]
+                    for b in range(BS):
+                        tg = (b >> i) & 1 if lo_q else tq
+                        g0max = l0.g0_bound[tg, i, BD_MAX]
+                        r_b = (
+                            l0.g0_bound[tg, i, BD_RAD] + rg_sum[b]
+                            + (n_heads + 2) * U * (g0max + g1_sum[b])
+                        ) * (1 + (2 * n_heads + 5) * U) + ETA  # fmt: skip
+                        bmax = (g0max + g1_sum[b]) * (1 + (n_heads + 3) * U)
+                        rhid[b] = (
+                            rz[b] * (bmax + r_b) + z[b] * r_b + c0rad
+                            + 2 * U * (z[b] * bmax + c0max)
+                        ) * (1 + 4 * U) + ETA  # fmt: skip
+                relu_scalar(hid)
+                matvec_scalar(
+                    hid, rhid, lw.lin2_w[0], lw.lin2_b[0], 0, d, nm[NB_W2], nm[NB_B2], tmp, rtmp,
+                    xmax, bounds,
+                )  # fmt: skip
+                if norm_first:
+                    add_into_scalar(ym[i], yr[i], tmp, rtmp, bounds)  # y' = h + FFN(LN2(h))
+                else:
+                    add_into_scalar(tmp, rtmp, ym[i], yr[i], bounds)  # h + FFN(h)
+                    layer_norm_scalar(
+                        tmp, rtmp, gains[1], biases[1], nm[NB_LN2_GAIN], nm[NB_LN2_BIAS], eps,
+                        ym[i], yr[i], ls, bounds,
+                    )  # fmt: skip
+            # ---------------- layers 1..L-1 (the last one at the readout position only)
+            for layer in range(1, n_layers):
+                last = layer == n_layers - 1
+                k1 = 2 * layer
+                nm = wb.layer[layer]
+                # attention inputs: the stream itself (post-LN) or LN1 of it (pre-LN)
+                src = ym
+                srcr = yr
+                if norm_first:
+                    for j in range(s):
+                        layer_norm_scalar(
+                            ym[j], yr[j], gains[k1], biases[k1], nm[NB_LN1_GAIN], nm[NB_LN1_BIAS],
+                            eps, xs[j], xsr[j], ls, bounds,
+                        )  # fmt: skip
+                    src = xs
+                    srcr = xsr
+                if bounds:
+                    for j in range(s):
+                        col_absmax(src[j], xsm[j])
+                on = wb.out[layer]
+                for i in range(s - 1 if last else 0, s):
+                    attention_row_scalar(
+                        src, srcr, xsm, i, lw.in_w[layer], lw.in_b[layer], wb.head[layer],
+                        n_heads, cm, cr, att, ratt, qm, rq, um, ru, pm, pr, sv, bounds,
+                    )  # fmt: skip
+                    matvec_scalar(
+                        att, ratt, lw.out_w[layer], lw.out_b[layer], 0, d, on[OB_W], on[OB_B],
+                        am, ar, xmax, bounds,
+                    )  # fmt: skip
+                    for e in range(d):
+                        for b in range(BS):
+                            ynew[i, e, b] = ym[i, e, b]
+                    for b in range(BS):
+                        ynr[i, b] = yr[i, b]
+                    finish_position_scalar(
+                        layer, sc, lw, ln, wb, ynew[i], ynr[i], am, ar, hid, rhid, tmp, rtmp,
+                        xmax, ls, bounds,
+                    )  # fmt: skip
+                for i in range(s - 1 if last else 0, s):
+                    for e in range(d):
+                        for b in range(BS):
+                            ym[i, e, b] = ynew[i, e, b]
+                    for b in range(BS):
+                        yr[i, b] = ynr[i, b]
+            # ---------------- final norm (pre-LN) and readout
+            r = s - 1
+            if norm_first:
+                fn = wb.layer[n_layers]
+                layer_norm_scalar(
+                    ym[r], yr[r], gains[n_norms - 1], biases[n_norms - 1], fn[NB_LN2_GAIN],
+                    fn[NB_LN2_BIAS], eps, tmp, rtmp, ls, bounds,
+                )  # fmt: skip
+                for e in range(d):
+                    for b in range(BS):
+                        ym[r, e, b] = tmp[e, b]
+                for b in range(BS):
+                    yr[r, b] = rtmp[b]
+            omega = sc.omega
+            w = ro.weight
+            for b in range(BS):
+                tmp[0, b] = omega
+            for e in range(d):
+                we = w[e]
+                for b in range(BS):
+                    tmp[0, b] += we * ym[r, e, b]
+            if bounds:
+                col_absmax(ym[r], xmax)
+            base = blk_off * n_lo
+            wsum = wb.readout_abs_sum
+            for b in range(n_lo):
+                t_out[base + b] = tmp[0, b]
+                if bounds:
+                    r_out[base + b] = (
+                        wsum * yr[r, b] + (d + 2) * U * (wsum * xmax[b] + abs(omega))
+                    ) * (1 + (d + 5) * U) + ETA
+                else:
+                    r_out[base + b] = 0.0
