@@ -1,6 +1,6 @@
-"""Tests of verify.lemmas.constants: the algebraic steps of the derivations (sympy), the
-numerical inequalities they rest on, and the properties of the constants (monotone, box >= theta,
-validation). Derivations: docs/derivations.md."""
+"""Tests of verify.theory.norms and verify.theory.bounds: the algebraic steps of the derivations
+(sympy), the numerical inequalities they rest on, and the properties of the constants (monotone,
+box >= theta, validation). Derivations: docs/derivations.md."""
 
 from __future__ import annotations
 
@@ -11,8 +11,8 @@ import pytest
 import sympy as sp
 
 from verify.errors import ValidationError
-from verify.lemmas import constants as C
 from verify.model import ModelConfig, Params, forward, init_params, n_params
+from verify.theory import bounds, norms
 
 # ----------------------------------------------------------------------------- sympy: layer norm
 
@@ -146,7 +146,7 @@ def test_c_infl_composition_matches_symbolic_recursion():
     fn = sp.lambdify(syms, c_sym, "mpmath")
     for seed in range(5):
         p = _one_layer_post_ln(seed)
-        nm = C.parameter_norms(p)
+        nm = norms.parameter_norms(p)
         lay, hd = nm.layers[0], nm.layers[0].heads[0]
         values = {
             a0: nm.token_diff,
@@ -162,7 +162,7 @@ def test_c_infl_composition_matches_symbolic_recursion():
             bk: hd.bk,
             dh: 4,
         }
-        assert fn(*(values[k] for k in syms)) == pytest.approx(C.c_infl(p), rel=1e-12)
+        assert fn(*(values[k] for k in syms)) == pytest.approx(bounds.c_infl(p), rel=1e-12)
 
 
 def test_c_infl_attention_off_is_exact_layer_norm_product():
@@ -177,7 +177,7 @@ def test_c_infl_attention_off_is_exact_layer_norm_product():
     tok = p["token_embedding"]
     g1 = np.abs(p["layers.0.norm1.weight"]).max()
     g2 = np.abs(p["layers.0.norm2.weight"]).max()
-    assert C.c_infl(p) == pytest.approx(np.linalg.norm(tok[1] - tok[0]) * g1 * g2 / 16)
+    assert bounds.c_infl(p) == pytest.approx(np.linalg.norm(tok[1] - tok[0]) * g1 * g2 / 16)
 
 
 # ----------------------------------------------------------------------------- properties
@@ -211,12 +211,13 @@ def test_theta_constants_below_box_constants(cfg):
     """Every constant of theta in [-B, B]^M is at most the box's (box_norms is the sup)."""
     for seed in range(5):
         p = init_params(cfg, "uniform", seed, 0.7)
-        assert C.c_infl(p) <= C.c_infl_box(cfg, 0.7)
-        assert C.c_lip(p) <= C.c_lip_box(cfg, 0.7)
-        assert C.beta_lower_bound(C.box_norms(cfg, 0.7)) <= C.beta_lower_bound(p) + 1e-12
+        assert bounds.c_infl(p) <= bounds.c_infl_box(cfg, 0.7)
+        assert bounds.c_lip(p) <= bounds.c_lip_box(cfg, 0.7)
+        box_beta = bounds.beta_lower_bound(norms.box_norms(cfg, 0.7))
+        assert box_beta <= bounds.beta_lower_bound(p) + 1e-12
     # the box supremum is attained by the all-B parameters
     allb = Params.unflatten(cfg, np.full(n_params(cfg), 0.7))
-    nb, na = C.box_norms(cfg, 0.7), C.parameter_norms(allb)
+    nb, na = norms.box_norms(cfg, 0.7), norms.parameter_norms(allb)
     assert na.layers[0].wo == pytest.approx(nb.layers[0].wo)
     assert na.layers[0].heads[0].wq == pytest.approx(nb.layers[0].heads[0].wq)
     assert na.w == pytest.approx(nb.w)
@@ -225,8 +226,8 @@ def test_theta_constants_below_box_constants(cfg):
 def test_k_is_the_number_of_layer_norms():
     for nf, k in ((False, 4), (True, 5)):
         cfg = ModelConfig(d_model=8, n_layers=2, ln_eps=0.25, norm_first=nf)
-        assert C.n_layer_norms(cfg) == k
-        assert C.lemma_3_2_bound(cfg) == pytest.approx(3.0**k)
+        assert norms.n_layer_norms(cfg) == k
+        assert bounds.lemma_3_2_bound(cfg) == pytest.approx(3.0**k)
         p = init_params(cfg, "xavier_uniform", 0)
         r = forward(p, np.zeros((1, 5), dtype=np.uint8), diagnostics=True)
         assert r.tau.shape[1] == k
@@ -235,27 +236,29 @@ def test_k_is_the_number_of_layer_norms():
 def test_diameter_and_prop_3_5_formula():
     cfg = ModelConfig(d_model=4, n_layers=1, n_heads=1, ln_eps=0.1)
     m = n_params(cfg)
-    assert C.diameter(cfg, 0.5) == pytest.approx(2 * 0.5 * math.sqrt(m))
-    expected = m * math.log10(1 + C.c_lip_box(cfg, 0.5) * C.diameter(cfg, 0.5) / 0.1)
-    assert C.log10_prop_3_5(cfg, 0.5, 0.1) == pytest.approx(expected)
+    assert bounds.diameter(cfg, 0.5) == pytest.approx(2 * 0.5 * math.sqrt(m))
+    expected = m * math.log10(1 + bounds.c_lip_box(cfg, 0.5) * bounds.diameter(cfg, 0.5) / 0.1)
+    assert bounds.log10_prop_3_5(cfg, 0.5, 0.1) == pytest.approx(expected)
 
 
 def test_n_star_and_cor_3_3_consistent():
     cfg = ModelConfig(d_model=4, n_layers=1, n_heads=1, ln_eps=0.1)
     p = init_params(cfg, "xavier_normal", 3)
-    assert C.n_star(p, 0.05) == pytest.approx(C.cor_3_3_bound(p) / 0.1, rel=1e-9)
-    nb = C.box_norms(cfg, 1.0)
-    assert C.log10_n_star(nb, 0.05) == pytest.approx(math.log10(C.cor_3_3_bound(nb) / 0.1))
+    assert bounds.n_star(p, 0.05) == pytest.approx(bounds.cor_3_3_bound(p) / 0.1, rel=1e-9)
+    nb = norms.box_norms(cfg, 1.0)
+    expected = math.log10(bounds.cor_3_3_bound(nb) / 0.1)
+    assert bounds.log10_n_star(nb, 0.05) == pytest.approx(expected)
     big = ModelConfig(d_model=16, n_layers=2, ln_eps=1e-5)
-    assert math.isinf(C.c_infl_box(big, 3.0))  # beyond float64 ...
-    assert math.isfinite(C.log10_c_infl(C.box_norms(big, 3.0)))  # ... but its log10 is known
+    assert math.isinf(bounds.c_infl_box(big, 3.0))  # beyond float64 ...
+    # ... but its log10 is known
+    assert math.isfinite(bounds.log10_c_infl(norms.box_norms(big, 3.0)))
 
 
 def test_lipschitz_coefficients_cover_every_array():
     cfg = ModelConfig(
         d_model=8, n_layers=2, n_heads=2, ln_eps=1e-2, pos_encoding="learned", max_len=8
     )
-    groups = C.lipschitz_coefficients(init_params(cfg, "gaussian", 0))
+    groups = bounds.lipschitz_coefficients(init_params(cfg, "gaussian", 0))
     names = set(p for p in init_params(cfg, "gaussian", 0))
     covered = {g for g in groups if g in names}
     # in_proj arrays are split per head into q/k/v groups; every other array has its own group
@@ -266,15 +269,15 @@ def test_lipschitz_coefficients_cover_every_array():
 def test_validation_errors():
     cfg0 = ModelConfig(d_model=4, n_layers=1, n_heads=1, ln_eps=0.0)
     with pytest.raises(ValidationError, match="ln_eps"):
-        C.c_lip(init_params(cfg0, "uniform", 0))
+        bounds.c_lip(init_params(cfg0, "uniform", 0))
     cfg = ModelConfig(d_model=4, n_layers=1, n_heads=1, ln_eps=0.1, eos=False)
     with pytest.raises(ValidationError, match="config"):
-        C.n_star(init_params(cfg, "uniform", 0), 0.1)
+        bounds.n_star(init_params(cfg, "uniform", 0), 0.1)
     with pytest.raises(ValidationError, match="xi"):
-        C.log10_prop_3_5(cfg, 1.0, 0.0)
+        bounds.log10_prop_3_5(cfg, 1.0, 0.0)
     with pytest.raises(ValidationError, match="box"):
-        C.box_norms(cfg, -1.0)
+        norms.box_norms(cfg, -1.0)
     with pytest.raises(ValidationError, match="params"):
-        C.parameter_norms({"not": "params"})  # type: ignore[arg-type]
+        norms.parameter_norms({"not": "params"})  # type: ignore[arg-type]
     with pytest.raises(ValidationError, match="N"):
-        C.lemma_2_9_bound(1.0, 1.0, 1.0, 0, False)
+        bounds.lemma_2_9_bound(1.0, 1.0, 1.0, 0, False)

@@ -6,8 +6,8 @@ from __future__ import annotations
 
 import pytest
 
-from verify.lemmas import CheckContext, load_all
-from verify.lemmas.eps_positive import lemma_2_9_search
+from verify.registry import CheckContext, load_all
+from verify.statements.lemma_2_9 import lemma_2_9_search
 
 
 @pytest.fixture(scope="module")

@@ -1,0 +1,177 @@
+"""Lemma 3.1 (arXiv 2606.08768, reconstruction): for eps > 0, T is Lipschitz in theta with an
+explicit C_Lip independent of the input and of its length (Euclidean norm on theta;
+verify.theory.bounds.c_lip, docs/derivations.md#lemma-31)."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from verify.checks.adversarial import (
+    SEARCH_EXAMPLES,
+    draw_flip,
+    draw_model,
+    maximise_ratio,
+    search_outcome,
+)
+from verify.checks.random_models import (
+    MODELS_PER_SCHEME,
+    length_sweep_model,
+    random_models,
+    sweep_lengths,
+)
+from verify.checks.summaries import Worst, loglog_slope
+from verify.model import Params, forward
+from verify.registry import (
+    CheckContext,
+    FigureData,
+    Outcome,
+    Policy,
+    Row,
+    Sizes,
+    define_statement,
+)
+from verify.statements._eps_positive import DERIVATIONS, EPS_POSITIVE, THETA_BOX
+from verify.theory.bounds import c_lip, c_lip_box
+from verify.theory.norms import max_norms, parameter_norms
+
+LEMMA_3_1 = define_statement(
+    id="Lemma 3.1",
+    title="Uniform Lipschitzness in the parameters (eps > 0)",
+    statement=(
+        r"For $\epsilon>0$ there is $C_{Lip}$, independent of the input and of its length, with"
+        r" $|T(\theta,x)-T(\theta',x)| \le C_{Lip}\|\theta-\theta'\|_2$ for all $x\in\{0,1\}^*$"
+        r" and $\theta,\theta'\in\Theta$ (reconstruction; norm on $\theta$: Euclidean)."
+    ),
+    confidence="[note]",
+    hypotheses=(EPS_POSITIVE, THETA_BOX),
+    bound_formula=r"C_Lip = sqrt(sum_g L_g^2), L_g per parameter group (no N)",
+    derivation=DERIVATIONS + "#lemma-31",
+)
+
+# strings per random parameter pair, by budget
+STRINGS_PER_PAIR = Sizes(quick=8, default=32, full=64)
+# ||dtheta|| of the length sweep
+SWEEP_STEP = 1e-4
+
+
+def lip_pair(p: Params, delta: np.ndarray) -> tuple[Params, float]:
+    """theta' = theta + delta and the local C_Lip valid on the segment [theta, theta']."""
+    q = Params.unflatten(p.config, p.flatten() + delta)
+    return q, c_lip(max_norms(parameter_norms(p), parameter_norms(q)))
+
+
+@LEMMA_3_1.check("random parameter pairs of the four init schemes", policy=Policy.STRICT)
+def random_parameter_pairs(ctx: CheckContext) -> Outcome:
+    """Worst |dT| against C_Lip ||dtheta|| (local and box constants) over random pairs."""
+    rng = np.random.default_rng(ctx.seed + 4)
+    worst = Worst()
+    for scheme, p, _ in random_models(ctx, ctx.size(MODELS_PER_SCHEME)):
+        theta = p.flatten()
+        d = rng.normal(size=theta.size)
+        d *= 10.0 ** rng.uniform(-4, 0) * max(np.linalg.norm(theta), 1e-3) / np.linalg.norm(d)
+        q, lip = lip_pair(p, d)
+        x = rng.integers(0, 2, (ctx.size(STRINGS_PER_PAIR), int(rng.integers(1, 17))))
+        dt = float(np.abs(forward(p, x).T - forward(q, x).T).max())
+        nd = float(np.linalg.norm(d))
+        box = float(max(np.abs(theta).max(), np.abs(q.flatten()).max()))
+        worst.add(f"{scheme}: |dT| vs C_Lip(theta, theta') ||dtheta||", dt, lip * nd)
+        worst.add(f"{scheme}: |dT| vs C_Lip(box) ||dtheta||", dt, c_lip_box(p.config, box) * nd)
+    return Outcome(
+        rows=worst.rows(),
+        parameters={"models_per_scheme": ctx.size(MODELS_PER_SCHEME)},
+        notes=[
+            "C_Lip(theta, theta'): the constant from the larger of the two parameter norms;"
+            " C_Lip(box): from the box [-B, B]^M holding both"
+        ],
+    )
+
+
+@LEMMA_3_1.check("adversarial search (Hypothesis, target = ratio)", policy=Policy.STRICT)
+def adversarial_search(ctx: CheckContext) -> Outcome:
+    """Hypothesis drives |dT| / (C_Lip ||dtheta||) up over model knobs and perturbations."""
+    from hypothesis import strategies as st
+
+    def evaluate(draw):
+        p, info = draw_model(draw, eps_choices=(1.0, 0.1, 1e-2, 1e-3))
+        x, _, finfo = draw_flip(draw, p.config, n_min=1)
+        dseed, log_mag, one_group = draw(
+            st.tuples(st.integers(0, 2**20), st.floats(-5.0, 0.3), st.booleans())
+        )
+        d = np.random.default_rng(dseed).normal(size=p.n_params)
+        if one_group:  # perturb one array only
+            sizes = np.cumsum([a.size for a in p.values()])
+            k = dseed % len(sizes)
+            lo = 0 if k == 0 else sizes[k - 1]
+            mask = np.zeros_like(d)
+            mask[lo : sizes[k]] = 1.0
+            d *= mask
+        nd = float(np.linalg.norm(d))
+        if nd == 0:
+            return None
+        d *= 10.0**log_mag / nd
+        q, lip = lip_pair(p, d)
+        dt = abs(float(forward(p, x[None]).T[0] - forward(q, x[None]).T[0]))
+        bound = lip * float(np.linalg.norm(d))
+        info = {
+            **info,
+            **finfo,
+            "delta_seed": dseed,
+            "log10_delta": log_mag,
+            "one_group": one_group,
+            "measured": dt,
+            "bound": bound,
+        }
+        return dt / bound, info
+
+    res = maximise_ratio(evaluate, max_examples=ctx.size(SEARCH_EXAMPLES), seed=ctx.seed)
+    return search_outcome(LEMMA_3_1.id, ctx, res, "worst |dT| vs C_Lip ||dtheta||")
+
+
+@LEMMA_3_1.check("local Lipschitz constant does not grow with N", policy=Policy.STRICT)
+def lipschitz_vs_length(ctx: CheckContext) -> Outcome:
+    """max_x |dT| / ||dtheta|| for one fixed pair at N = 8 ... against C_Lip, and its slope."""
+    rng = np.random.default_rng(ctx.seed + 5)
+    p = length_sweep_model()
+    d = rng.normal(size=p.n_params)
+    d *= SWEEP_STEP / np.linalg.norm(d)
+    q, lip = lip_pair(p, d)
+    rows, ns, vals = [], sweep_lengths(ctx), []
+    for n_bits in ns:
+        k = 16 if n_bits <= 128 else (4 if n_bits <= 512 else 2)
+        x = rng.integers(0, 2, (k, n_bits))
+        # one string per call at large N: the dense pass holds B x H x S x S attention weights
+        dt = [abs(forward(p, xi).T[0] - forward(q, xi).T[0]) for xi in x]
+        ratio = float(max(dt)) / SWEEP_STEP
+        vals.append(ratio)
+        rows.append(Row(f"N={n_bits}: max_x |dT| / ||dtheta||", ratio, lip))
+    slope = loglog_slope(ns, vals)
+    half = len(ns) // 2
+    slope_hi = loglog_slope(ns[half:], vals[half:]) if len(ns) - half >= 2 else math.nan
+    return Outcome(
+        rows=rows,
+        parameters={"config": p.config.to_dict(), "||dtheta||": SWEEP_STEP, "N": ns},
+        notes=[
+            f"log-log slope of the measured local Lipschitz ratio vs N: {slope:.3f}, over the"
+            f" upper half N >= {ns[half]}: {slope_hi:.3f} (bounded in N: expected about 0; a"
+            " max over a few sampled strings per N, so noisy)"
+        ],
+        figures=[
+            FigureData(
+                "lemma_3_1_lipschitz_vs_n",
+                f"Lemma 3.1: local Lipschitz ratio vs N (slope {slope:.2f}) and C_Lip",
+                "lines",
+                {
+                    "series": [
+                        {"label": "measured", "x": ns, "y": vals},
+                        {"label": "C_Lip", "x": ns, "y": [lip] * len(ns)},
+                    ],
+                    "xlabel": "N",
+                    "ylabel": "|dT| / ||dtheta||",
+                    "logx": True,
+                    "logy": True,
+                },
+            )
+        ],
+    )
