@@ -11,13 +11,18 @@ check's output (``check_result``) do not rerun it.
 from __future__ import annotations
 
 import functools
+import sys
 from collections.abc import Callable
+from pathlib import Path
 
 import pytest
 
 from verify.registry.context import CheckContext
-from verify.registry.core import Check, get_statement, slugify
+from verify.registry.core import Check, Statement, all_statements, get_statement, slugify
+from verify.registry.counterexamples import repository_root
 from verify.registry.results import CheckResult
+
+THEOREMS = repository_root() / "theorems"
 
 
 @functools.cache
@@ -56,3 +61,36 @@ def theorem_test(statement_id: str) -> Callable[..., None]:
 
     test.__doc__ = f"{stmt.id} ({stmt.confidence}): {stmt.title}."
     return test
+
+
+def theorem_module_path(stmt: Statement, directory: Path = THEOREMS) -> Path:
+    return directory / f"test_{stmt.slug}.py"
+
+
+def theorem_module_text(stmt: Statement) -> str:
+    """The generated theorem module of ``stmt``: a docstring and one line."""
+    where = sorted({c.func.__module__ for c in stmt.checks}) or ["(no checks yet)"]
+    return (
+        f'"""{stmt.id} {stmt.confidence}: {stmt.title}.\n\n'
+        f"Generated from the registry (checks: {', '.join(where)});"
+        f' regenerate with `python -m verify.registry.testing`."""\n\n'
+        "from verify.registry.testing import theorem_test\n\n"
+        f'test_{stmt.slug} = theorem_test("{stmt.id}")\n'
+    )
+
+
+def write_theorem_modules(directory: Path = THEOREMS, *, overwrite: bool = False) -> list[Path]:
+    """Write the theorem module of every registered statement that has none (or all, with
+    ``overwrite``); return the paths written."""
+    written = []
+    for stmt in all_statements():
+        path = theorem_module_path(stmt, directory)
+        if overwrite or not path.exists():
+            path.write_text(theorem_module_text(stmt))
+            written.append(path)
+    return written
+
+
+if __name__ == "__main__":
+    for path in write_theorem_modules(overwrite="--overwrite" in sys.argv[1:]):
+        print(f"wrote {path}")
