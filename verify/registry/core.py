@@ -97,7 +97,6 @@ class Check:
                 check_name=self.name,
                 default_stem=f"{statement.slug}_{slugify(self.name)}",
                 seed=ctx.seed,
-                budget=ctx.budget,
                 failing=[r for r in outcome.rows if not r.ok],
             )
         return CheckResult(

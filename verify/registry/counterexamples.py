@@ -1,9 +1,10 @@
 """Where counterexamples live and the one function that writes them.
 
-A violated bound leaves ``theorems/counterexamples/<stem>.json`` (statement, check, seed,
-budget, the setting that rebuilds the case, the failing rows) and, when the check handed over
+A violated bound leaves ``theorems/counterexamples/<stem>.json`` (statement, check, seed, the
+setting that rebuilds the case, the failing rows) and, when the check handed over
 parameters, ``<stem>.npz`` in the model-spec format (``verify.model.Params.load`` reads it).
-The files are deterministic (no timestamps), so a reproduced finding leaves the tree unchanged.
+The files are deterministic (no timestamps, no budget: the setting alone rebuilds the case), so a
+reproduced finding leaves the tree unchanged.
 """
 
 from __future__ import annotations
@@ -31,7 +32,6 @@ def save_counterexample(
     check_name: str,
     default_stem: str,
     seed: int,
-    budget: str,
     failing: Sequence[Row],
     directory: Path | None = None,
 ) -> str:
@@ -44,7 +44,6 @@ def save_counterexample(
         "statement": statement_id,
         "check": check_name,
         "seed": seed,
-        "budget": budget,
         "setting": case.setting,
         "failing_rows": [
             {"label": r.label, "measured": r.measured, "bound": r.bound, "relation": r.relation}
