@@ -3,8 +3,8 @@
 For each (L, N): the certified truth table (``verify.model.truth_table``: the exhaustive Numba
 kernel with scalar radii, the per-string kernel with componentwise radii for what that leaves
 open, arb for what float64 cannot settle), our own plain float64 pass (the exhaustive kernel
-without radii), the per-string certified kernel alone on every string (``per_string``: the
-previous design, for comparison), and PyTorch float64 batched with the last layer at the
+without radii), the per-string certified kernel alone on every string (``per_string``, for
+comparison), and PyTorch float64 batched with the last layer at the
 readout row only (``benchmarks/torch_baseline.py``). Each implementation is timed in its own
 process (the engineering notes measured thread pools slowing each other down in one process),
 after a warm-up call, as the fastest of ``--repeat`` runs (default 3; the machine is shared and
