@@ -23,7 +23,7 @@ torch = pytest.importorskip("torch")
 
 from verify.strategies import SPEC_OPTION_GRID  # noqa: E402
 from verify.strategies import params as params_strategy  # noqa: E402
-from verify.torch import SpecTransformer, from_torch, to_torch  # noqa: E402
+from verify.torch import SpecTransformer, from_torch, spec_state_dict, to_torch  # noqa: E402
 
 pytestmark = pytest.mark.torch
 
@@ -256,7 +256,7 @@ def test_bad_input_names_the_argument() -> None:
     missing = {k: v for k, v in state.items() if k != "layers.1.linear1.bias"}
     with pytest.raises(ValidationError, match="layers.1.linear1.bias"):
         from_torch(missing, cfg)
-    wrong = dict(state, **{"readout.weight": torch.zeros(1, 8, dtype=torch.float64)})
+    wrong = dict(state, **{"readout.weight": torch.zeros(2, 8, dtype=torch.float64)})
     with pytest.raises(ValidationError, match=r"readout.weight.*\(8,\)"):
         from_torch(wrong, cfg)
     ints = dict(state, **{"readout.bias": torch.tensor(1)})
@@ -265,8 +265,15 @@ def test_bad_input_names_the_argument() -> None:
     nan = dict(state, **{"token_embedding": torch.full((3, 8), float("nan"), dtype=torch.float64)})
     with pytest.raises(ValidationError, match="token_embedding"):
         from_torch(nan, cfg)
-    with pytest.raises(ValidationError, match="config"):
+    # a bare state_dict: what its shapes do not tell is required, never defaulted
+    with pytest.raises(ValidationError, match="n_heads"):
         from_torch(state)
+    with pytest.raises(ValidationError, match=r"ln_eps.*1e-5.*keys found: token_embedding"):
+        from_torch(state, n_heads=2)
+    with pytest.raises(ValidationError, match="pos_encoding"):
+        from_torch(state, n_heads=2, ln_eps=0.0)
+    inferred = from_torch(state, n_heads=2, ln_eps=0.0, pos_encoding="sinusoidal")
+    assert inferred.config == ModelConfig(d_model=8, n_heads=2, ln_eps=0.0)
     other = SpecTransformer(ModelConfig(d_model=8, n_heads=2, ln_eps=1e-5))
     with pytest.raises(ValidationError, match="config"):
         from_torch(other, cfg)
@@ -341,3 +348,91 @@ def test_importable_without_torch() -> None:
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
     assert out.returncode == 0, out.stderr
     assert out.stdout.strip() == "ok"
+
+
+# ------------------------------------------------------------ models trained the usual way
+class _UsualModel(torch.nn.Module):
+    """nn.Embedding tokens (0, 1, eos) and learned positions, nn.TransformerEncoder, nn.Linear
+    head at the last (eos) position: how such a model is usually written."""
+
+    def __init__(self, d=8, heads=2, layers=2, max_len=7, norm_first=False, eos=True, eps=1e-5):
+        super().__init__()
+        self.eos = eos
+        self.tok = torch.nn.Embedding(3 if eos else 2, d)
+        self.pos = torch.nn.Embedding(max_len + 1, d)
+        layer = torch.nn.TransformerEncoderLayer(
+            d, heads, 16, dropout=0.0, batch_first=True, norm_first=norm_first, layer_norm_eps=eps
+        )
+        final = torch.nn.LayerNorm(d, eps=eps) if norm_first else None
+        self.encoder = torch.nn.TransformerEncoder(
+            layer, layers, norm=final, enable_nested_tensor=False
+        )
+        self.head = torch.nn.Linear(d, 1)
+
+    def forward(self, bits):
+        t = torch.as_tensor(bits, dtype=torch.int64)
+        if self.eos:
+            t = torch.cat([t, torch.full((t.shape[0], 1), 2)], dim=1)
+        y = self.tok(t) + self.pos(torch.arange(t.shape[1]))
+        return self.head(self.encoder(y)[:, -1]).squeeze(-1)
+
+
+@pytest.mark.parametrize("norm_first", [False, True], ids=["post", "pre"])
+@pytest.mark.parametrize("eos", [True, False], ids=["eos", "last"])
+def test_usual_model_reads_without_renaming(norm_first: bool, eos: bool, bits) -> None:
+    """The module itself (config inferred from its layers) and its bare state_dict (n_heads and
+    ln_eps given) both give the spec model that computes the module's T."""
+    torch.manual_seed(1)
+    module = _UsualModel(norm_first=norm_first, eos=eos).double().eval()
+    params = from_torch(module)
+    cfg = params.config
+    assert (cfg.d_model, cfg.n_layers, cfg.n_heads, cfg.d_ff) == (8, 2, 2, 16)
+    assert (cfg.ln_eps, cfg.norm_first, cfg.eos, cfg.max_len) == (1e-5, norm_first, eos, 7)
+    assert cfg.pos_encoding == "learned"
+    with torch.no_grad():
+        t_module = module(bits).numpy()
+    _assert_close(t_module, params, bits)
+    bare = from_torch(module.state_dict(), n_heads=2, ln_eps=1e-5, norm_first=norm_first, eos=eos)
+    assert np.array_equal(bare.flatten(), params.flatten())
+    _, mapping = spec_state_dict(module.state_dict())
+    renamed = {old: new for old, new, _ in mapping.renames}
+    assert renamed["tok.weight"] == "token_embedding"
+    assert renamed["head.weight"] == "readout.weight"
+    assert renamed["encoder.layers.1.linear2.bias"] == "layers.1.linear2.bias"
+
+
+def test_prefix_and_key_map(bits) -> None:
+    """A checkpoint nesting the model under a prefix, and odd names mapped by key_map."""
+    torch.manual_seed(2)
+    module = _UsualModel().double().eval()
+    wrapped = {f"model.{k}": v for k, v in module.state_dict().items()}
+    wrapped["optimizer_step"] = torch.tensor(3.0)
+    params = from_torch(wrapped, prefix="model.", n_heads=2, ln_eps=1e-5)
+    odd = {k.replace("head", "classifier_out"): v for k, v in module.state_dict().items()}
+    assert np.array_equal(from_torch(odd, n_heads=2, ln_eps=1e-5).flatten(), params.flatten())
+    odd["aux_out.weight"] = torch.zeros(1, 8, dtype=torch.float64)  # a second Linear(D, 1)
+    odd["aux_out.bias"] = torch.zeros(1, dtype=torch.float64)
+    with pytest.raises(ValidationError, match="keys found: tok.weight, pos.weight"):
+        from_torch(odd, n_heads=2, ln_eps=1e-5)
+    with pytest.raises(ValidationError, match="aux_out.weight"):  # named, so no longer a guess
+        from_torch(odd, n_heads=2, ln_eps=1e-5, key_map={"classifier_out.": "readout."})
+    kept = {k: v for k, v in odd.items() if not k.startswith("aux_out.")}
+    again = from_torch(kept, n_heads=2, ln_eps=1e-5, key_map={"classifier_out.": "readout."})
+    assert np.array_equal(again.flatten(), params.flatten())
+    with torch.no_grad():
+        _assert_close(module(bits).numpy(), params, bits)
+
+
+def test_consistency_check_reaches_transformer_encoder() -> None:
+    """A config that contradicts the module's nn.TransformerEncoder layers is refused, naming
+    the layer by its path (encoder.layers.<l>...)."""
+    module = _UsualModel().double().eval()
+    cfg = from_torch(module).config
+    wrong_eps = ModelConfig(**{**cfg.to_dict(), "ln_eps": 0.0})
+    with pytest.raises(ValidationError, match=r"encoder.layers.0.norm1.eps"):
+        from_torch(module, wrong_eps)
+    wrong_heads = ModelConfig(**{**cfg.to_dict(), "n_heads": 4})
+    with pytest.raises(ValidationError, match=r"encoder.layers.0.self_attn.num_heads"):
+        from_torch(module, wrong_heads)
+    with pytest.raises(ValidationError, match=r"encoder.layers.0.norm1.eps.*1e-05"):
+        from_torch(module, ln_eps=0.0)  # contradicts the module's own layers
