@@ -1,5 +1,5 @@
-"""Unit tests of the eps = 0 suite's helpers (verify.lemmas.eps_zero, cube_covering,
-verify.experiments.random_init)."""
+"""Unit tests of the eps = 0 suite's helpers (verify.checks.certified_k0, in_action,
+neighbourhood; verify.theory.cube_covering, zero_sensitivity; verify.experiments.random_init)."""
 
 from __future__ import annotations
 
@@ -9,25 +9,20 @@ import numpy as np
 import pytest
 
 from verify.boolean import make_family, zero_sensitivity_count
+from verify.checks.certified_k0 import fit_growth, k0_bounds, recognises
+from verify.checks.in_action import majority_params
+from verify.checks.neighbourhood import neighbourhood, neighbourhood_bad_event
 from verify.errors import ValidationError
-from verify.lemmas.cube_covering import (
+from verify.model import ModelConfig, forward, init_params
+from verify.model.truth_table import CertifiedTruthTable, truth_table
+from verify.theory.cube_covering import (
     certify_bad_measure,
     degenerate_params,
     recover_centred_input,
     slice_small_ball_bound,
     theta_slice,
 )
-from verify.lemmas.eps_zero import (
-    fit_growth,
-    k0_bounds,
-    majority_params,
-    recognises,
-    smallest_biting_n,
-    theorem_exponent,
-)
-from verify.lemmas.small_ball import neighbourhood, neighbourhood_bad_event
-from verify.model import ModelConfig, forward, init_params
-from verify.model.truth_table import CertifiedTruthTable, truth_table
+from verify.theory.zero_sensitivity import smallest_biting_n, theorem_exponent
 
 
 def _table(labels: list[int], certified: list[bool]) -> CertifiedTruthTable:
@@ -142,3 +137,24 @@ def test_random_init_pieces() -> None:
         assert all(tab.label[idx ^ (1 << b)] == x for b in range(6))
     with pytest.raises(ValidationError, match="scheme"):
         run_scheme("he_normal", 1, 4, 0)
+
+
+def test_in_action_counts_are_memoised_per_budget_and_seed() -> None:
+    from verify.checks.in_action import in_action_counts
+
+    assert in_action_counts("quick", 0) is in_action_counts("quick", 0)
+    with pytest.raises(ValidationError, match="budget"):
+        in_action_counts("huge", 0)
+
+
+def test_random_init_does_not_import_the_statements() -> None:
+    """The experiment reads the shared measurement code, never a statement module (no cycle)."""
+    import subprocess
+    import sys
+
+    code = (
+        "import sys, verify.experiments.random_init;"
+        "bad = [m for m in sys.modules if m.startswith(('verify.statements', 'verify.lemmas'))];"
+        "assert not bad, bad"
+    )
+    subprocess.run([sys.executable, "-c", code], check=True)

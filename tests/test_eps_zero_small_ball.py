@@ -1,4 +1,5 @@
-"""Tests of the explicit small-ball bounds and tail statistics (verify.lemmas.small_ball)."""
+"""Tests of the explicit small-ball bounds (verify.theory.small_ball), the tail statistics
+(verify.checks.tail_fits) and the z samplers (verify.checks.ln_coefficients)."""
 
 from __future__ import annotations
 
@@ -8,11 +9,12 @@ import numpy as np
 import pytest
 
 from verify.boolean.sampling import clopper_pearson
+from verify.checks.ln_coefficients import sample_conditional_z, sample_readout_z
+from verify.checks.tail_fits import fit_tail_exponent, hill_estimator
 from verify.errors import ValidationError
-from verify.lemmas.small_ball import (
+from verify.model import ModelConfig
+from verify.theory.small_ball import (
     blowup_tail_bound,
-    fit_tail_exponent,
-    hill_estimator,
     neighbourhood_blowup_bound,
     small_ball_constant,
     unit_ball_volume,
@@ -77,9 +79,6 @@ def test_tail_fit_recovers_pareto_index() -> None:
 def test_conditional_sampler_matches_plain_sampler_in_law() -> None:
     """sample_conditional_z draws from the same law as sample_readout_z: compare medians of z
     (a coarse but honest check; both use theta ~ Unif[-1,1]^M)."""
-    from verify.lemmas.small_ball import sample_conditional_z, sample_readout_z
-    from verify.model import ModelConfig
-
     cfg = ModelConfig(d_model=4, n_layers=1, n_heads=1, ln_eps=0.0)
     bits = np.array([1, 0, 1], dtype=np.uint8)
     plain = sample_readout_z(cfg, bits, 400, box=1.0, seed=1)

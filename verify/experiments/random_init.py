@@ -36,11 +36,12 @@ from verify.boolean.random_functions import (
     monte_carlo_probability_some_zero_sensitive,
 )
 from verify.boolean.sampling import clopper_pearson
-from verify.lemmas.eps_zero import k0_bounds
-from verify.lemmas.small_ball import neighbourhood
+from verify.checks.certified_k0 import k0_bounds
+from verify.checks.neighbourhood import neighbourhood
 from verify.model import SCHEMES, ModelConfig, Params, forward, init_params
 from verify.model.enclosure import enclose_output
 from verify.model.truth_table import certified_float64, truth_table
+from verify.registry import FigureData, Outcome, Row
 from verify.validation import check_choice, check_int
 
 D_CHOICES = (8, 16, 24, 32)
@@ -221,6 +222,82 @@ def run_experiment(
     samples = check_int("baseline_samples", baseline_samples, minimum=1)
     results = {s: run_scheme(s, n_models, n_bits, seed, profile_models, progress) for s in schemes}
     return results, random_function_baseline(n_bits, samples, seed)
+
+
+def experiment_outcome(
+    results: dict[str, SchemeResult], base: Baseline, *, confidence: float
+) -> Outcome:
+    """The experiment as a check outcome (Thm 4.5's random-init check): one row per scheme, the
+    proven P[K_0 >= 1] (Clopper-Pearson CI at ``confidence``) against the random-function value
+    (">="), notes per scheme, and two figures (P[K_0 >= 1] per scheme; mean profiles)."""
+    n_bits = base.n
+    n_models = next(iter(results.values())).models
+    rows: list[Row] = []
+    notes: list[str] = []
+    bars_p, bars_err, profiles = [], [], []
+    for scheme, res in results.items():
+        sure, possible, ci = res.p_some_zero(confidence)
+        const = res.constant_fraction()
+        rows.append(
+            Row(
+                f"{scheme}: P[K_0 >= 1] of {res.models} random transformers, N={n_bits}",
+                sure,
+                base.estimate,
+                ">=",
+                ci,
+                {
+                    "possible": possible,
+                    "by_eps": res.eps_split(),
+                    "constant_fraction": const,
+                    "uncertain_tables": sum(u > 0 for u in res.uncertain_bits),
+                    "full_tables": res.full_tables,
+                },
+            )
+        )
+        bars_p.append(sure)
+        bars_err.append([sure - ci[0], ci[1] - sure])
+        prof = res.mean_profile()
+        profiles.append({"label": scheme, "x": list(range(n_bits + 1)), "y": prof.tolist()})
+        notes.append(
+            f"{scheme}: {const:.3f} of fully tabulated models constant; mean K_0/2^N"
+            f" {prof[0]:.3f}; by eps {res.eps_split()}"
+        )
+    notes.append(
+        f"random functions at N={n_bits}: {base.estimate:.4f} CI {base.ci} ({base.method});"
+        f" limit 1 - 1/e = {base.limit:.4f}; the paper reports 1 vs about 0.63"
+    )
+    schemes = list(results)
+    p_k0 = FigureData(
+        name="random_init_p_k0",
+        title=f"P[K_0 >= 1] at N={n_bits}: random transformers vs random functions",
+        kind="bars",
+        data={
+            "series": [
+                {"label": "transformers", "x": schemes, "y": bars_p, "yerr": bars_err},
+                {"label": "random functions", "x": schemes, "y": [base.estimate] * len(schemes)},
+            ],
+            "xlabel": "init scheme",
+            "ylabel": "P[K_0 >= 1]",
+        },
+    )
+    profile = FigureData(
+        name="random_init_mean_profile",
+        title=f"Mean sensitivity profile K_n / 2^N at N={n_bits} per init scheme",
+        kind="bars",
+        data={
+            "series": profiles,
+            "xlabel": "sensitivity n",
+            "ylabel": "mean K_n / 2^N",
+            "logy": True,
+        },
+    )
+    return Outcome(
+        rows=rows,
+        arithmetic="certified truth tables; exact integers; Clopper-Pearson",
+        parameters={"models_per_scheme": n_models, "N": n_bits},
+        notes=notes,
+        figures=[p_k0, profile],
+    )
 
 
 def summarise(results: dict[str, SchemeResult], base: Baseline) -> dict:

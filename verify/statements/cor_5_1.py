@@ -3,8 +3,10 @@ large N at eps = 0, because it has no zero-sensitivity string."""
 
 from __future__ import annotations
 
+from verify.checks.in_action import in_action_outcome
 from verify.registry import CheckContext, Outcome, Policy
 from verify.statements._cor_5 import PREMISE_CHECK, define_corollary, premise_outcome, premise_sizes
+from verify.statements._eps_zero import CONFIDENCE
 
 COR_5_1 = define_corollary(
     "Cor 5.1", "PARITY", "PARITY $x_1 \\oplus \\dots \\oplus x_N$ has $s(x) = N$ for every $x$"
@@ -15,3 +17,11 @@ COR_5_1 = define_corollary(
 def premise(ctx: CheckContext) -> Outcome:
     """PARITY's s(x) = N for every x, so K_0(N) = 0, at every tested N."""
     return premise_outcome([("parity", n, {}) for n in premise_sizes(ctx)])
+
+
+@COR_5_1.check("in action: fraction of sampled theta recognising PARITY", policy=Policy.ASYMPTOTIC)
+def in_action(ctx: CheckContext) -> Outcome:
+    """Sampled theta (around a MAJORITY construction and in the box) recognising PARITY
+    with margin xi at odd N: none expected; a hit at small N is evidence, not a refutation
+    (verify.checks.in_action, one run shared with the other in-action checks)."""
+    return in_action_outcome("Cor 5.1", "parity", ctx, confidence=CONFIDENCE)

@@ -5,8 +5,10 @@ from __future__ import annotations
 
 import numpy as np
 
+from verify.checks.in_action import in_action_outcome
 from verify.registry import CheckContext, Outcome, Policy
 from verify.statements._cor_5 import PREMISE_CHECK, define_corollary, premise_outcome, premise_sizes
+from verify.statements._eps_zero import CONFIDENCE
 
 COR_5_2 = define_corollary(
     "Cor 5.2",
@@ -26,3 +28,13 @@ def premise(ctx: CheckContext) -> Outcome:
             subset = sorted(int(v) for v in rng.choice(np.arange(1, n + 1), m, replace=False))
             cases.append(("sparse_parity", n, {"subset": subset}))
     return premise_outcome(cases)
+
+
+@COR_5_2.check(
+    "in action: fraction of sampled theta recognising SPARSE_PARITY", policy=Policy.ASYMPTOTIC
+)
+def in_action(ctx: CheckContext) -> Outcome:
+    """Sampled theta (around a MAJORITY construction and in the box) recognising the 2-sparse
+    PARITY with margin xi at odd N: none expected; a hit at small N is evidence, not a
+    refutation (verify.checks.in_action, one run shared with the other in-action checks)."""
+    return in_action_outcome("Cor 5.2", "sparse_parity", ctx, confidence=CONFIDENCE)

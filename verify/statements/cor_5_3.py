@@ -5,8 +5,10 @@ from __future__ import annotations
 
 import numpy as np
 
+from verify.checks.in_action import in_action_outcome
 from verify.registry import CheckContext, Outcome, Policy
 from verify.statements._cor_5 import PREMISE_CHECK, define_corollary, premise_outcome, premise_sizes
+from verify.statements._eps_zero import CONFIDENCE
 
 COR_5_3 = define_corollary(
     "Cor 5.3",
@@ -25,3 +27,13 @@ def premise(ctx: CheckContext) -> Outcome:
         for i in sorted({int(rng.integers(1, n + 1)), n}):
             cases.append(("dictator", n, {"i": i, "negate": bool(rng.integers(0, 2))}))
     return premise_outcome(cases)
+
+
+@COR_5_3.check(
+    "in action: fraction of sampled theta recognising DICTATOR", policy=Policy.ASYMPTOTIC
+)
+def in_action(ctx: CheckContext) -> Outcome:
+    """Sampled theta (around a MAJORITY construction and in the box) recognising DICTATOR
+    with margin xi at odd N: none expected; a hit at small N is evidence, not a refutation
+    (verify.checks.in_action, one run shared with the other in-action checks)."""
+    return in_action_outcome("Cor 5.3", "dictator", ctx, confidence=CONFIDENCE)

@@ -3,8 +3,10 @@ N at eps = 0, though its average sensitivity is only 1."""
 
 from __future__ import annotations
 
+from verify.checks.in_action import in_action_outcome
 from verify.registry import CheckContext, Outcome, Policy
 from verify.statements._cor_5 import PREMISE_CHECK, define_corollary, premise_outcome, premise_sizes
+from verify.statements._eps_zero import CONFIDENCE
 
 COR_5_4 = define_corollary(
     "Cor 5.4",
@@ -20,3 +22,11 @@ def premise(ctx: CheckContext) -> Outcome:
     return premise_outcome(
         [("first", n, {"negate": neg}) for n in premise_sizes(ctx) for neg in (False, True)]
     )
+
+
+@COR_5_4.check("in action: fraction of sampled theta recognising FIRST", policy=Policy.ASYMPTOTIC)
+def in_action(ctx: CheckContext) -> Outcome:
+    """Sampled theta (around a MAJORITY construction and in the box) recognising FIRST
+    with margin xi at odd N: none expected; a hit at small N is evidence, not a refutation
+    (verify.checks.in_action, one run shared with the other in-action checks)."""
+    return in_action_outcome("Cor 5.4", "first", ctx, confidence=CONFIDENCE)
