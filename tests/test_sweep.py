@@ -213,12 +213,69 @@ def test_killed_cli_sweep_resumes(tmp_path: Path) -> None:
     assert "all cells | 80 | 80 |" in stdout
 
 
-def test_cli_sweep_bad_usage(tmp_path: Path) -> None:
+def _cli(argv: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str, str]:
+    """Exit code, stderr and stdout of ``python -m verify ARGV`` (argparse's errors too)."""
     from verify.cli import main
 
-    assert main(["sweep", "--out", str(tmp_path / "x.jsonl"), "--seeds", "a:b"]) == 2
-    assert main(["sweep", "--out", str(tmp_path / "x.jsonl"), "--schemes", "nope"]) == 2
+    try:
+        code = main(argv)
+    except SystemExit as exc:
+        code = int(exc.code or 0)
+    captured = capsys.readouterr()
+    return code, captured.err, captured.out
+
+
+def test_cli_sweep_bad_usage(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    out = str(tmp_path / "x.jsonl")
+    for argv, needle in [
+        (["--seeds", "a:b"], "--seeds"),
+        (["--schemes", "nope"], "argument --scheme/--schemes: invalid choice"),
+        (["-j", "0"], "argument -j/--jobs/--workers: expected an integer >= 1"),
+        (["--config", "foo=1"], "--config foo: expected a ModelConfig field"),
+        (["--config", "pos_encoding=bad"], "--config pos_encoding: expected one of"),
+        (["-D", "15"], "-D/--d-model: expected multiples of -H/--n-heads=2"),
+        (["--eps", "-1"], "argument --eps/--ln-eps: expected a real number >= 0"),
+        (["--plot", str(tmp_path)], "--plot: expected a file path, not a directory"),
+        (["--plot", str(tmp_path / "noext")], "--plot: expected a file name ending in .png"),
+        (["--plot", "/proc/x/p.png"], "--plot: expected a file in a writable directory"),
+        (["--csv", "/proc/x/c.csv"], "--csv: expected a file in a writable directory"),
+        (["--executor", "nowhere"], "--executor: expected local, dask"),
+        (["--executor", "dask://h:1", "-j", "2"], "-j/--jobs: expected no -j with a running"),
+        (["--kind", "random_function", "-L", "2"], "-L/--n-layers: expected --kind transformer"),
+    ]:
+        code, err, _ = _cli(["sweep", "--out", out, *argv, "--no-progress"], capsys)
+        assert code == 2, argv
+        # one line (after the kernel step's lines, when the check needs the model)
+        assert needle in err.splitlines()[-1] and "Traceback" not in err, (argv, err)
     assert not (tmp_path / "x.jsonl").exists()
+    for bad_out, needle in [
+        ("/proc/x/s.jsonl", "--out: expected a file in a writable directory"),
+        (str(tmp_path), "--out: expected a file path, not a directory"),
+    ]:
+        code, err, _ = _cli(["sweep", "--out", bad_out], capsys)
+        assert code == 2 and needle in err, err
+
+
+def test_cli_sweep_plot_csv_json(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """--plot writes exactly the file it names (plus its data as CSV beside it), --csv the
+    cells, --json the summary on stdout."""
+    import csv
+    import json
+
+    out, png, table = tmp_path / "r.jsonl", tmp_path / "plots" / "p.png", tmp_path / "c.csv"
+    argv = ["sweep", "--out", str(out), "--kind", "random_function", "-N", "4", "5"]
+    argv += ["--seeds", "0:6", "-j", "1", "--plot", str(png), "--csv", str(table), "--json"]
+    code, err, stdout = _cli([*argv, "--no-progress"], capsys)
+    assert code == 0, err
+    assert f"wrote {png}" in err and f"wrote {png.with_suffix('.csv')}" in err
+    assert sorted(p.name for p in png.parent.iterdir()) == ["p.csv", "p.png"]
+    assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    rows = list(csv.DictReader(table.open()))
+    assert len(rows) == 12 and {r["n_bits"] for r in rows} == {"4", "5"}
+    assert all(r["status"] == "ok" and r["profile"] for r in rows)
+    summary = json.loads(stdout)
+    assert summary["cells"] == 12 and summary["varying"] == ["n_bits"]
+    assert [r["n"] for r in summary["rows"]] == [6, 6]
 
 
 def test_transformer_cell_matches_an_independent_count() -> None:
@@ -299,7 +356,7 @@ def test_p_k0_figure(tmp_path: Path) -> None:
     ]
     fig = p_k0_figure(summarize(recs), ["n_bits"])
     cells, limit = fig.data["series"]
-    assert cells["x"] == ["4", "5"] and cells["y"] == [0.5, 0.5]
+    assert cells["x"] == ["N=4", "N=5"] and cells["y"] == [0.5, 0.5]
     assert all(lo >= 0 and hi >= 0 for lo, hi in cells["yerr"])
     assert limit["y"] == [1 - math.exp(-1)] * 2
     png = draw_figure(fig, tmp_path / "p.png")

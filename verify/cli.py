@@ -1,22 +1,25 @@
-"""Command line: ``python -m verify <command> ...``.
+"""Command line: ``python -m verify <command> ...`` (console script ``verify-transformers``).
 
 Each command lives in its own module under ``verify/commands/`` and exposes
 ``register(subparsers) -> None``, which adds its parser and sets ``func`` (a callable taking the
-parsed arguments and returning the exit code). New modules are found automatically.
-Bad input (ValidationError) is reported on one line, without a traceback, with exit code 2.
+parsed arguments and returning the exit code). New modules are found automatically; modules
+whose name starts with "_" hold shared code (``_options``: the one flag vocabulary).
+Command modules import only the standard library at registration, so ``--help`` and usage
+errors answer at once; the numerical packages load when a command runs.
+Bad input (ValidationError) is reported on one line naming the flag, without a traceback, with
+exit code 2; Ctrl-C ends with exit code 130.
 """
 
 from __future__ import annotations
 
 import argparse
-import importlib
-import pkgutil
 import sys
 from collections.abc import Sequence
 
-import verify.commands
 from verify import __version__
 from verify.errors import ValidationError
+
+INTERRUPTED = 130
 
 
 class _Parser(argparse.ArgumentParser):
@@ -24,15 +27,26 @@ class _Parser(argparse.ArgumentParser):
         self.exit(2, f"{self.prog}: error: {message}\n")
 
 
+def _command_modules() -> list[str]:
+    import pkgutil
+
+    import verify.commands
+
+    return sorted(
+        info.name
+        for info in pkgutil.iter_modules(verify.commands.__path__)
+        if not info.name.startswith("_")
+    )
+
+
 def build_parser() -> argparse.ArgumentParser:
+    import importlib
+
     parser = _Parser(prog="python -m verify", description=__doc__.splitlines()[0])
     parser.add_argument("--version", action="version", version=f"verify {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
-    for info in sorted(pkgutil.iter_modules(verify.commands.__path__), key=lambda m: m.name):
-        if info.name.startswith("_"):
-            continue
-        module = importlib.import_module(f"verify.commands.{info.name}")
-        module.register(sub)
+    for name in _command_modules():
+        importlib.import_module(f"verify.commands.{name}").register(sub)
     return parser
 
 
@@ -45,8 +59,15 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         return int(args.func(args) or 0)
     except ValidationError as exc:
-        print(f"{parser.prog} {args.command}: error: {exc}", file=sys.stderr)
+        from verify.commands._options import flag_message
+
+        overrides = getattr(args, "flag_names", None)
+        msg = flag_message(str(exc), exc.argument, overrides)
+        print(f"{parser.prog} {args.command}: error: {msg}", file=sys.stderr)
         return 2
+    except KeyboardInterrupt:
+        print(f"{parser.prog} {args.command}: interrupted", file=sys.stderr)
+        return INTERRUPTED
 
 
 if __name__ == "__main__":

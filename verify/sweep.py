@@ -13,15 +13,14 @@ cell and runs the rest: no cell is lost, none redone. A line cut short by the ki
 same file while one runs is refused (an flock on ``<results>.lock``, released when the first
 process ends, however it ends).
 
-A cluster, e.g. dask.distributed::
-
-    from dask.distributed import Client
-    client = Client("scheduler:8786")
-    run_sweep(grid.cells(), "results.jsonl", executor=client)
-
-(a ``Client`` is replaced by ``client.get_executor()``, dask's concurrent.futures-compatible
-executor; the workers need ``verify`` installed). Only the process calling :func:`run_sweep`
-writes the results file.
+Executors (:func:`open_executor`, the CLI's ``--executor``): ``local`` (the default: a process
+pool, ``-j`` workers), ``dask`` (a dask.distributed LocalCluster), ``dask://HOST:PORT`` (a
+running dask scheduler, e.g. started by dask-jobqueue on Slurm), ``ray`` or ``ray://HOST:PORT``
+(through :class:`RayExecutor`, a concurrent.futures adapter). Any other concurrent.futures
+executor, or a dask ``Client``, can be passed to :func:`run_sweep` directly. On every executor
+each cell runs with one Numba thread (the executor supplies the parallelism), the number of
+cells in flight is twice the executor's worker slots, and only the process calling
+:func:`run_sweep` writes the results file. See docs/clusters.md.
 """
 
 from __future__ import annotations
@@ -107,6 +106,32 @@ class SweepGrid:
         if clash:
             raise ValidationError("model", "ModelConfig fields other than the grid axes", clash)
         object.__setattr__(self, "model", dict(sorted(self.model.items())))
+        if self.kind == "transformer":
+            self.validate_configs()
+
+    def validate_configs(self) -> None:
+        """Build the ModelConfig of every (D, L, eps) of the grid once, so that a bad ``model``
+        field or value is reported before any cell runs (ValidationError naming
+        ``model.<field>``, or the grid axis)."""
+        from dataclasses import fields
+
+        from verify.model import ModelConfig
+
+        known = {f.name for f in fields(ModelConfig)} - {"d_model", "n_layers", "n_heads", "ln_eps"}
+        for key in self.model:
+            if key not in known:
+                raise ValidationError(
+                    f"model.{key}", "a ModelConfig field: " + ", ".join(sorted(known)), key
+                )
+        for d, ell, e in itertools.product(self.d_model, self.n_layers, self.ln_eps):
+            try:
+                ModelConfig(d_model=d, n_layers=ell, n_heads=self.n_heads, ln_eps=e, **self.model)
+            except ValidationError as exc:
+                if exc.argument in self.model:
+                    raise ValidationError(
+                        f"model.{exc.argument}", exc.expected, self.model[exc.argument], exc.hint
+                    ) from None
+                raise
 
     def cells(self) -> list[dict[str, Any]]:
         """Every cell of the grid, as plain dicts, in a fixed order."""
@@ -197,11 +222,30 @@ RUNNERS: dict[str, CellRunner] = {
 }
 
 
-def execute_cell(runner: CellRunner, cell: dict[str, Any]) -> dict[str, Any]:
+def limit_numba_threads(n: int) -> int:
+    """Let Numba's parallel kernels use ``n`` threads in the calling thread (before Numba is
+    imported: in the whole process); the number now in force."""
+    import sys
+
+    if "numba" not in sys.modules:
+        os.environ["NUMBA_NUM_THREADS"] = str(n)
+        os.environ.setdefault("OMP_NUM_THREADS", str(n))
+    import numba
+
+    numba.set_num_threads(min(n, numba.config.NUMBA_NUM_THREADS))
+    return int(numba.get_num_threads())
+
+
+def execute_cell(
+    runner: CellRunner, cell: dict[str, Any], numba_threads: int | None = None
+) -> dict[str, Any]:
     """Run ``runner(cell)`` and wrap it as a results-file record; an exception becomes an
-    ``error`` record with its traceback (it is retried when the sweep is restarted)."""
+    ``error`` record with its traceback (it is retried when the sweep is restarted).
+    ``numba_threads``: the Numba threads the cell may use (recorded in the record)."""
     start = time.perf_counter()
     record: dict[str, Any] = {"key": cell_key(cell), "cell": dict(cell)}
+    if numba_threads is not None:
+        record["numba_threads"] = limit_numba_threads(numba_threads)
     try:
         record["result"] = runner(cell)
         record["status"] = "ok"
@@ -363,21 +407,35 @@ def run_sweep(
     max_workers: int | None = None,
     max_in_flight: int | None = None,
     progress: bool = True,
+    numba_threads: int | None = None,
 ) -> SweepSummary:
     """Run every cell not yet finished in ``results`` and append each record as it completes.
 
     ``runner``: a picklable ``cell -> dict`` (default: by each cell's ``kind``, see RUNNERS).
     ``executor``: any concurrent.futures-compatible executor (default: :func:`local_executor`
-    with ``max_workers``, default os.cpu_count()); an object with ``get_executor()`` (a
-    dask.distributed ``Client``) is asked for its concurrent.futures executor. At most
-    ``max_in_flight`` cells (default 2 x workers) are submitted at once, so a kill loses at
-    most those in flight (they rerun). Cells whose latest record is an error are retried.
+    with ``max_workers``, default os.cpu_count()), an :class:`ExecutorHandle`
+    (:func:`open_executor`), or an object with ``get_executor()`` (a dask.distributed
+    ``Client``), which is asked for its concurrent.futures executor. At most ``max_in_flight``
+    cells are submitted at once (default: twice the executor's worker slots, see
+    :func:`executor_slots`), so a kill loses at most those in flight (they rerun). Each cell
+    runs with ``numba_threads`` Numba threads (default 1 when several cells run at once).
+    Cells whose latest record is an error are retried.
     """
     from tqdm.auto import tqdm
 
     all_cells = _unique_cells(cells)
-    workers = check_int("max_workers", max_workers or os.cpu_count() or 1, minimum=1)
-    in_flight = check_int("max_in_flight", max_in_flight or 2 * workers, minimum=1)
+    if max_workers is not None:
+        check_int("max_workers", max_workers, minimum=1)
+    if isinstance(executor, ExecutorHandle):
+        slots, executor = executor.slots, executor.executor
+    elif executor is not None:
+        slots = executor_slots(executor)
+    else:
+        slots = max_workers or os.cpu_count() or 1
+    workers = max_workers or os.cpu_count() or 1
+    in_flight = check_int("max_in_flight", max_in_flight or 2 * slots, minimum=1)
+    if numba_threads is None and (executor is not None or workers > 1):
+        numba_threads = 1
     start = time.perf_counter()
     with ResultsFile(results) as rf:
         done = {r["key"] for r in rf.records if r.get("status") == "ok"}
@@ -405,7 +463,8 @@ def run_sweep(
                     if cell is None:
                         break
                     fn = runner or RUNNERS[check_choice("kind", cell.get("kind"), KINDS)]
-                    pending.add(ex.submit(functools.partial(execute_cell, fn), cell))
+                    task = functools.partial(execute_cell, fn, numba_threads=numba_threads)
+                    pending.add(ex.submit(task, cell))
                 if not pending:
                     break
                 finished, pending = cf.wait(pending, return_when=cf.FIRST_COMPLETED)
@@ -423,6 +482,259 @@ def run_sweep(
                 ex.shutdown(wait=True, cancel_futures=True)
     summary.runtime_s = time.perf_counter() - start
     return summary
+
+
+# --------------------------------------------------------------------------------- executors
+@dataclass
+class ExecutorHandle:
+    """An executor opened by :func:`open_executor`: the concurrent.futures executor, its
+    worker slots (cells that run at once), what it is, and how to close it."""
+
+    executor: Any
+    slots: int
+    description: str
+    close: Callable[[], None] = lambda: None
+    setup_s: float = 0.0  # time spent preparing the workers (kernels compiled or loaded)
+
+    def __enter__(self) -> ExecutorHandle:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+def executor_slots(executor: Any) -> int:
+    """How many cells ``executor`` runs at once: a dask Client's (or its executor's) worker
+    threads, a RayExecutor's CPUs, a pool's ``_max_workers``; else the local cores."""
+    client = getattr(executor, "_client", None) or (
+        executor if hasattr(executor, "nthreads") and hasattr(executor, "get_executor") else None
+    )
+    if client is not None:
+        try:
+            return max(1, sum(client.nthreads().values()))
+        except Exception:  # a client that cannot answer: fall back to the local cores
+            pass
+    for attr in ("slots", "_max_workers"):
+        value = getattr(executor, attr, None)
+        if isinstance(value, int) and value >= 1:
+            return value
+    return os.cpu_count() or 1
+
+
+class RayExecutor(cf.Executor):
+    """A concurrent.futures executor on ray (which has none of its own): each submitted call
+    is a ray task; ``ObjectRef.future()`` is the concurrent.futures Future. ``address``:
+    None starts a local ray; "auto" or "ray://HOST:PORT" joins a running cluster."""
+
+    def __init__(self, address: str | None = None, **init_kwargs: Any) -> None:
+        import ray
+
+        self._ray = ray
+        self._owns = not ray.is_initialized()
+        if self._owns:
+            ray.init(address=address, **init_kwargs)
+        self._remote = ray.remote(_call)
+
+    @property
+    def slots(self) -> int:
+        return max(1, int(self._ray.cluster_resources().get("CPU", 1)))
+
+    def submit(self, fn: Callable[..., Any], /, *args: Any, **kwargs: Any) -> cf.Future:
+        return self._remote.remote(fn, *args, **kwargs).future()
+
+    def shutdown(self, wait: bool = True, *, cancel_futures: bool = False) -> None:
+        if self._owns and self._ray.is_initialized():
+            self._ray.shutdown()
+
+
+def _call(fn: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
+    return fn(*args, **kwargs)
+
+
+def _prepare_worker() -> dict[str, Any]:
+    """On a worker: one Numba thread per cell, and the kernels compiled or loaded now (timed
+    here, not in the first cell)."""
+    from verify.report.warmup import compile_kernels
+
+    threads = limit_numba_threads(1)
+    return {"numba_threads": threads, **compile_kernels().as_dict()}
+
+
+EXECUTORS = ("local", "dask", "dask://HOST:PORT", "ray", "ray://HOST:PORT")
+
+
+def open_executor(spec: str | None = None, *, jobs: int | None = None) -> ExecutorHandle:
+    """The executor named by ``spec`` (the CLI's ``--executor``):
+
+    - ``local`` (or None): :func:`local_executor` with ``jobs`` processes (default: cores);
+    - ``dask``: a dask.distributed LocalCluster of ``jobs`` one-thread workers;
+    - ``dask://HOST:PORT`` (or ``tcp://...``): a running dask scheduler;
+    - ``ray``: a local ray; ``ray://HOST:PORT`` or ``ray:auto``: a running ray cluster.
+
+    dask workers are prepared once (one Numba thread, kernels compiled or loaded:
+    :func:`_prepare_worker`) before any cell is submitted.
+    """
+    spec = (spec or "local").strip()
+    if jobs is not None:
+        check_int("max_workers", jobs, minimum=1)
+    if spec == "local":
+        n = jobs or os.cpu_count() or 1
+        ex = local_executor(n)
+        return ExecutorHandle(ex, n, f"local, {n} process(es)", lambda: ex.shutdown(wait=True))
+    if spec == "dask" or spec.startswith(("dask://", "tcp://")):
+        try:
+            from dask.distributed import Client, LocalCluster
+        except ImportError:
+            raise ValidationError(
+                "executor", "dask installed (pip install 'verify-boolean-transformers[dask]')", spec
+            ) from None
+        if spec == "dask":
+            cluster = LocalCluster(
+                n_workers=jobs or os.cpu_count() or 1,
+                threads_per_worker=1,
+                processes=True,
+                dashboard_address=None,
+            )
+            client = Client(cluster)
+            where = f"dask LocalCluster, {len(cluster.workers)} worker(s)"
+
+            def close() -> None:
+                client.close()
+                cluster.close()
+        else:
+            address = "tcp://" + spec.split("://", 1)[1]
+            try:
+                client = Client(address, timeout="30s")
+            except OSError as exc:
+                raise ValidationError("executor", "a reachable dask scheduler", spec) from exc
+            where = f"dask scheduler {address}"
+            close = client.close
+        start = time.perf_counter()
+        client.run(_prepare_worker)
+        setup = time.perf_counter() - start
+        slots = max(1, sum(client.nthreads().values()))
+        return ExecutorHandle(
+            client.get_executor(), slots, f"{where}, {slots} slot(s)", close, setup
+        )
+    if spec == "ray" or spec.startswith(("ray://", "ray:")):
+        try:
+            import ray  # noqa: F401
+        except ImportError:
+            raise ValidationError(
+                "executor", "ray installed (pip install 'verify-boolean-transformers[ray]')", spec
+            ) from None
+        address = None
+        if spec.startswith("ray://"):
+            address = spec
+        elif spec.startswith("ray:"):
+            address = spec[4:] or None
+        rex = RayExecutor(address, **({"num_cpus": jobs} if jobs and address is None else {}))
+        return ExecutorHandle(rex, rex.slots, f"ray, {rex.slots} CPU(s)", rex.shutdown)
+    raise ValidationError("executor", "one of " + ", ".join(EXECUTORS), spec)
+
+
+# --------------------------------------------------------------------------------- exports
+RESULT_COLUMNS = (
+    "kind",
+    "scheme",
+    "d_model",
+    "n_layers",
+    "n_heads",
+    "ln_eps",
+    "scale",
+    "n_bits",
+    "seed",
+    "status",
+    "decided",
+    "K0",
+    "avg_sensitivity",
+    "ones",
+    "n_float64",
+    "n_high_precision",
+    "n_uncertain",
+    "n_undecided",
+    "runtime_s",
+    "profile",
+    "model",
+    "error",
+)
+
+
+def results_rows(records: Iterable[Mapping[str, Any]]) -> list[dict[str, Any]]:
+    """One flat row per cell record (its cell, status, result numbers; the profile as a
+    space-separated string, further ModelConfig fields as JSON): the rows of the CSV export."""
+    rows = []
+    for r in records:
+        cell = dict(r.get("cell") or {})
+        res = r.get("result") or {}
+        row: dict[str, Any] = {k: cell.get(k) for k in RESULT_COLUMNS[:9]}
+        row.update(
+            {
+                "status": r.get("status"),
+                "decided": res.get("decided"),
+                "K0": res.get("K0"),
+                "avg_sensitivity": res.get("avg_sensitivity"),
+                "ones": res.get("ones"),
+                "n_float64": res.get("n_float64"),
+                "n_high_precision": res.get("n_high_precision"),
+                "n_uncertain": res.get("n_uncertain"),
+                "n_undecided": res.get("n_undecided"),
+                "runtime_s": r.get("runtime_s"),
+                "profile": " ".join(map(str, res["profile"])) if res.get("profile") else None,
+                "model": json.dumps(cell["model"], sort_keys=True) if cell.get("model") else None,
+                "error": (r.get("error") or {}).get("message"),
+            }
+        )
+        rows.append(row)
+    return rows
+
+
+def write_csv(rows: Sequence[Mapping[str, Any]], path: str | os.PathLike[str]) -> Path:
+    """Write dict rows to a CSV file (columns: the keys of the first row, then any others)."""
+    import csv
+
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    columns: list[str] = []
+    for r in rows:
+        columns.extend(k for k in r if k not in columns)
+    with open(path, "w", newline="", encoding="utf-8") as fh:
+        w = csv.DictWriter(fh, fieldnames=columns)
+        w.writeheader()
+        for r in rows:
+            w.writerow({k: _csv_value(v) for k, v in r.items()})
+    return path
+
+
+def _csv_value(v: Any) -> Any:
+    if isinstance(v, (dict, list, tuple)):
+        return json.dumps(jsonable(v), sort_keys=True)
+    return v
+
+
+def summary_rows(rows: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
+    """:func:`summarize` rows flattened for a CSV (setting fields as columns, CI as two)."""
+    out = []
+    for r in rows:
+        flat = {k: v for k, v in r["setting"].items() if k != "model"}
+        if r["setting"].get("model"):
+            flat["model"] = json.dumps(r["setting"]["model"], sort_keys=True)
+        lo, hi = r["p_K0_ge_1_ci"]
+        flat.update({k: v for k, v in r.items() if k not in ("setting", "p_K0_ge_1_ci")})
+        flat.update({"p_K0_ge_1_ci_low": lo, "p_K0_ge_1_ci_high": hi})
+        out.append(flat)
+    return out
+
+
+def results_frame(source: str | os.PathLike[str] | Iterable[Mapping[str, Any]]):
+    """The sweep's cells as a pandas DataFrame (one row per cell, :func:`results_rows`);
+    ``source`` is a results file or records. Needs pandas (optional)."""
+    try:
+        import pandas as pd
+    except ImportError:
+        raise ValidationError("pandas", "installed (pip install pandas)") from None
+    records = load_results(source) if isinstance(source, (str, os.PathLike)) else list(source)
+    return pd.DataFrame(results_rows(records), columns=list(RESULT_COLUMNS))
 
 
 # --------------------------------------------------------------------------------- summaries

@@ -1,4 +1,4 @@
-"""``python -m verify profile --family NAME -N 15 [family parameters] [--plot FILE] [--json]``.
+"""``python -m verify profile --family NAME -N 10 [family parameters] [--plot FILE] [--json]``.
 
 Prints the exact sensitivity profile K_0..K_N of a Boolean function, its minimum / average /
 maximum sensitivity and K_0. The function comes from :func:`function_from_args`, the one place
@@ -12,6 +12,8 @@ import json
 import sys
 from typing import Any
 
+from verify.commands._model_source import add_model_options, check_model_options
+from verify.commands._options import add_json, add_n_bits, add_plot, plot_file
 from verify.errors import ValidationError
 
 # family parameters with their own flag (passed to the family only when given)
@@ -31,11 +33,12 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         help="exact sensitivity profile of a Boolean function family",
         description=(
             "Print the exact sensitivity profile K_n = #{x : s(x) = n} over all 2^N strings,"
-            " the minimum / average / maximum sensitivity and K_0 (N <= 30)."
+            " the minimum / average / maximum sensitivity and K_0 (N <= 30), of a Boolean family"
+            " or of a transformer (--random or --model: its certified truth table)."
         ),
     )
     p.add_argument("--family", default="majority", help="family name (default majority)")
-    p.add_argument("-N", dest="n", type=int, default=15, help="input length (default 15)")
+    add_n_bits(p)
     for name, typ, text in _PARAM_FLAGS:
         p.add_argument(f"--{name}", type=typ, default=None, help=text)
     p.add_argument(
@@ -49,12 +52,10 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         metavar="KEY=VALUE",
         help="any other family parameter (int, float, true/false, comma list or text)",
     )
-    p.add_argument("--plot", default=None, metavar="FILE.png", help="draw the profile histogram")
-    p.add_argument("--json", action="store_true", help="print JSON instead of a table")
-    from verify.model.cli import add_model_options  # transformer source (verify.model)
-
+    add_plot(p, "draw the profile K_n / 2^N")
+    add_json(p, "the profile")
     add_model_options(p)
-    p.set_defaults(func=run)
+    p.set_defaults(func=run, flag_names={"path": "--model", "params": "--model"})
 
 
 def _parse_value(text: str) -> Any:
@@ -97,11 +98,11 @@ def family_params(args: argparse.Namespace) -> dict[str, Any]:
 def function_from_args(args: argparse.Namespace):  # -> BooleanFunction
     """The Boolean function the command analyses (the one source of it)."""
     from verify.boolean import make_family
-    from verify.model.cli import model_function, model_requested
+    from verify.commands._model_source import model_function, model_requested
 
     if model_requested(args):
         return model_function(args)
-    return make_family(args.family, args.n, **family_params(args))
+    return make_family(args.family, args.n_bits, **family_params(args))
 
 
 def profile_summary(f) -> dict[str, Any]:
@@ -152,45 +153,50 @@ def _print_table(summary: dict[str, Any]) -> None:
         print(f"closed form agrees: {summary['closed_form_agrees']}")
 
 
-def plot_profile(summary: dict[str, Any], path: str) -> None:
-    """Bar chart of K_n / 2^N against n (log scale when it spans many decades)."""
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+def profile_figure(summary: dict[str, Any]):  # -> FigureData
+    """Bars of K_n / 2^N against n (log scale when they span many decades)."""
+    from verify.report._registry import FigureData
 
     n = summary["N"]
     frac = [c / (1 << n) for c in summary["profile"]]
-    fig, ax = plt.subplots(figsize=(6, 3.5))
-    ax.bar(range(n + 1), frac, color="tab:blue")
     positive = [v for v in frac if v > 0]
-    if positive and max(positive) / min(positive) > 1e3:
-        ax.set_yscale("log")
-    ax.set_xlabel("sensitivity n")
-    ax.set_ylabel("K_n / 2^N")
-    ax.set_title(f"{summary['function']}: K_0 = {summary['K_0']}")
-    fig.tight_layout()
-    try:
-        fig.savefig(path)
-    except (OSError, ValueError) as exc:
-        raise ValidationError("--plot", "a writable image path (.png, .pdf, .svg)", path) from exc
-    finally:
-        plt.close(fig)
+    return FigureData(
+        name="profile",
+        title=f"{summary['function']}: K_0 = {summary['K_0']}",
+        kind="bars",
+        data={
+            "series": [{"label": None, "x": list(range(n + 1)), "y": frac}],
+            "xlabel": "sensitivity n",
+            "ylabel": "K_n / 2^N",
+            "logy": bool(positive and max(positive) / min(positive) > 1e3),
+        },
+    )
+
+
+def plot_profile(summary: dict[str, Any], path: str) -> list:
+    """Draw the profile into ``path`` (its suffix picks the format); the paths written."""
+    from verify.report.figures import draw_figure_files
+
+    return draw_figure_files(profile_figure(summary), path)
 
 
 def run(args: argparse.Namespace) -> int:
+    check_model_options(args)  # flags that would be ignored, --save's path: before any work
+    plot_file(args.plot)
     f = function_from_args(args)
     summary = profile_summary(f)
-    if args.plot:
-        plot_profile(summary, args.plot)
+    written = plot_profile(summary, args.plot) if args.plot else []
+    from verify.commands._model_source import print_model_info
+
     if args.json:
+        if written:
+            summary = {**summary, "plot": [str(p) for p in written]}
         json.dump(summary, sys.stdout, indent=1)
         print()
+        print_model_info(f, json_mode=True)
     else:
         _print_table(summary)
-        from verify.model.cli import print_model_info
-
         print_model_info(f)
-        if args.plot:
-            print(f"plot written to {args.plot}")
+        if written:
+            print("plot written to " + ", ".join(map(str, written)))
     return 0

@@ -1,16 +1,21 @@
-"""``python -m verify report [--quick|--full] [--out DIR] [--only ID ...] [--seed S]``."""
+"""``python -m verify report [--quick|--full] [--out DIR] [--only ID ...] [--seed S] [--json]``."""
 
 from __future__ import annotations
 
 import argparse
+import json
+import re
 import shlex
 import sys
 from typing import TYPE_CHECKING
+
+from verify.commands._options import add_json, add_progress, nonnegative_int, output_dir
 
 if TYPE_CHECKING:
     from verify.report import Report
 
 DEFAULT_OUT = "docs/reports/latest"
+ONLY_OUT = "docs/reports/only"  # --only without --out writes to ONLY_OUT/<ids>
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -18,13 +23,14 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "report",
         help="run every registered statement's checks and write report.md/.json and figures",
         description=(
-            "Run the registered statements' checks and write report.md, report.json and"
-            " figures/*.png. Exit code 0 when every statement holds, is vacuous or was not run"
-            " at this budget, or is undecided (listed); 1 when one is violated or its check"
-            " raised; 2 on bad"
-            " usage; 130 when interrupted (Ctrl-C: the report of the finished checks is"
-            " written). Writing docs/reports/example also refreshes the README's table of"
-            " statements."
+            "Run the registered statements' checks and write report.md, report.json, rows.csv"
+            " and figures/ (PNG at 300 dpi, PDF, and each figure's data as CSV). The Numba"
+            " kernels are compiled (first run only) or loaded from the cache first, as a step"
+            " of its own that no check's time includes. Exit code 0 when every statement"
+            " holds, is vacuous or was not run at this budget, or is undecided (listed); 1 when"
+            " one is violated or its check raised; 2 on bad usage (checked before any work);"
+            " 130 when interrupted (Ctrl-C: the report of the finished checks is written)."
+            " Writing docs/reports/example also refreshes the README's table of statements."
         ),
     )
     g = p.add_mutually_exclusive_group()
@@ -33,7 +39,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         dest="budget",
         action="store_const",
         const="quick",
-        help="budget 'quick', no slow checks (a few minutes on 2 cores)",
+        help="budget 'quick', no slow checks (under a minute warm on 2 cores)",
     )
     g.add_argument(
         "--full",
@@ -43,7 +49,12 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         help="budget 'full' and the slow checks: the paper-size experiments",
     )
     p.set_defaults(budget="default")
-    p.add_argument("--out", default=DEFAULT_OUT, metavar="DIR", help=f"default {DEFAULT_OUT}")
+    p.add_argument(
+        "--out",
+        default=None,
+        metavar="DIR",
+        help=f"output directory (default {DEFAULT_OUT}; with --only, {ONLY_OUT}/<ids>)",
+    )
     p.add_argument(
         "--only",
         nargs="+",
@@ -51,19 +62,43 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         default=None,
         help='statement ids, e.g. --only "Lemma 3.2" cor_5_1',
     )
-    p.add_argument("--seed", type=int, default=0, metavar="S", help="seed of every check (0)")
-    p.add_argument("--no-progress", action="store_true", help="no progress bar")
+    p.add_argument(
+        "--seed", type=nonnegative_int, default=0, metavar="S", help="seed of every check (0)"
+    )
+    add_progress(p)
     p.add_argument(
         "--list", action="store_true", help="list the statements and their checks, run nothing"
     )
+    add_json(p, "the summary (or, with --list, the statements)")
     p.set_defaults(func=run)
 
 
-def list_statements(only: list[str] | None) -> int:
+def only_folder(only: list[str]) -> str:
+    """``docs/reports/only/<ids>``: the folder of a report restricted to ``only`` (the ids as
+    typed, made file-name safe: "Thm 4.5" -> thm_4_5, several joined by '+')."""
+    slugs = [re.sub(r"[^a-z0-9]+", "_", s.strip().lower()).strip("_") or "x" for s in only]
+    return f"{ONLY_OUT}/{'+'.join(dict.fromkeys(slugs))}"
+
+
+def list_statements(only: list[str] | None, as_json: bool = False) -> int:
     """Print each statement (id, slug, title) and its checks (slow ones marked)."""
     from verify.report.runner import select_statements
 
-    for st in select_statements(only):
+    statements = select_statements(only)
+    if as_json:
+        out = [
+            {
+                "id": st.id,
+                "slug": st.slug,
+                "title": st.title,
+                "confidence": st.confidence,
+                "checks": [{"name": c.name, "slow": bool(c.slow)} for c in st.checks],
+            }
+            for st in statements
+        ]
+        print(json.dumps(out, indent=1))
+        return 0
+    for st in statements:
         print(f"{st.id}  [{st.slug}]  {st.title}  {st.confidence}")
         for c in st.checks:
             print(f"    - {c.name}{'  (slow)' if c.slow else ''}")
@@ -72,12 +107,17 @@ def list_statements(only: list[str] | None) -> int:
     return 0
 
 
-def run(args: argparse.Namespace) -> int:
-    from verify.report import generate_report
-    from verify.report.runner import FAILING, KNOWN_VIOLATION
+def _log(line: str) -> None:
+    print(line, file=sys.stderr, flush=True)
 
+
+def run(args: argparse.Namespace) -> int:
     if args.list:
-        return list_statements(args.only)
+        return list_statements(args.only, args.json)
+    out = args.out or (only_folder(args.only) if args.only else DEFAULT_OUT)
+    output_dir("--out", out)  # before any work: exit 2 on a path that cannot be written
+
+    from verify.report import generate_report
 
     argv = ["python", "-m", "verify", "report"]
     if args.budget != "default":
@@ -86,38 +126,63 @@ def run(args: argparse.Namespace) -> int:
         argv += ["--only", *args.only]
     if args.seed:
         argv += ["--seed", str(args.seed)]
-    if args.out != DEFAULT_OUT:
+    if args.out is not None:
         argv += ["--out", args.out]
     report = generate_report(
-        args.out,
+        out,
         budget=args.budget,
         include_slow=args.budget == "full",
         seed=args.seed,
         only=args.only,
         progress=not args.no_progress,
         command=shlex.join(argv),
+        log=_log,
     )
-    summ = report.document["summary"]
+    doc = report.document
+    summ = doc["summary"]
     counts = ", ".join(f"{n} {k}" for k, n in summ["counts"].items() if n) or "no statements"
-    print(f"report: {counts}; {summ['runtime_s']:.1f} s", file=sys.stderr)
+    kernels = doc.get("kernels") or {}
+    _log(
+        f"report: {counts}; checks {summ['runtime_s']:.1f} s"
+        f" (+ {kernels.get('seconds', 0.0):.1f} s compiling or loading kernels)"
+    )
     timed = sorted(
-        (
-            (c["runtime_s"], st["id"], c["name"])
-            for st in report.document["statements"]
-            for c in st["checks"]
-        ),
+        ((c["runtime_s"], st["id"], c["name"]) for st in doc["statements"] for c in st["checks"]),
         reverse=True,
     )
     if timed:
         slow = "; ".join(f"{sid} [{name[:40]}] {t:.1f} s" for t, sid, name in timed[:3])
-        print(f"  slowest checks: {slow}", file=sys.stderr)
-    for st in report.document["statements"]:
+        _log(f"  slowest checks: {slow}")
+    from verify.report.runner import FAILING, KNOWN_VIOLATION
+
+    for st in doc["statements"]:
         if st["status"] in FAILING or st["status"] in (KNOWN_VIOLATION, "undecided"):
-            print(f"  {st['id']}: {st['status']}", file=sys.stderr)
-    print(f"wrote {report.markdown}, {report.json} and {len(report.figures)} figure(s)")
-    if report.document["summary"]["n_checks_interrupted"]:
-        print("interrupted: the report holds the checks that finished", file=sys.stderr)
-        return 130
+            _log(f"  {st['id']}: {st['status']}")
+    written = f"wrote {report.markdown}, {report.json} and {len(report.figures)} figure(s)"
+    if args.json:
+        _log(written)
+        print(
+            json.dumps(
+                {
+                    "out": str(report.out_dir),
+                    "markdown": str(report.markdown),
+                    "json": str(report.json),
+                    "exit_code": report.exit_code,
+                    "summary": summ,
+                    "kernels": kernels,
+                    "statements": [
+                        {"id": st["id"], "status": st["status"], "worst": st["worst"]}
+                        for st in doc["statements"]
+                    ],
+                },
+                indent=1,
+            )
+        )
+    else:
+        print(written)
+    if summ["n_checks_interrupted"]:
+        _log("interrupted: the report holds the checks that finished")
+        return report.exit_code
     _refresh_readme(report)
     return report.exit_code
 
@@ -132,4 +197,4 @@ def _refresh_readme(report: Report) -> None:
         if update_readme(
             REPO_ROOT / "README.md", report.document, EXAMPLE_DIR.as_posix() + "/report.md"
         ):
-            print(f"updated the table of statements in {REPO_ROOT / 'README.md'}")
+            _log(f"updated the table of statements in {REPO_ROOT / 'README.md'}")

@@ -6,9 +6,21 @@ import argparse
 import json
 import math
 import sys
+from typing import Any
 
+from verify.commands._options import (
+    DEFAULTS,
+    add_jobs,
+    add_json,
+    add_model_flags,
+    add_n_bits,
+    add_plot,
+    add_progress,
+    model_value,
+    output_file,
+    plot_file,
+)
 from verify.errors import ValidationError
-from verify.lemmas.registry import FigureData
 
 
 def parse_seeds(text: str | list[str]) -> list[int]:
@@ -26,6 +38,8 @@ def parse_seeds(text: str | list[str]) -> list[int]:
             raise ValidationError("--seeds", 'ranges "A:B" or integers "0,1,5"', tok) from None
     if not seeds:
         raise ValidationError("--seeds", "at least one seed", " ".join(tokens))
+    if min(seeds) < 0:
+        raise ValidationError("--seeds", "seeds >= 0", min(seeds))
     return seeds
 
 
@@ -55,10 +69,11 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "sweep",
         help="resumable grid of random transformers (certified truth table, sensitivity profile)",
         description=(
-            "Run a grid of cells in parallel on the local cores, appending each finished cell to"
-            " a JSON-lines file. Rerun the same command to resume: finished cells are skipped."
-            " Exit code 0 when every cell succeeded, 1 when some raised (they are retried on the"
-            " next run), 2 on bad usage."
+            "Run a grid of cells in parallel (local processes, a dask cluster or ray), appending"
+            " each finished cell to a JSON-lines file. Rerun the same command to resume:"
+            " finished cells are skipped. Exit code 0 when every cell succeeded, 1 when some"
+            " raised (they are retried on the next run), 2 on bad usage (checked before any"
+            " work), 130 when interrupted."
         ),
     )
     p.add_argument("--out", required=True, metavar="FILE", help="results file (JSON lines)")
@@ -68,107 +83,199 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         default="transformer",
         help="random transformers, or the uniformly random Boolean function baseline",
     )
-    p.add_argument(
-        "--schemes",
-        nargs="+",
-        default=["uniform"],
-        metavar="SCHEME",
-        help="init schemes: uniform, gaussian, xavier_uniform, xavier_normal (uniform)",
-    )
-    p.add_argument(
-        "-D", "--d-model", nargs="+", type=int, default=[16], metavar="D", help="d_model (16)"
-    )
-    p.add_argument(
-        "-L", "--n-layers", nargs="+", type=int, default=[1], metavar="L", help="layers (1)"
-    )
-    p.add_argument(
-        "--eps",
-        "--ln-eps",
-        nargs="+",
-        type=float,
-        default=[0.0],
-        metavar="EPS",
-        help="layer-norm epsilon (0)",
-    )
-    p.add_argument(
-        "-N", "--n-bits", nargs="+", type=int, default=[8], metavar="N", help="input length (8)"
-    )
+    add_model_flags(p, many=True)
+    add_n_bits(p, many=True)
     p.add_argument(
         "--seeds", nargs="+", default=["0:10"], metavar="S", help='"A:B", "0,1,5" or "0 1 5" (0:10)'
     )
-    p.add_argument("-H", "--heads", type=int, default=2, help="attention heads (2)")
-    p.add_argument("--scale", type=float, default=1.0, help="init scale (1.0)")
     p.add_argument(
         "--config",
         action="append",
         default=[],
         metavar="KEY=VALUE",
         help="another ModelConfig field for every cell, e.g. --config norm_first=true"
-        " --config pos_encoding=learned (repeatable)",
+        " --config pos_encoding=learned (repeatable; checked before any work)",
     )
-    p.add_argument("-j", "--workers", type=int, default=None, help="local processes (all cores)")
+    add_jobs(p)
     p.add_argument(
-        "--plot",
-        metavar="FILE.png",
-        default=None,
-        help="draw P[K_0 >= 1] per setting (95%% CIs) against the random-function limit 1 - 1/e",
+        "--executor",
+        default="local",
+        metavar="WHERE",
+        help="local (default: -j processes), dask (a LocalCluster), dask://HOST:PORT (a running"
+        " dask scheduler), ray, or ray://HOST:PORT; see docs/clusters.md",
     )
-    p.add_argument("--no-progress", action="store_true", help="no progress bar")
-    p.set_defaults(func=run)
+    add_plot(p, "draw P[K_0 >= 1] per setting (95%% CIs) against the random-function limit 1 - 1/e")
+    p.add_argument(
+        "--csv",
+        default=None,
+        metavar="FILE",
+        help="also write the grid's cells as CSV (one row per cell; see verify.sweep.results_rows)",
+    )
+    add_json(p, "the summary table")
+    add_progress(p)
+    p.set_defaults(
+        func=run,
+        flag_names={
+            "seed": "--seeds",
+            "results": "--out",
+            "model": "--config",
+            "executor": "--executor",
+            "kind": "--kind",
+            "cells": "--seeds",
+        },
+    )
+
+
+def _log(line: str) -> None:
+    print(line, file=sys.stderr, flush=True)
 
 
 def run(args: argparse.Namespace) -> int:
-    from verify.sweep import SweepGrid, cell_key, load_results, run_sweep, summarize
+    # everything the user typed is checked before any work
+    output_file("--out", args.out)
+    plot_file(args.plot)
+    if args.csv:
+        output_file("--csv", args.csv, suffixes=(".csv",))
+    seeds = parse_seeds(args.seeds)
+    config = parse_config(args.config)
+    executor = (args.executor or "local").strip()
+    remote = executor.startswith(("dask://", "tcp://", "ray://", "ray:"))
+    if not (executor in ("local", "dask", "ray") or remote):
+        raise ValidationError(
+            "--executor", "local, dask, dask://HOST:PORT, ray or ray://HOST:PORT", executor
+        )
+    if args.jobs is not None and remote:
+        raise ValidationError(
+            "-j/--jobs", "no -j with a running cluster (its workers are fixed)", args.jobs
+        )
+
+    from verify.sweep import SweepGrid
+
+    kind_is_model = args.kind == "transformer"
+    if not kind_is_model:
+        from verify.commands._options import typed
+
+        ignored = typed(args)
+        if ignored or config:
+            raise ValidationError(
+                (ignored or ["--config"])[0], "--kind transformer (random functions have no model)"
+            )
+    else:  # the kernels, as a step of its own (first run: minutes; then the workers load them)
+        from verify.report.warmup import compile_kernels
+
+        compile_kernels(_log)
 
     grid = SweepGrid(
-        schemes=tuple(args.schemes),
-        d_model=tuple(args.d_model),
-        n_layers=tuple(args.n_layers),
-        ln_eps=tuple(args.eps),
+        schemes=tuple(model_value(args, "scheme", many=True)),
+        d_model=tuple(model_value(args, "d_model", many=True)),
+        n_layers=tuple(model_value(args, "n_layers", many=True)),
+        ln_eps=tuple(model_value(args, "eps", many=True)),
         n_bits=tuple(args.n_bits),
-        seeds=tuple(parse_seeds(args.seeds)),
-        n_heads=args.heads,
-        scale=args.scale,
+        seeds=tuple(seeds),
+        n_heads=model_value(args, "n_heads"),
+        scale=model_value(args, "scale"),
         kind=args.kind,
-        model=parse_config(args.config),
+        model=config,
     )
+    return _run_grid(args, grid, executor)
+
+
+def _run_grid(args: argparse.Namespace, grid: Any, executor: str) -> int:
+    from verify.sweep import (
+        cell_key,
+        load_results,
+        open_executor,
+        results_rows,
+        run_sweep,
+        summarize,
+        write_csv,
+    )
+
     cells = grid.cells()
-    s = run_sweep(cells, args.out, max_workers=args.workers, progress=not args.no_progress)
-    print(
+    with open_executor(executor, jobs=args.jobs) as handle:
+        _log(f"sweep: {len(cells)} cells on {handle.description}")
+        s = run_sweep(cells, args.out, executor=handle, progress=not args.no_progress)
+    _log(
         f"sweep: {s.n_cells} cells, {s.n_skipped} already done, {s.n_run} run now"
-        f" ({s.n_errors} errors) in {s.runtime_s:.1f} s -> {s.path}",
-        file=sys.stderr,
+        f" ({s.n_errors} errors) in {s.runtime_s:.1f} s -> {s.path}"
     )
     keys = {cell_key(c) for c in cells}
     latest = [r for r in load_results(args.out) if r["key"] in keys]
+    errors = [r for r in latest if r["status"] != "ok"]
+    if errors:
+        first = errors[0]["error"] or {}
+        _log(
+            f"  {len(errors)} cell(s) failed; first: {first.get('type')}: {first.get('message')}"
+            f" (cell {json.dumps(errors[0]['cell'])}; tracebacks in {args.out})"
+        )
     rows = [r for r in summarize(latest) if r["n_decided"]]
     varying = [
         k
         for k in (rows[0]["setting"] if rows else {})
         if k != "kind" and len({json.dumps(r["setting"].get(k)) for r in rows}) > 1
     ]
-    print("setting | seeds | decided | constant | mean as | mean K_0 | P[K_0 >= 1] [95% CI]")
-    for row in rows:
-        st = ", ".join(f"{k}={row['setting'].get(k)}" for k in varying) or "all cells"
-        lo, hi = row["p_K0_ge_1_ci"]
-        p = row["p_K0_ge_1"]
-        pk = "n/a" if math.isnan(p) else f"{p:.3f} [{lo:.3f}, {hi:.3f}]"
-        print(
-            f"{st} | {row['n']} | {row['n_decided']} | {row['frac_constant']:.3f} |"
-            f" {row['mean_avg_sensitivity']:.4g} | {row['mean_K0']:.4g} | {pk}"
-        )
+    written: list[str] = []
+    if args.csv:
+        written.append(str(write_csv(results_rows(latest), args.csv)))
     if args.plot and rows:
-        from verify.report.figures import draw_figure
+        from verify.report.figures import draw_figure_files
 
-        path = draw_figure(p_k0_figure(rows, varying), args.plot)
-        print(f"wrote {path}", file=sys.stderr)
-    return 1 if any(r["status"] != "ok" for r in latest) else 0
+        written += [str(p) for p in draw_figure_files(p_k0_figure(rows, varying), args.plot)]
+    elif args.plot:
+        _log(f"no plot: no decided cell to draw ({args.plot} not written)")
+    for path in written:
+        _log(f"wrote {path}")
+    if args.json:
+        from verify.report.document import jsonable
+
+        out = {
+            "results": str(s.path),
+            "cells": s.n_cells,
+            "run_now": s.n_run,
+            "skipped": s.n_skipped,
+            "errors": len(errors),
+            "varying": varying,
+            "rows": rows,
+            "written": written,
+        }
+        print(json.dumps(jsonable(out), indent=1))
+    else:
+        print("setting | seeds | decided | constant | mean as | mean K_0 | P[K_0 >= 1] [95% CI]")
+        for row in rows:
+            st = ", ".join(f"{k}={row['setting'].get(k)}" for k in varying) or "all cells"
+            lo, hi = row["p_K0_ge_1_ci"]
+            p = row["p_K0_ge_1"]
+            pk = "n/a" if math.isnan(p) else f"{p:.3f} [{lo:.3f}, {hi:.3f}]"
+            print(
+                f"{st} | {row['n']} | {row['n_decided']} | {row['frac_constant']:.3f} |"
+                f" {row['mean_avg_sensitivity']:.4g} | {row['mean_K0']:.4g} | {pk}"
+            )
+        if not rows:
+            print("(no decided cell)")
+    return 1 if errors else 0
 
 
-def p_k0_figure(rows: list[dict], varying: list[str]) -> FigureData:
-    """Bars of P[K_0 >= 1] per setting with 95% Clopper-Pearson error bars, next to the limit
-    1 - 1/e of a uniformly random Boolean function."""
-    labels = ["/".join(str(r["setting"].get(k)) for k in varying) or "all" for r in rows]
+_SHORT = {
+    "scheme": "scheme",
+    "d_model": "D",
+    "n_layers": "L",
+    "ln_eps": "eps",
+    "n_bits": "N",
+    "n_heads": "H",
+    "scale": "scale",
+    "model": "config",
+}
+
+
+def p_k0_figure(rows: list[dict], varying: list[str]):  # -> FigureData
+    """Bars of P[K_0 >= 1] per setting with 95% Clopper-Pearson error bars, and the limit
+    1 - 1/e of a uniformly random Boolean function as a horizontal line."""
+    from verify.report._registry import FigureData
+
+    def label(r: dict) -> str:
+        return ", ".join(f"{_SHORT.get(k, k)}={r['setting'].get(k)}" for k in varying) or "all"
+
+    labels = [label(r) for r in rows]
     ps = [r["p_K0_ge_1"] for r in rows]
     err = [
         [p - r["p_K0_ge_1_ci"][0], r["p_K0_ge_1_ci"][1] - p] for p, r in zip(ps, rows, strict=True)
@@ -180,10 +287,13 @@ def p_k0_figure(rows: list[dict], varying: list[str]) -> FigureData:
         kind="bars",
         data={
             "series": [
-                {"label": "sweep cells", "x": labels, "y": ps, "yerr": err},
+                {"label": "random transformers", "x": labels, "y": ps, "yerr": err},
                 {"label": "random f, N -> inf: 1 - 1/e", "x": labels, "y": [limit] * len(rows)},
             ],
-            "xlabel": " / ".join(varying) or "setting",
+            "xlabel": ", ".join(_SHORT.get(k, k) for k in varying) or "setting",
             "ylabel": "P[K_0 >= 1]",
         },
     )
+
+
+__all__ = ["DEFAULTS", "p_k0_figure", "parse_config", "parse_seeds", "register", "run"]

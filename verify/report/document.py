@@ -11,7 +11,7 @@ import math
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from verify.lemmas.registry import Row
+from verify.report._registry import Row
 from verify.report.runner import (
     CHECK_STATUSES,
     FAILING,
@@ -24,6 +24,7 @@ from verify.report.runner import (
 
 SCHEMA = "verify-report"
 SCHEMA_VERSION = 1
+INTERRUPTED_EXIT = 130  # the exit code of a run stopped by Ctrl-C (128 + SIGINT)
 NONFINITE = {"inf": math.inf, "-inf": -math.inf, "nan": math.nan}
 
 
@@ -174,14 +175,19 @@ def build_document(
     figures: Mapping[tuple[str, str], list[dict[str, Any]]] | None = None,
     runtime_s: float | None = None,
     command: str = "",
+    kernels: Mapping[str, Any] | None = None,
 ) -> dict[str, Any]:
-    """The whole report.json document."""
+    """The whole report.json document. ``runtime_s``: the checks and figures, without the
+    kernels' compilation, which ``kernels`` (see verify.report.warmup.KernelStats) times."""
     statements = [statement_json(o, figures or {}) for o in outcomes]
     counts = {k: 0 for k in STATUS_ORDER}
     for st in statements:
         counts[st["status"]] += 1
     n_run = sum(len(st["checks"]) for st in statements)
     code = exit_code(outcomes)
+    n_interrupted = sum(len(st["interrupted"]) for st in statements)
+    if n_interrupted:
+        code = INTERRUPTED_EXIT
     return jsonable(
         {
             "schema": SCHEMA,
@@ -190,6 +196,7 @@ def build_document(
             "command": command,
             "run": dict(run),
             "environment": dict(environment),
+            "kernels": dict(kernels) if kernels is not None else None,
             "summary": {
                 "exit_code": code,
                 "all_hold": code == 0,
@@ -197,7 +204,7 @@ def build_document(
                 "n_statements": len(statements),
                 "n_checks_run": n_run,
                 "n_checks_not_run": sum(len(st["not_run"]) for st in statements),
-                "n_checks_interrupted": sum(len(st["interrupted"]) for st in statements),
+                "n_checks_interrupted": n_interrupted,
                 "n_errors": sum(c["status"] == "error" for st in statements for c in st["checks"]),
                 "runtime_s": runtime_s
                 if runtime_s is not None
@@ -248,8 +255,10 @@ def validate_document(doc: Any) -> list[str]:
         need(libs, lib, (str, type(None)), "environment.libraries")
     summ = need(doc, "summary", dict, "document") or {}
     code = need(summ, "exit_code", int, "summary")
-    if code not in (0, 1, None):
-        errs.append("summary.exit_code: expected 0 or 1")
+    if code not in (0, 1, INTERRUPTED_EXIT, None):
+        errs.append(f"summary.exit_code: expected 0, 1 or {INTERRUPTED_EXIT}")
+    if code == INTERRUPTED_EXIT and not summ.get("n_checks_interrupted"):
+        errs.append(f"summary.exit_code: {INTERRUPTED_EXIT} without interrupted checks")
     need(summ, "counts", dict, "summary")
     stmts = need(doc, "statements", list, "document") or []
     failing = False
@@ -285,6 +294,6 @@ def validate_document(doc: Any) -> list[str]:
                         errs.append(f"{cw}.rows[{k}].{key}: expected a number")
                 if row.get("relation") not in ("<=", ">=", "=="):
                     errs.append(f"{cw}.rows[{k}].relation: expected <=, >= or ==")
-    if code is not None and code != int(failing):
+    if code is not None and code != INTERRUPTED_EXIT and code != int(failing):
         errs.append("summary.exit_code: does not match the statements' statuses")
     return errs

@@ -1,45 +1,100 @@
-"""Draw a check's :class:`~verify.lemmas.registry.FigureData` as a PNG (matplotlib, Agg).
+"""Draw a check's :class:`FigureData` (see verify.report._registry) for a paper.
 
 Kinds (see FigureData):
 
 - ``"lines"``: ``{"series": [{"label", "x", "y", "style"?}], "xlabel", "ylabel", "logx"?,
-  "logy"?}``; one line per series, matplotlib format string ``style`` (default ``"o-"``).
-  On a log axis, values <= 0 (and NaN) are left out: the line has a gap there.
+  "logy"?}``; one line per series, matplotlib format string ``style`` (its colour is chosen
+  here). On a log axis, values <= 0 (and NaN) are left out: the line has a gap there.
 - ``"bars"``: ``{"series": [{"label", "x", "y", "yerr"?}], "xlabel", "ylabel", "logy"?}``;
-  grouped bars, one group per distinct x (numbers or category names), error bars from ``yerr``.
+  grouped bars, one group per distinct x (numbers or category names), error bars from ``yerr``
+  (``[[below, above], ...]``). A series with one value at every x and no error bars is a
+  reference level: it is drawn as a horizontal line, not as bars.
+
+How a figure is drawn (the same rules for the report and the ``--plot`` of the commands):
+
+- matplotlib's object API (``matplotlib.figure.Figure``): importing this module changes no
+  global state (no backend switch, no pyplot), so it is safe in notebooks;
+- confidence intervals as bands: two series labelled ``"<base> CI low"`` / ``"<base> CI high"``
+  (or ``lower`` / ``upper``) become one shaded band in the colour of ``<base>`` (or of the
+  series with the same x values when no series is called ``<base>``);
+- one colour per setting: series whose labels start with the same settings (``"D=3 empirical"``,
+  ``"D=3 fit"``: setting ``D=3``) share a colour and differ in line style;
+- integer ticks on an axis whose values are all integers (N, layers, ...);
+- labels in mathtext (``K_0`` -> :math:`K_0`, ``2^N``, ``beta``, ``>=``), falling back to the
+  plain text when a label does not parse;
+- PNG at 300 dpi, PDF and SVG as vector files (:func:`draw_figure_files`), and the data of
+  every series in a CSV file beside them (:func:`write_figure_csv`), so a figure can be redrawn
+  or restyled without rerunning anything (report.json holds the same data).
 """
 
 from __future__ import annotations
 
+import csv
+import math
 import re
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-import matplotlib
-
-matplotlib.use("Agg")
-import matplotlib.pyplot as plt
-import numpy as np
-
 from verify.errors import ValidationError
-from verify.lemmas.registry import FigureData
 
 KINDS = ("lines", "bars")
+DPI = 300
+FORMATS = (".png", ".pdf", ".svg")
+# paper style: small serif-free fonts that stay legible at one column width
+STYLE = {
+    "font.size": 8,
+    "axes.titlesize": 8,
+    "axes.labelsize": 8,
+    "legend.fontsize": 7,
+    "xtick.labelsize": 7,
+    "ytick.labelsize": 7,
+    "axes.spines.top": False,
+    "axes.spines.right": False,
+    "lines.linewidth": 1.3,
+    "lines.markersize": 3.5,
+    "pdf.fonttype": 42,  # TrueType in PDFs (editable text, accepted by publishers)
+    "svg.fonttype": "none",
+}
+# tab10 first, then the lighter tab20 shades: 20 distinguishable categorical colours
+PALETTE = (
+    "#1f77b4",
+    "#ff7f0e",
+    "#2ca02c",
+    "#d62728",
+    "#9467bd",
+    "#8c564b",
+    "#e377c2",
+    "#7f7f7f",
+    "#bcbd22",
+    "#17becf",
+    "#aec7e8",
+    "#ffbb78",
+    "#98df8a",
+    "#ff9896",
+    "#c5b0d5",
+    "#c49c94",
+    "#f7b6d2",
+    "#c7c7c7",
+    "#dbdb8d",
+    "#9edae5",
+)
+MARKERS = "osv^Dp<>h*"
+LINESTYLES = ("-", "--", ":", "-.")
 
 
-def figure_filename(name: str, taken: set[str]) -> str:
-    """A safe, unique ``<stem>.png`` for ``name`` (appends _2, _3, ... on collisions)."""
+def figure_filename(name: str, taken: set[str], suffix: str = ".png") -> str:
+    """A safe, unique ``<stem><suffix>`` for ``name`` (appends _2, _3, ... on collisions)."""
     stem = re.sub(r"[^A-Za-z0-9_.-]+", "_", name).strip("._") or "figure"
     candidate, k = stem, 1
     while candidate in taken:
         k += 1
         candidate = f"{stem}_{k}"
     taken.add(candidate)
-    return candidate + ".png"
+    return candidate + suffix
 
 
-def _series(fig: FigureData) -> list[dict[str, Any]]:
+def _series(fig: Any) -> list[dict[str, Any]]:
     if fig.kind not in KINDS:
         raise ValidationError(f"figure {fig.name!r} kind", "one of " + ", ".join(KINDS), fig.kind)
     series = fig.data.get("series") if isinstance(fig.data, dict) else None
@@ -59,34 +114,259 @@ def _series(fig: FigureData) -> list[dict[str, Any]]:
     return list(series)
 
 
-def draw_figure(fig: FigureData, path: str | Path) -> Path:
-    """Draw ``fig`` into the PNG file ``path``; raise ValidationError on malformed data."""
+# ------------------------------------------------------------------------ labels in mathtext
+_GREEK = {
+    "alpha": r"\alpha",
+    "beta": r"\beta",
+    "gamma": r"\gamma",
+    "delta": r"\delta",
+    "eps": r"\epsilon",
+    "epsilon": r"\epsilon",
+    "theta": r"\theta",
+    "rho": r"\rho",
+    "tau": r"\tau",
+    "omega": r"\omega",
+    "xi": r"\xi",
+    "sigma": r"\sigma",
+    "mu": r"\mu",
+    "lambda": r"\lambda",
+}
+_GREEK_WORDS = tuple(sorted(_GREEK, key=len, reverse=True))
+_SUPER = r"(\((?:[^()]|\([^()]*\))*\)|-?[A-Za-z0-9.]+(?:/[0-9]+)?)"
+_TOKEN = re.compile(
+    r"(?P<sub>\b(?:[A-Za-z]{1,2}|" + "|".join(_GREEK_WORDS) + r")_(?:\{[^}]*\}|[A-Za-z0-9]+)\b)"
+    r"|(?P<sup>\b[A-Za-z0-9]+\^" + _SUPER + r")"
+    r"|(?P<greek>\b(?:" + "|".join(_GREEK) + r")\b)"
+    r"|(?P<psup>\)\^[A-Za-z0-9]+)"
+    r"|(?P<rel>>=|<=)"
+)
+
+
+def _math_token(tok: str) -> str:
+    if tok in (">=", "<="):
+        return r"\geq" if tok == ">=" else r"\leq"
+    if tok in _GREEK:
+        return _GREEK[tok]
+    if "^" in tok:
+        base, _, exp = tok.partition("^")
+        if exp.startswith("(") and exp.endswith(")"):
+            exp = exp[1:-1]
+        exp = re.sub(r"\b(" + "|".join(_GREEK) + r")\b", lambda m: _GREEK[m.group(1)], exp)
+        return f"{_GREEK.get(base, base)}^{{{exp}}}"
+    base, _, sub = tok.partition("_")
+    sub = sub.strip("{}")
+    base = _GREEK.get(base, base)
+    if len(sub) > 1 and sub.isalpha():
+        sub = rf"\mathrm{{{sub}}}"
+    return f"{base}_{{{sub}}}"
+
+
+def math_label(text: Any) -> str:
+    """``text`` with its formulas (``K_0``, ``2^N``, ``N^((D-1)/(2L)-5)``, ``beta``, ``>=``)
+    in matplotlib mathtext; unchanged when it already holds ``$`` or does not parse."""
+    s = "" if text is None else str(text)
+    if not s or "$" in s:
+        return s
+    out = _TOKEN.sub(lambda m: "$" + _math_token(m.group(0)) + "$", s)
+    out = out.replace("$$", "")  # adjacent formulas merge
+    if out == s:
+        return s
+    try:
+        from matplotlib.mathtext import MathTextParser
+
+        MathTextParser("path").parse(out)
+    except Exception:  # a label mathtext cannot read stays plain text
+        return s
+    return out
+
+
+# ------------------------------------------------------------------------ series grouping
+_BAND = re.compile(r"^(?P<base>.*?)\s*(?P<side>CI low|CI high|CI lower|CI upper|lower|upper)$")
+_SETTING = re.compile(
+    r"^((?:[A-Za-z_][\w]*\s*=\s*[^\s,]+(?:,\s*|\s+(?=[A-Za-z_]\w*\s*=)))*"
+    r"[A-Za-z_][\w]*\s*=\s*[^\s,]+)(?=\s|$)"
+)
+
+
+def _setting(label: str) -> str:
+    m = _SETTING.match(label)
+    return m.group(1) if m else label
+
+
+def plan_lines(series: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Group line series: each item is ``{"kind": "line"|"band", "series": [...], "group",
+    "label"}``; bands pair a lower and an upper series."""
+    labels = [str(s.get("label") or "") for s in series]
+    used: set[int] = set()
+    items: list[dict[str, Any]] = []
+    bands: dict[int, dict[str, Any]] = {}
+    for i, lab in enumerate(labels):
+        m = _BAND.match(lab)
+        if not m or i in used:
+            continue
+        low_side = m.group("side") in ("CI low", "CI lower", "lower")
+        partners = {
+            "CI low": "CI high",
+            "CI high": "CI low",
+            "CI lower": "CI upper",
+            "CI upper": "CI lower",
+            "lower": "upper",
+            "upper": "lower",
+        }
+        want = f"{m.group('base')} {partners[m.group('side')]}".strip()
+        for j, other in enumerate(labels):
+            if j != i and j not in used and other == want:
+                lo, hi = (i, j) if low_side else (j, i)
+                if len(series[lo]["x"]) == len(series[hi]["x"]):
+                    used.update((i, j))
+                    bands[min(i, j)] = {"lo": lo, "hi": hi, "base": m.group("base")}
+                break
+    # the line a band belongs to: the series named <base>, else one with the same x values
+    for b in bands.values():
+        base = b["base"]
+        owner = next((k for k, lab in enumerate(labels) if lab == base and k not in used), None)
+        if owner is None:
+            xs = list(series[b["lo"]]["x"])
+            owner = next(
+                (k for k in range(len(series)) if k not in used and list(series[k]["x"]) == xs),
+                None,
+            )
+        b["owner"] = owner
+    for i, s in enumerate(series):
+        if i in bands:
+            b = bands[i]
+            owner = b["owner"]
+            group = _setting(labels[owner]) if owner is not None else _setting(b["base"])
+            is_ci = "CI" in labels[b["lo"]]
+            name = b["base"] if not is_ci or "CI" in b["base"] else f"{b['base']} CI".strip()
+            if owner is not None:  # one legend entry with the line: "<line> (band: <name>)"
+                name = "CI" if is_ci and b["base"] == labels[owner] else name
+            items.append(
+                {
+                    "kind": "band",
+                    "series": [series[b["lo"]], series[b["hi"]]],
+                    "group": group,
+                    "label": name,
+                    "owner": None if owner is None else id(series[owner]),
+                    "edges": not is_ci,
+                }
+            )
+        elif i not in used:
+            items.append(
+                {"kind": "line", "series": [s], "group": _setting(labels[i]), "label": labels[i]}
+            )
+    return items
+
+
+def _colours(groups: list[str]) -> dict[str, str]:
+    order = list(dict.fromkeys(groups))
+    return {g: PALETTE[k % len(PALETTE)] for k, g in enumerate(order)}
+
+
+def _split_style(style: str | None) -> tuple[str | None, str | None]:
+    """(marker, linestyle) of a matplotlib format string without colour letters."""
+    if not style:
+        return None, None
+    ls = next((x for x in ("--", "-.", ":", "-") if x in style), None)
+    rest = style.replace(ls, "") if ls else style
+    marker = rest[:1] if rest else None
+    return marker, (ls if ls else ("None" if marker else None))
+
+
+def _is_integer_axis(values: list[Any]) -> bool:
+    nums = [v for v in values if isinstance(v, (int, float)) and not isinstance(v, bool)]
+    return (
+        bool(nums)
+        and len(nums) == len(values)
+        and all(math.isfinite(float(v)) and float(v).is_integer() for v in nums)
+    )
+
+
+# ------------------------------------------------------------------------ drawing
+def render(fig: Any):  # -> matplotlib.figure.Figure
+    """The matplotlib Figure of ``fig`` (object API; nothing global is touched)."""
+    import matplotlib
+    import numpy as np
+    from matplotlib.figure import Figure
+    from matplotlib.ticker import MaxNLocator
+
     series = _series(fig)
     data = fig.data
-    path = Path(path)
-    wide = len(series) > 6
-    mfig, ax = plt.subplots(figsize=(8.0 if wide else 6.4, 4.2), dpi=110)
-    try:
+    with matplotlib.rc_context(STYLE):
+        n_legend = len(series)
+        mfig = Figure(figsize=(6.4 if n_legend > 3 else 4.6, 3.0), layout="constrained")
+        ax = mfig.add_subplot()
+        all_x: list[Any] = [v for s in series for v in s["x"]]
         if fig.kind == "lines":
-            for s in series:
+            items = plan_lines(series)
+            colours = _colours([it["group"] for it in items])
+            per_group: dict[str, int] = {}
+            entries: list[list[Any]] = []  # [handle, label, id of the series]
+            merged: dict[int, tuple[Any, str]] = {}  # line series -> (its band, band name)
+            for it in items:
+                colour = colours[it["group"]]
+                k = per_group.get(it["group"], 0)
+                per_group[it["group"]] = k + 1
+                if it["kind"] == "band":
+                    lo, hi = it["series"]
+                    x = np.asarray(lo["x"], dtype=float)
+                    y0 = np.asarray(lo["y"], dtype=float)
+                    y1 = np.asarray(hi["y"], dtype=float)
+                    if data.get("logy"):
+                        y0 = np.where(y0 > 0, y0, np.nan)
+                        y1 = np.where(y1 > 0, y1, np.nan)
+                    order = np.argsort(x, kind="stable")
+                    band = ax.fill_between(
+                        x[order], y0[order], y1[order], color=colour, alpha=0.18, linewidth=0
+                    )
+                    if it["owner"] is not None:
+                        merged[it["owner"]] = (band, it["label"])
+                    else:
+                        entries.append([band, it["label"], None])
+                    if it["edges"]:  # certified lower/upper ends: draw them too
+                        for yy in (y0, y1):
+                            ax.plot(x[order], yy[order], color=colour, linewidth=0.7)
+                    continue
+                s = it["series"][0]
                 x = np.asarray(s["x"], dtype=float)
                 y = np.asarray(s["y"], dtype=float)
-                # values a log axis cannot show become gaps (not lines plunging to the edge)
                 if data.get("logy"):
                     y = np.where(y > 0, y, np.nan)
                 if data.get("logx"):
                     x = np.where(x > 0, x, np.nan)
-                ax.plot(x, y, s.get("style", "o-"), label=s.get("label"), markersize=4)
+                marker, ls = _split_style(s.get("style"))
+                if marker is None and ls is None:
+                    marker = MARKERS[(k if len(items) <= 10 else len(colours)) % len(MARKERS)]
+                    ls = LINESTYLES[k % len(LINESTYLES)]
+                    if len(items) > 10:  # many series: markers tell repeated shades apart
+                        marker = MARKERS[list(colours).index(it["group"]) // 10 % len(MARKERS)]
+                (line,) = ax.plot(x, y, color=colour, marker=marker or "None", linestyle=ls or "-")
+                if s.get("label"):
+                    entries.append([line, str(s["label"]), id(s)])
+            legend = []
+            for handle, label, sid in entries:
+                if sid in merged:
+                    band, name = merged[sid]
+                    handle, label = (band, handle), f"{label} (band: {name})"
+                legend.append((handle, math_label(label)))
             if data.get("logx"):
                 ax.set_xscale("log")
+            elif _is_integer_axis(all_x):
+                ax.xaxis.set_major_locator(MaxNLocator(integer=True))
         else:
             cats: list[Any] = []
             for s in series:
                 for v in s["x"]:
                     if v not in cats:
                         cats.append(v)
-            width = 0.8 / len(series)
-            for j, s in enumerate(series):
+            levels = [
+                s
+                for k, s in enumerate(series)
+                if k > 0 and s.get("yerr") is None and len(set(map(float, s["y"]))) == 1
+            ]
+            bars = [s for s in series if not any(s is lv for lv in levels)]
+            width = 0.8 / max(len(bars), 1)
+            for j, s in enumerate(bars):
                 pos = np.array([cats.index(v) for v in s["x"]], dtype=float)
                 yerr = s.get("yerr")
                 ax.bar(
@@ -94,27 +374,137 @@ def draw_figure(fig: FigureData, path: str | Path) -> Path:
                     np.asarray(s["y"], dtype=float),
                     width=width,
                     yerr=None if yerr is None else np.asarray(yerr, dtype=float).T,
-                    capsize=3,
-                    label=s.get("label"),
+                    capsize=2.5,
+                    color=PALETTE[j % len(PALETTE)],
+                    error_kw={"elinewidth": 0.8, "capthick": 0.8},
+                    label=math_label(s.get("label")) or None,
+                )
+            for j, s in enumerate(levels):
+                ax.axhline(
+                    float(s["y"][0]),
+                    color="black",
+                    linestyle=LINESTYLES[(j + 1) % 4],
+                    linewidth=1.0,
+                    label=math_label(s.get("label")) or None,
                 )
             ax.set_xticks(range(len(cats)))
             names = [str(c) for c in cats]
-            tilt = len(cats) > 6 or max(map(len, names)) * len(cats) > 60
+            longest = max(map(len, names))
+            tilt = longest * len(cats) > 40 or (len(cats) > 6 and longest > 3)
             ax.set_xticklabels(names, rotation=30 if tilt else 0, ha="right" if tilt else "center")
         if data.get("logy"):
             ax.set_yscale("log")
-        ax.set_xlabel(str(data.get("xlabel", "")))
-        ax.set_ylabel(str(data.get("ylabel", "")))
-        ax.set_title(fig.title, fontsize=10)
-        ax.grid(True, alpha=0.3, which="both")
-        if any(s.get("label") for s in series):
-            if len(series) > 6:  # a long legend goes beside the axes
-                ax.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1.0))
-            else:
-                ax.legend(fontsize=8)
-        mfig.tight_layout()
-        path.parent.mkdir(parents=True, exist_ok=True)
-        mfig.savefig(path)
-    finally:
-        plt.close(mfig)
+        elif fig.kind == "lines" and _is_integer_axis([v for s in series for v in s["y"]]):
+            ax.yaxis.set_major_locator(MaxNLocator(integer=True))
+        ax.set_xlabel(math_label(data.get("xlabel", "")))
+        ax.set_ylabel(math_label(data.get("ylabel", "")))
+        ax.set_title(math_label(getattr(fig, "title", "")))
+        ax.grid(True, alpha=0.25, which="major", linewidth=0.5)
+        if fig.kind != "lines":
+            legend = list(zip(*ax.get_legend_handles_labels(), strict=True))
+        if legend:
+            from matplotlib.legend_handler import HandlerTuple
+
+            handles, texts = zip(*legend, strict=True)
+            outside = len(legend) > 6 or any(type(h) is tuple for h in handles)
+            ax.legend(
+                handles,
+                texts,
+                handler_map={tuple: HandlerTuple(ndivide=1)},
+                frameon=False,
+                **({"loc": "upper left", "bbox_to_anchor": (1.01, 1.0)} if outside else {}),
+            )
+    return mfig
+
+
+def draw_figure(fig: Any, path: str | Path) -> Path:
+    """Draw ``fig`` into ``path`` (format from its suffix: .png at 300 dpi, .pdf or .svg);
+    raise ValidationError on malformed data or an unknown suffix."""
+    import matplotlib
+
+    path = Path(path)
+    if path.suffix.lower() not in FORMATS:
+        raise ValidationError("figure path", "a file ending in " + ", ".join(FORMATS), str(path))
+    mfig = render(fig)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with matplotlib.rc_context(STYLE):
+        mfig.savefig(path, dpi=DPI, metadata=_metadata(path))
     return path
+
+
+def _metadata(path: Path) -> dict[str, Any] | None:
+    # reproducible files: no creation date in PDFs and SVGs
+    if path.suffix.lower() == ".pdf":
+        return {"CreationDate": None}
+    if path.suffix.lower() == ".svg":
+        return {"Date": None}
+    return None
+
+
+def draw_figure_files(
+    fig: Any, path: str | Path, *, also: Sequence[str] = (), data: bool = True
+) -> list[Path]:
+    """Draw ``fig`` into ``path`` and, for each suffix in ``also`` (e.g. ".pdf"), beside it;
+    with ``data`` write the series to ``<stem>.csv`` too. The paths written, ``path`` first."""
+    path = Path(path)
+    written = [draw_figure(fig, path)]
+    for suffix in also:
+        if suffix.lower() != path.suffix.lower():
+            written.append(draw_figure(fig, path.with_suffix(suffix)))
+    if data:
+        written.append(write_figure_csv(fig, path.with_suffix(".csv")))
+    return written
+
+
+def figure_rows(fig: Any) -> list[dict[str, Any]]:
+    """The data of every series, one row per point: series, label, x, y, y_err_below,
+    y_err_above (the same numbers the figure shows)."""
+    rows: list[dict[str, Any]] = []
+    for i, s in enumerate(_series(fig)):
+        yerr = s.get("yerr")
+        for k, (x, y) in enumerate(zip(s["x"], s["y"], strict=True)):
+            below, above = yerr[k] if yerr is not None else (None, None)
+            rows.append(
+                {
+                    "series": i,
+                    "label": s.get("label"),
+                    "x": x,
+                    "y": y,
+                    "y_err_below": below,
+                    "y_err_above": above,
+                }
+            )
+    return rows
+
+
+def write_figure_csv(fig: Any, path: str | Path) -> Path:
+    """Write :func:`figure_rows` of ``fig`` to ``path`` (CSV with a header line)."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with open(path, "w", newline="", encoding="utf-8") as fh:
+        w = csv.DictWriter(
+            fh, fieldnames=["series", "label", "x", "y", "y_err_below", "y_err_above"]
+        )
+        w.writeheader()
+        w.writerows(figure_rows(fig))
+    return path
+
+
+def redraw_report_figures(report_json: str | Path, out_dir: str | Path | None = None) -> list[Path]:
+    """Redraw every figure of a report.json (its ``data`` entries) into ``out_dir`` (default:
+    the report's figures folder), e.g. after restyling: nothing is rerun."""
+    import json
+    from types import SimpleNamespace
+
+    src = Path(report_json)
+    doc = json.loads(src.read_text(encoding="utf-8"))
+    out = Path(out_dir) if out_dir is not None else src.parent / "figures"
+    entries = [f for st in doc["statements"] for c in st["checks"] for f in c["figures"]]
+    entries += (doc.get("overview") or {}).get("figures", [])
+    written: list[Path] = []
+    for f in entries:
+        if f.get("data") is None or not f.get("file"):
+            continue
+        fig = SimpleNamespace(name=f["name"], title=f["title"], kind=f["kind"], data=f["data"])
+        written += draw_figure_files(fig, out / Path(f["file"]).name, also=(".pdf",), data=False)
+    return written

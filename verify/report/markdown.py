@@ -78,6 +78,21 @@ def repo_link(path: str, repo_prefix: str | None) -> str:
     return f"`{path}`"
 
 
+def _kernels_text(k: Mapping[str, Any] | None) -> str:
+    """The compilation step, which no check's time includes."""
+    if not k:
+        return ""
+    what = (
+        f"{k['compiled']} compiled, {k['from_cache']} loaded from the Numba cache"
+        if k.get("compiled")
+        else f"all {k.get('from_cache', 0)} loaded from the Numba cache"
+    )
+    return (
+        f", plus {fmt(k['seconds'])} s before the checks to compile the kernels ({what};"
+        " compilation happens on the first run only and is in no check's time)"
+    )
+
+
 def render_markdown(doc: Mapping[str, Any], repo_prefix: str | None = None) -> str:
     """The whole report.md; ``repo_prefix`` is the repository root relative to the report's
     directory (links to derivations and counterexample files use it)."""
@@ -92,7 +107,7 @@ def render_markdown(doc: Mapping[str, Any], repo_prefix: str | None = None) -> s
         f" (budget **{run['budget']}**, slow checks {'run' if run['include_slow'] else 'not run'},"
         f" seed {run['seed']}{', only ' + ', '.join(only) if only else ''})"
         f" with verify {env.get('verify')} at commit `{env.get('git_commit')}`."
-        f" Total run time {fmt(summ['runtime_s'])} s."
+        f" Total run time {fmt(summ['runtime_s'])} s{_kernels_text(doc.get('kernels'))}."
     )
     add("")
     counts = ", ".join(f"{n} {k}" for k, n in summ["counts"].items() if n)

@@ -24,7 +24,7 @@ from typing import Any
 from tqdm.auto import tqdm
 
 from verify.errors import ValidationError
-from verify.lemmas.registry import (
+from verify.report._registry import (
     Budget,
     Check,
     CheckContext,

@@ -1,19 +1,20 @@
-"""Run the statements and write report.md, report.json and figures/*.png into a directory."""
+"""Run the statements and write report.md, report.json, rows.csv and figures/ into a directory
+(each figure as a 300 dpi PNG, a PDF and a CSV of its data)."""
 
 from __future__ import annotations
 
 import json
 import os
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from verify.lemmas.registry import Budget, FigureData
-from verify.report.document import build_document
+from verify.report._registry import Budget, FigureData
+from verify.report.document import build_document, jsonable
 from verify.report.environment import environment
-from verify.report.figures import draw_figure, figure_filename
+from verify.report.figures import draw_figure_files, figure_filename
 from verify.report.markdown import render_markdown
 from verify.report.overview import overview_figures
 from verify.report.runner import (
@@ -22,9 +23,11 @@ from verify.report.runner import (
     run_statements,
     select_statements,
 )
+from verify.report.warmup import compile_kernels
 from verify.validation import check_choice, check_int
 
 FIGURES_DIR = "figures"
+FIGURE_FORMATS = (".png", ".pdf")  # the first is the one report.md shows
 
 
 @dataclass
@@ -44,18 +47,23 @@ class Report:
 
 
 def _draw_entry(fig: FigureData, fig_dir: Path, taken: set[str], paths: list[Path]) -> dict:
-    """Draw one figure; its report entry (``file`` or, when it cannot be drawn, ``error``)."""
+    """Draw one figure (PNG at 300 dpi, PDF, and its data as CSV); its report entry (``file``,
+    ``files`` and ``data``, or, when it cannot be drawn, ``error``)."""
     fname = figure_filename(str(getattr(fig, "name", "figure")), taken)
     entry: dict[str, Any] = {
         "name": str(getattr(fig, "name", "")),
         "title": str(getattr(fig, "title", "")),
         "kind": str(getattr(fig, "kind", "")),
         "file": None,
+        "files": [],
+        "data": jsonable(getattr(fig, "data", None)),
         "error": None,
     }
     try:
-        paths.append(draw_figure(fig, fig_dir / fname))
+        written = draw_figure_files(fig, fig_dir / fname, also=FIGURE_FORMATS[1:])
+        paths.append(written[0])
         entry["file"] = f"{FIGURES_DIR}/{fname}"
+        entry["files"] = [f"{FIGURES_DIR}/{p.name}" for p in written]
     except Exception as exc:  # recorded in the report as a warning
         entry["error"] = f"{type(exc).__name__}: {exc}"
     return entry
@@ -65,11 +73,12 @@ def draw_figures(
     outcomes: Sequence[StatementOutcome], out_dir: Path, overview: Sequence[FigureData] = ()
 ) -> tuple[dict[tuple[str, str], list[dict[str, Any]]], list[dict[str, Any]], list[Path]]:
     """Draw every check's figures and the overview figures into ``out_dir/figures`` (stale
-    PNGs there are removed). A figure that cannot be drawn is recorded with its error."""
+    files there are removed). A figure that cannot be drawn is recorded with its error."""
     fig_dir = out_dir / FIGURES_DIR
     if fig_dir.is_dir():
-        for old in fig_dir.glob("*.png"):
-            old.unlink()
+        for old in fig_dir.iterdir():
+            if old.suffix in (*FIGURE_FORMATS, ".csv") and old.is_file():
+                old.unlink()
     taken: set[str] = set()
     entries: dict[tuple[str, str], list[dict[str, Any]]] = {}
     paths: list[Path] = []
@@ -92,6 +101,7 @@ def write_report(
     command: str = "",
     overview: Sequence[FigureData] = (),
     overview_notes: Sequence[str] = (),
+    kernels: dict[str, Any] | None = None,
 ) -> Report:
     """Write ``report.md``, ``report.json`` and ``figures/*.png`` for ``outcomes`` (plus the
     ``overview`` figures, which belong to no statement)."""
@@ -105,6 +115,7 @@ def write_report(
         figures=figures,
         runtime_s=runtime_s,
         command=command,
+        kernels=kernels,
     )
     doc["overview"] = {"figures": over, "notes": [str(n) for n in overview_notes]}
     json_path = out / "report.json"
@@ -124,12 +135,19 @@ def generate_report(
     only: Sequence[str] | None = None,
     progress: bool = True,
     command: str = "",
+    log: Callable[[str], None] | None = None,
 ) -> Report:
     """Run the registered statements (all, or those in ``only``) at ``budget`` and write the
     report into ``out_dir``. ``report.exit_code`` is 0 when every statement holds, is vacuous,
-    is undecided or was not run at this budget, and 1 when one is violated or raised."""
+    is undecided or was not run at this budget, 1 when one is violated or raised, 130 when the
+    run was interrupted.
+
+    First the Numba kernels are compiled or loaded from the cache, as a step of its own
+    (:func:`verify.report.warmup.compile_kernels`, its time in report.json's ``kernels``), so
+    no check's run time includes compilation. ``log`` receives the step's progress lines."""
     budget = check_choice("budget", budget, ("quick", "default", "full"))  # type: ignore[assignment]
     seed = check_int("seed", seed, minimum=0)
+    kernels = compile_kernels(log)  # first: importing the statements imports kernels too
     statements = select_statements(only)
     start = time.perf_counter()
     outcomes = run_statements(
@@ -154,4 +172,5 @@ def generate_report(
         command=command,
         overview=overview,
         overview_notes=notes,
+        kernels=kernels.as_dict(),
     )
