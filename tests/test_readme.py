@@ -5,18 +5,68 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
+import pytest
+
 from verify.report.readme import BEGIN, END, statements_table, update_readme
 
 README = Path(__file__).resolve().parents[1] / "README.md"
 
 SETUP = (
-    'python3 -m venv .venv && . .venv/bin/activate && pip install -e ".[test]"'
-    " && python -m verify report --quick\npytest\n"
+    'python3 -m venv .venv && .venv/bin/python -m pip install -e ".[test]"'
+    " && .venv/bin/python -m verify report --quick\n.venv/bin/python -m pytest\n"
 )
 
 
 def test_setup_commands_are_the_two_documented_ones() -> None:
     assert "```bash\n" + SETUP + "```" in README.read_text()
+
+
+def test_setup_commands_work_in_any_new_shell() -> None:
+    """No command relies on an activated venv (a new shell would run another python/pytest):
+    each runs the venv's own interpreter by its path. .ci/run runs the same test command."""
+    for line in SETUP.splitlines():
+        for cmd in (c.strip() for c in line.split("&&")):
+            assert cmd.startswith((".venv/bin/python ", "python3 -m venv ")), cmd
+    ci = (README.parent / ".ci" / "run").read_text()
+    assert '"$venv/bin/python" -m pytest' in ci and "export CI=true" in ci and "trap" in ci
+
+
+def _tour_commands() -> list[list[str]]:
+    """Every `python -m verify ...` command of the README's bash blocks, as argv lists."""
+    import shlex
+
+    text = README.read_text()
+    commands = []
+    for block in re.findall(r"^```bash\n(.*?)^```", text, flags=re.S | re.M):
+        for line in block.replace("\\\n", " ").splitlines():
+            line = line.split("#", 1)[0].strip()
+            for cmd in line.split("&&"):
+                argv = shlex.split(cmd)
+                while argv and argv[0] != "-m":
+                    argv.pop(0)
+                if argv[:2] == ["-m", "verify"]:
+                    commands.append(argv[2:])
+    return commands
+
+
+def test_every_readme_command_parses() -> None:
+    """The tour's commands use flags that exist (parsed, not run: the report takes minutes)."""
+    from verify.cli import build_parser
+
+    commands = _tour_commands()
+    assert len(commands) >= 9
+    parser = build_parser()
+    for argv in commands:
+        args = parser.parse_args(argv)
+        assert callable(args.func), argv
+
+
+def test_readme_names_the_console_script() -> None:
+    tomllib = pytest.importorskip("tomllib")  # Python >= 3.11
+
+    scripts = tomllib.loads((README.parent / "pyproject.toml").read_text())["project"]["scripts"]
+    assert scripts == {"verify-transformers": "verify.cli:main"}
+    assert "`verify-transformers COMMAND`" in README.read_text()
 
 
 def test_python_tour_runs(capsys) -> None:

@@ -1,5 +1,6 @@
 """Lemma reports: run the statement registry's checks and write report.md, report.json
-(schema: docs/report-schema.md) and PNG figures. Entry point: ``python -m verify report``.
+(schema: docs/report-schema.md), rows.csv and figures (PNG, PDF, CSV data). Entry point:
+``python -m verify report``.
 
 Names are imported lazily, so ``verify.report.document`` (JSON helpers, used by sweeps) does not
 pull in matplotlib.
@@ -15,6 +16,10 @@ _EXPORTS = {
     "build_document": "verify.report.document",
     "validate_document": "verify.report.document",
     "draw_figure": "verify.report.figures",
+    "draw_figure_files": "verify.report.figures",
+    "redraw_report_figures": "verify.report.figures",
+    "report_frame": "verify.report.export",
+    "report_rows": "verify.report.export",
     "render_markdown": "verify.report.markdown",
     "CheckOutcome": "verify.report.runner",
     "StatementOutcome": "verify.report.runner",

@@ -11,7 +11,7 @@ import math
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from verify.report._registry import Row
+from verify.registry import Row
 from verify.report.runner import (
     CHECK_STATUSES,
     FAILING,

@@ -1,4 +1,4 @@
-"""Draw a check's :class:`FigureData` (see verify.report._registry) for a paper.
+"""Draw a check's :class:`FigureData` (see verify.registry) for a paper.
 
 Kinds (see FigureData):
 

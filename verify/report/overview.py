@@ -6,7 +6,7 @@
 
 from __future__ import annotations
 
-from verify.report._registry import Budget, CheckContext, FigureData
+from verify.registry import Budget, CheckContext, FigureData
 
 
 def family_profiles_figure(n: int) -> tuple[FigureData, list[str]]:

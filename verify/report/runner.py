@@ -24,7 +24,7 @@ from typing import Any
 from tqdm.auto import tqdm
 
 from verify.errors import ValidationError
-from verify.report._registry import (
+from verify.registry import (
     Budget,
     Check,
     CheckContext,
@@ -191,7 +191,7 @@ def run_check_outcome(stmt: Statement, check: Check, ctx: CheckContext) -> Check
     )
     start = time.perf_counter()
     try:
-        result = check.run(ctx, stmt.id)
+        result = check.run(ctx, stmt)
         if not isinstance(result, CheckResult):
             raise TypeError(f"check returned {type(result).__name__}, expected CheckResult")
         outcome.result = result

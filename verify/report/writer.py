@@ -11,9 +11,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from verify.report._registry import Budget, FigureData
+from verify.registry import Budget, FigureData
 from verify.report.document import build_document, jsonable
 from verify.report.environment import environment
+from verify.report.export import write_rows_csv
 from verify.report.figures import draw_figure_files, figure_filename
 from verify.report.markdown import render_markdown
 from verify.report.overview import overview_figures
@@ -27,6 +28,7 @@ from verify.report.warmup import compile_kernels
 from verify.validation import check_choice, check_int
 
 FIGURES_DIR = "figures"
+ROWS_CSV = "rows.csv"  # every check row, flat (verify.report.export)
 FIGURE_FORMATS = (".png", ".pdf")  # the first is the one report.md shows
 
 
@@ -103,8 +105,8 @@ def write_report(
     overview_notes: Sequence[str] = (),
     kernels: dict[str, Any] | None = None,
 ) -> Report:
-    """Write ``report.md``, ``report.json`` and ``figures/*.png`` for ``outcomes`` (plus the
-    ``overview`` figures, which belong to no statement)."""
+    """Write ``report.md``, ``report.json``, ``rows.csv`` and ``figures/`` for ``outcomes``
+    (plus the ``overview`` figures, which belong to no statement)."""
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     figures, over, paths = draw_figures(outcomes, out, overview)
@@ -120,6 +122,7 @@ def write_report(
     doc["overview"] = {"figures": over, "notes": [str(n) for n in overview_notes]}
     json_path = out / "report.json"
     json_path.write_text(json.dumps(doc, indent=1, allow_nan=False) + "\n", encoding="utf-8")
+    write_rows_csv(doc, out / ROWS_CSV)
     md_path = out / "report.md"
     prefix = os.path.relpath(REPO_ROOT, out.resolve())
     md_path.write_text(render_markdown(doc, repo_prefix=prefix), encoding="utf-8")
