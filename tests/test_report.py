@@ -12,16 +12,18 @@ from pathlib import Path
 import pytest
 
 from verify.cli import main
-from verify.lemmas import (
+from verify.registry import (
     CheckContext,
-    CheckResult,
+    Counterexample,
     FigureData,
+    Finding,
     Hypothesis,
+    Outcome,
+    Policy,
     Row,
-    Status,
+    core,
+    counterexamples,
     define_statement,
-    registry,
-    statement_check,
 )
 from verify.report import (
     aggregate_status,
@@ -38,20 +40,20 @@ PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
 @pytest.fixture
 def isolated_registry(monkeypatch: pytest.MonkeyPatch) -> Iterator[dict]:
     """An empty statement registry for the test; the global one is restored afterwards."""
-    saved = dict(registry._STATEMENTS)
-    registry._STATEMENTS.clear()
-    monkeypatch.setattr(registry, "load_all", lambda: None)
+    saved = dict(core._STATEMENTS)
+    core._STATEMENTS.clear()
+    monkeypatch.setattr(core, "STATEMENT_PACKAGES", [])
     # the overview figures cost ~1 s per report; test_report_all_outcomes restores them
     monkeypatch.setattr(writer, "overview_figures", lambda budget: ([], []))
     try:
-        yield registry._STATEMENTS
+        yield core._STATEMENTS
     finally:
-        registry._STATEMENTS.clear()
-        registry._STATEMENTS.update(saved)
+        core._STATEMENTS.clear()
+        core._STATEMENTS.update(saved)
 
 
 def _holds_statement(sid: str = "Lemma 1.1", *, slow_too: bool = False) -> None:
-    define_statement(
+    stmt = define_statement(
         id=sid,
         title="Square bound",
         statement=r"For $x \in [0, 1]$, $x^2 \le x$.",
@@ -61,11 +63,10 @@ def _holds_statement(sid: str = "Lemma 1.1", *, slow_too: bool = False) -> None:
         derivation="docs/architecture.md#conventions",
     )
 
-    @statement_check(sid, name="grid")
-    def _grid(ctx: CheckContext) -> CheckResult:
+    @stmt.check("grid")
+    def _grid(ctx: CheckContext) -> Outcome:
         xs = [i / 10 for i in range(1, 11)]
         rows = [Row(f"x={x:.1f}", x * x, x) for x in xs]
-        status = Status.HOLDS if all(r.ok for r in rows) else Status.VIOLATED
         fig = FigureData(
             name="square",
             title="x^2 against x",
@@ -81,36 +82,25 @@ def _holds_statement(sid: str = "Lemma 1.1", *, slow_too: bool = False) -> None:
                 "logy": True,
             },
         )
-        return CheckResult(
-            sid,
-            "grid",
-            status,
-            rows,
-            seed=ctx.seed,
-            figures=[fig],
-            parameters={"budget": ctx.budget, "n": len(xs)},
-        )
+        return Outcome(rows, figures=[fig], parameters={"budget": ctx.budget, "n": len(xs)})
 
     if slow_too:
 
-        @statement_check(sid, name="slow grid", slow=True)
-        def _slow(ctx: CheckContext) -> CheckResult:
+        @stmt.check("slow grid", slow=True)
+        def _slow(ctx: CheckContext) -> Outcome:
             raise AssertionError("a slow check ran outside --full")
 
 
-def _mixed_registry(tmp_path: Path) -> Path:
+def _mixed_registry(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     """Statements that hold, are vacuous, are violated, undecided and raise."""
     _holds_statement("Lemma 1.1", slow_too=True)
-    define_statement(id="Thm 2.1", title="Vacuous at small N", statement="K_0 >= N^e.")
+    thm = define_statement(id="Thm 2.1", title="Vacuous at small N", statement="K_0 >= N^e.")
 
-    @statement_check("Thm 2.1", name="exponent")
-    def _vac(ctx: CheckContext) -> CheckResult:
+    @thm.check("exponent")
+    def _vac(ctx: CheckContext) -> Outcome:
         e = (8 - 1) / 2 - 5
-        return CheckResult(
-            "Thm 2.1",
-            "exponent",
-            Status.VACUOUS if e <= 0 else Status.HOLDS,
-            [Row("K_0 vs N^e at N=8", 3.0, 8.0**e, ">=")],
+        return Outcome(
+            [Row("K_0 vs N^e at N=8", 3.0, 8.0**e, ">=", trivial=1.0)],
             notes=[f"exponent e = {e} <= 0: the bound is trivial"],
             figures=[
                 FigureData(
@@ -134,40 +124,32 @@ def _mixed_registry(tmp_path: Path) -> Path:
             ],
         )
 
-    cex = tmp_path / "cex.npz"
-    cex.write_bytes(b"x")
-    define_statement(id="Lemma 3.1", title="A bound that fails", statement="x <= 1.")
+    monkeypatch.setattr(counterexamples, "COUNTEREXAMPLES", tmp_path)
+    cex = tmp_path / "cex.json"
+    fails = define_statement(id="Lemma 3.1", title="A bound that fails", statement="x <= 1.")
 
-    @statement_check("Lemma 3.1", name="counterexample")
-    def _viol(ctx: CheckContext) -> CheckResult:
-        return CheckResult(
-            "Lemma 3.1",
-            "counterexample",
-            Status.VIOLATED,
+    @fails.check("counterexample")
+    def _viol(ctx: CheckContext) -> Outcome:
+        return Outcome(
             [Row("x", 2.0, 1.0), Row("y", 0.5, 1.0)],
-            counterexample=str(cex),
+            counterexample=Counterexample(setting={"x": 2.0}, stem="cex"),
         )
 
-    define_statement(id="Lemma 3.2", title="Undecided", statement="y >= 0.")
+    und = define_statement(id="Lemma 3.2", title="Undecided", statement="y >= 0.")
 
-    @statement_check("Lemma 3.2", name="wide interval")
-    def _und(ctx: CheckContext) -> CheckResult:
-        return CheckResult(
-            "Lemma 3.2",
-            "wide interval",
-            Status.UNDECIDED,
-            [Row("y", 0.0, 0.0, ">=", ci=(-1.0, 1.0))],
-        )
+    @und.check("wide interval", policy=Policy.STATISTICAL)
+    def _und(ctx: CheckContext) -> Outcome:
+        return Outcome([Row("y", -0.5, 0.0, ">=", ci=(-1.0, 1.0), decisive=False)])
 
-    define_statement(id="Cor 5.1", title="Raises", statement="never computed.")
+    raises = define_statement(id="Cor 5.1", title="Raises", statement="never computed.")
 
-    @statement_check("Cor 5.1", name="boom")
-    def _boom(ctx: CheckContext) -> CheckResult:
+    @raises.check("boom")
+    def _boom(ctx: CheckContext) -> Outcome:
         raise ZeroDivisionError("deliberate failure in a check")
 
-    @statement_check("Cor 5.1", name="fine")
-    def _fine(ctx: CheckContext) -> CheckResult:
-        return CheckResult("Cor 5.1", "fine", Status.HOLDS, [Row("z", 1.0, math.inf)])
+    @raises.check("fine")
+    def _fine(ctx: CheckContext) -> Outcome:
+        return Outcome([Row("z", 1.0, math.inf)])
 
     return cex
 
@@ -193,7 +175,7 @@ def test_report_all_outcomes(
     isolated_registry: dict, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setattr(writer, "overview_figures", overview_figures)
-    cex = _mixed_registry(tmp_path)
+    cex = _mixed_registry(tmp_path, monkeypatch)
     out = tmp_path / "rep"
     rep = generate_report(out, budget="quick", seed=7, progress=False, command="test")
     assert rep.exit_code == 1
@@ -278,12 +260,12 @@ def test_include_slow_runs_slow_checks_and_reports_error(
 
 
 def test_bad_figure_is_reported_not_fatal(isolated_registry: dict, tmp_path: Path) -> None:
-    define_statement(id="Lemma 9.9", title="t", statement="s")
+    stmt = define_statement(id="Lemma 9.9", title="t", statement="s")
 
-    @statement_check("Lemma 9.9", name="c")
-    def _c(ctx: CheckContext) -> CheckResult:
+    @stmt.check("c")
+    def _c(ctx: CheckContext) -> Outcome:
         bad = FigureData("bad", "bad", "lines", {"series": [{"x": [1, 2], "y": [1]}]})
-        return CheckResult("Lemma 9.9", "c", Status.HOLDS, [Row("a", 1, 2)], figures=[bad])
+        return Outcome([Row("a", 1, 2)], figures=[bad])
 
     rep = generate_report(tmp_path, progress=False)
     st = rep.document["statements"][0]
@@ -291,17 +273,6 @@ def test_bad_figure_is_reported_not_fatal(isolated_registry: dict, tmp_path: Pat
     assert "x and y of equal length" in st["checks"][0]["figures"][0]["error"]
     assert any("figure bad" in w for w in st["warnings"])
     assert "could not be drawn" in (tmp_path / "report.md").read_text()
-
-
-def test_inconsistent_result_warns(isolated_registry: dict, tmp_path: Path) -> None:
-    define_statement(id="Lemma 8.1", title="t", statement="s")
-
-    @statement_check("Lemma 8.1", name="c")
-    def _c(ctx: CheckContext) -> CheckResult:
-        return CheckResult("Lemma 8.1", "c", Status.HOLDS, [Row("a", 3, 2)])
-
-    rep = generate_report(tmp_path, progress=False)
-    assert any("fall outside their bound" in w for w in rep.document["statements"][0]["warnings"])
 
 
 def test_cli_report(isolated_registry: dict, tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
@@ -369,10 +340,10 @@ def test_overview_family_profiles_are_exact() -> None:
 
 def test_ctrl_c_writes_the_finished_checks(isolated_registry: dict, tmp_path: Path) -> None:
     _holds_statement("Lemma 1.1")
-    define_statement(id="Lemma 2.2", title="t", statement="s")
+    stmt = define_statement(id="Lemma 2.2", title="t", statement="s")
 
-    @statement_check("Lemma 2.2", name="user presses Ctrl-C here")
-    def _stop(ctx: CheckContext) -> CheckResult:
+    @stmt.check("user presses Ctrl-C here")
+    def _stop(ctx: CheckContext) -> Outcome:
         raise KeyboardInterrupt
 
     _holds_statement("Lemma 3.3")
@@ -404,7 +375,7 @@ def test_real_registry_quick_report(tmp_path: Path) -> None:
     doc = _strict_json(out / "report.json")
     assert validate_document(doc) == []
     assert res.returncode == doc["summary"]["exit_code"]
-    assert len(doc["statements"]) == len(registry.all_statements())
+    assert len(doc["statements"]) == len(core.all_statements())
     assert doc["summary"]["n_errors"] == 0, [
         (s["id"], c["name"], c["error"]["message"])
         for s in doc["statements"]
@@ -429,20 +400,22 @@ def test_slow_quick_check_warns(
     assert rep.document["statements"][0]["warnings"] == []
 
 
-def test_documented_finding_is_a_strict_xfail(isolated_registry: dict, tmp_path: Path) -> None:
-    cex = tmp_path / "finding.npz"
-    cex.write_bytes(b"x")
-    outcome = {"status": Status.VIOLATED}
+def test_documented_finding_is_a_strict_xfail(
+    isolated_registry: dict, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(counterexamples, "COUNTEREXAMPLES", tmp_path)
+    cex = tmp_path / "finding.json"
+    measured = {"x": 2.0}
 
-    define_statement(id="Lemma 7.1", title="A documented finding", statement="x <= 1.")
+    stmt = define_statement(id="Lemma 7.1", title="A documented finding", statement="x <= 1.")
 
-    @statement_check("Lemma 7.1", name="finding")
-    def _finding(ctx: CheckContext) -> CheckResult:
-        return CheckResult(
-            "Lemma 7.1", "finding", outcome["status"], [Row("x", 2.0, 1.0)], counterexample=str(cex)
+    @stmt.check("finding", finding=Finding(str(cex), "the bound fails on this case"))
+    def _finding(ctx: CheckContext) -> Outcome:
+        return Outcome(
+            [Row("x", measured["x"], 1.0)],
+            counterexample=Counterexample(setting=measured, stem="finding"),
         )
 
-    registry._STATEMENTS["Lemma 7.1"].checks[0].expected_violation = str(cex)
     _holds_statement("Lemma 7.2")
     rep = generate_report(tmp_path / "a", progress=False)
     st = rep.document["statements"][0]
@@ -451,7 +424,7 @@ def test_documented_finding_is_a_strict_xfail(isolated_registry: dict, tmp_path:
     assert validate_document(rep.document) == []
     md = (tmp_path / "a" / "report.md").read_text()
     assert "documented finding" in md and "Documented finding (expected to be violated" in md
-    outcome["status"] = Status.HOLDS  # the finding no longer reproduces: a failure
+    measured["x"] = 0.5  # the finding no longer reproduces: a failure
     rep = generate_report(tmp_path / "b", progress=False)
     st = rep.document["statements"][0]
     assert st["status"] == "not_reproduced" and rep.exit_code == 1

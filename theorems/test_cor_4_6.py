@@ -1,7 +1,8 @@
-"""Cor 4.6 (reconstruction): functions with K_0 < N^e are a.s. not recognised for large N."""
+"""Cor 4.6 [note]: Criterion for unlearnability (eps = 0).
 
-from __future__ import annotations
+Generated from the registry (checks: verify.statements.cor_4_6);
+regenerate with `python -m verify.registry.testing`."""
 
+from verify.registry.testing import theorem_test
 
-def test_low_k0_families_not_recognised(run_statement_check) -> None:
-    run_statement_check("Cor 4.6", "PARITY, sparse PARITY, FIRST, DICTATOR not recognised")
+test_cor_4_6 = theorem_test("Cor 4.6")

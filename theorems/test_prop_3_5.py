@@ -1,8 +1,8 @@
-"""Prop 3.5 (arXiv 2606.08768, reconstruction): for eps > 0 and every N,
-|F_N| <= (1 + C_Lip diam(Theta) / xi)^M (reported as log10)."""
+"""Prop 3.5 [note]: Length-independent cap on the number of recognisable functions (eps > 0).
 
-import verify.lemmas.eps_positive  # noqa: F401  (registers the statements)
+Generated from the registry (checks: verify.statements.prop_3_5);
+regenerate with `python -m verify.registry.testing`."""
 
+from verify.registry.testing import theorem_test
 
-def test_cap(run_statement_check):
-    run_statement_check("Prop 3.5", "cap vs distinct recognised functions and 2^(2^N)")
+test_prop_3_5 = theorem_test("Prop 3.5")

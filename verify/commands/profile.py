@@ -155,7 +155,7 @@ def _print_table(summary: dict[str, Any]) -> None:
 
 def profile_figure(summary: dict[str, Any]):  # -> FigureData
     """Bars of K_n / 2^N against n (log scale when they span many decades)."""
-    from verify.report._registry import FigureData
+    from verify.registry import FigureData
 
     n = summary["N"]
     frac = [c / (1 << n) for c in summary["profile"]]

@@ -270,7 +270,7 @@ _SHORT = {
 def p_k0_figure(rows: list[dict], varying: list[str]):  # -> FigureData
     """Bars of P[K_0 >= 1] per setting with 95% Clopper-Pearson error bars, and the limit
     1 - 1/e of a uniformly random Boolean function as a horizontal line."""
-    from verify.report._registry import FigureData
+    from verify.registry import FigureData
 
     def label(r: dict) -> str:
         return ", ".join(f"{_SHORT.get(k, k)}={r['setting'].get(k)}" for k in varying) or "all"

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import functools
 import sys
+import textwrap
 from collections.abc import Callable
 from pathlib import Path
 
@@ -70,10 +71,11 @@ def theorem_module_path(stmt: Statement, directory: Path = THEOREMS) -> Path:
 def theorem_module_text(stmt: Statement) -> str:
     """The generated theorem module of ``stmt``: a docstring and one line."""
     where = sorted({c.func.__module__ for c in stmt.checks}) or ["(no checks yet)"]
+    title = textwrap.fill(f"{stmt.id} {stmt.confidence}: {stmt.title}.", 96)
     return (
-        f'"""{stmt.id} {stmt.confidence}: {stmt.title}.\n\n'
-        f"Generated from the registry (checks: {', '.join(where)});"
-        f' regenerate with `python -m verify.registry.testing`."""\n\n'
+        f'"""{title}\n\n'
+        f"Generated from the registry (checks: {', '.join(where)});\n"
+        f'regenerate with `python -m verify.registry.testing`."""\n\n'
         "from verify.registry.testing import theorem_test\n\n"
         f'test_{stmt.slug} = theorem_test("{stmt.id}")\n'
     )

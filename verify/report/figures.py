@@ -417,18 +417,24 @@ def render(fig: Any):  # -> matplotlib.figure.Figure
     return mfig
 
 
-def draw_figure(fig: Any, path: str | Path) -> Path:
-    """Draw ``fig`` into ``path`` (format from its suffix: .png at 300 dpi, .pdf or .svg);
-    raise ValidationError on malformed data or an unknown suffix."""
+def draw_figure(fig: Any, path: str | Path, *, also: Sequence[str] = ()) -> Path:
+    """Draw ``fig`` into ``path`` (format from its suffix: .png at 300 dpi, .pdf or .svg), and
+    with the same drawing into ``path`` with each suffix of ``also``; raise ValidationError on
+    malformed data or an unknown suffix. Returns ``path``."""
     import matplotlib
 
     path = Path(path)
-    if path.suffix.lower() not in FORMATS:
-        raise ValidationError("figure path", "a file ending in " + ", ".join(FORMATS), str(path))
+    targets = [path] + [path.with_suffix(x) for x in also if x.lower() != path.suffix.lower()]
+    for target in targets:
+        if target.suffix.lower() not in FORMATS:
+            raise ValidationError(
+                "figure path", "a file ending in " + ", ".join(FORMATS), str(target)
+            )
     mfig = render(fig)
     path.parent.mkdir(parents=True, exist_ok=True)
     with matplotlib.rc_context(STYLE):
-        mfig.savefig(path, dpi=DPI, metadata=_metadata(path))
+        for target in targets:
+            mfig.savefig(target, dpi=DPI, metadata=_metadata(target))
     return path
 
 
@@ -447,10 +453,8 @@ def draw_figure_files(
     """Draw ``fig`` into ``path`` and, for each suffix in ``also`` (e.g. ".pdf"), beside it;
     with ``data`` write the series to ``<stem>.csv`` too. The paths written, ``path`` first."""
     path = Path(path)
-    written = [draw_figure(fig, path)]
-    for suffix in also:
-        if suffix.lower() != path.suffix.lower():
-            written.append(draw_figure(fig, path.with_suffix(suffix)))
+    draw_figure(fig, path, also=also)
+    written = [path] + [path.with_suffix(x) for x in also if x.lower() != path.suffix.lower()]
     if data:
         written.append(write_figure_csv(fig, path.with_suffix(".csv")))
     return written

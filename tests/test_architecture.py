@@ -1,0 +1,144 @@
+"""The package's import graph: no cycle, and no arrow from a lower layer to a higher one.
+
+Every ``import`` counts, also those inside functions (a lazy import hides a cycle, it does not
+remove it). Layers, from the bottom: validation and the kernel policy; Boolean functions; the
+model; Hypothesis strategies and the torch bridge; the registry; the theory (explicit bounds);
+shared check code; experiments; the statements; report and sweeps; the command line.
+"""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1] / "verify"
+
+LAYERS: list[tuple[str, ...]] = [
+    ("verify.errors", "verify.validation", "verify._numba", "verify"),
+    ("verify.boolean",),
+    ("verify.model",),
+    ("verify.strategies", "verify.torch"),
+    ("verify.registry",),
+    ("verify.theory",),
+    ("verify.checks",),
+    ("verify.experiments",),
+    ("verify.statements",),
+    ("verify.report", "verify.sweep"),
+    ("verify.commands", "verify.cli", "verify.__main__"),
+]
+
+
+def module_name(path: Path) -> str:
+    parts = path.relative_to(ROOT.parent).with_suffix("").parts
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def imports_of(path: Path) -> set[str]:
+    """verify.* modules imported anywhere in the file (absolute names)."""
+    tree = ast.parse(path.read_text(), filename=str(path))
+    found: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            found.update(a.name for a in node.names if a.name.startswith("verify"))
+        elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+            if node.module.startswith("verify"):
+                found.add(node.module)
+                found.update(f"{node.module}.{a.name}" for a in node.names)
+    return found
+
+
+MODULES = {module_name(p): p for p in sorted(ROOT.rglob("*.py"))}
+
+
+def graph() -> dict[str, set[str]]:
+    """module -> the verify modules it imports (names that are not modules are dropped)."""
+    return {m: {i for i in imports_of(p) if i in MODULES and i != m} for m, p in MODULES.items()}
+
+
+def layer_of(module: str) -> int:
+    best, best_len = -1, -1
+    for i, prefixes in enumerate(LAYERS):
+        for prefix in prefixes:
+            inside = module == prefix or (prefix != "verify" and module.startswith(prefix + "."))
+            if inside and len(prefix) > best_len:
+                best, best_len = i, len(prefix)
+    return best
+
+
+def test_every_module_has_a_layer() -> None:
+    assert [m for m in MODULES if layer_of(m) < 0] == []
+
+
+def test_no_upward_import() -> None:
+    upward = [
+        f"{m} (layer {layer_of(m)}) imports {i} (layer {layer_of(i)})"
+        for m, targets in graph().items()
+        for i in sorted(targets)
+        if layer_of(i) > layer_of(m) and m != "verify"
+    ]
+    assert upward == []
+
+
+def _package_of(module: str) -> str:
+    return module if (MODULES[module].name == "__init__.py") else module.rsplit(".", 1)[0]
+
+
+def test_no_import_cycle() -> None:
+    """Modules, with each package's __init__ re-exports left out (a package importing its own
+    submodules is not a cycle); Tarjan's strongly connected components."""
+    g = {
+        m: {t for t in ts if not (MODULES[t].name == "__init__.py" and m.startswith(t + "."))}
+        for m, ts in graph().items()
+        if MODULES[m].name != "__init__.py"
+    }
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on_stack: set[str] = set()
+    cycles: list[list[str]] = []
+
+    def visit(v: str) -> None:
+        index[v] = low[v] = len(index)
+        stack.append(v)
+        on_stack.add(v)
+        for w in g.get(v, ()):
+            if w not in g:
+                continue
+            if w not in index:
+                visit(w)
+                low[v] = min(low[v], low[w])
+            elif w in on_stack:
+                low[v] = min(low[v], index[w])
+        if low[v] == index[v]:
+            comp = []
+            while True:
+                w = stack.pop()
+                on_stack.discard(w)
+                comp.append(w)
+                if w == v:
+                    break
+            if len(comp) > 1:
+                cycles.append(sorted(comp))
+
+    for v in sorted(g):
+        if v not in index:
+            visit(v)
+    assert cycles == []
+
+
+@pytest.mark.parametrize("package", ["verify.model", "verify.boolean"])
+def test_no_command_code_in_the_bottom_layers(package: str) -> None:
+    offenders = [
+        m
+        for m, p in MODULES.items()
+        if m.startswith(package)
+        and ("argparse" in p.read_text() or "verify.commands" in p.read_text())
+    ]
+    assert offenders == []
+
+
+def test_no_module_over_500_lines() -> None:
+    long = {m: n for m, p in MODULES.items() if (n := len(p.read_text().splitlines())) > 500}
+    assert long == {}

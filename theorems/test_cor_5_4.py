@@ -1,0 +1,8 @@
+"""Cor 5.4 [note]: FIRST is almost surely not recognisable for large N.
+
+Generated from the registry (checks: verify.statements.cor_5_4);
+regenerate with `python -m verify.registry.testing`."""
+
+from verify.registry.testing import theorem_test
+
+test_cor_5_4 = theorem_test("Cor 5.4")

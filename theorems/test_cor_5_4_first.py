@@ -1,8 +1,0 @@
-"""Cor 5.4 (FIRST): the premise K_0(N) = 0 measured exhaustively (reconstructed statement;
-see verify/lemmas/functions.py)."""
-
-from verify.lemmas.functions import _PREMISE_CHECK
-
-
-def test_premise_exhaustive(run_statement_check):
-    run_statement_check("Cor 5.4", _PREMISE_CHECK)
