@@ -56,6 +56,36 @@ def norm_affine(params: Params) -> tuple[np.ndarray, np.ndarray]:
     return np.ones((len(names), cfg.d_model)), np.zeros((len(names), cfg.d_model))
 
 
+def layer_weights_t(params: Params) -> LayerWeightsT:
+    """The per-layer weights stacked over layers, matrices transposed, with |W^T|."""
+    cfg = params.config
+
+    def stack(fmt: str, transpose: bool = False) -> np.ndarray:
+        arrs = [params[fmt.format(layer)] for layer in range(cfg.n_layers)]
+        return f64(np.stack([a.T if transpose else a for a in arrs]))
+
+    w_in = stack("layers.{}.self_attn.in_proj_weight", True)
+    w_out = stack("layers.{}.self_attn.out_proj.weight", True)
+    w1, w2 = stack("layers.{}.linear1.weight", True), stack("layers.{}.linear2.weight", True)
+    return LayerWeightsT(
+        in_t=w_in, in_t_abs=np.abs(w_in), in_bias=stack("layers.{}.self_attn.in_proj_bias"),
+        out_t=w_out, out_t_abs=np.abs(w_out), out_bias=stack("layers.{}.self_attn.out_proj.bias"),
+        lin1_t=w1, lin1_t_abs=np.abs(w1), lin1_bias=stack("layers.{}.linear1.bias"),
+        lin2_t=w2, lin2_t_abs=np.abs(w2), lin2_bias=stack("layers.{}.linear2.bias"),
+    )  # fmt: skip
+
+
+def kernel_scalars(params: Params) -> Scalars:
+    """The model's scalars for the kernels (1/sqrt(d_head) as a float64 ball)."""
+    cfg = params.config
+    c = MidRadContext().rsqrt_int(cfg.d_head)
+    return Scalars(
+        eos=bool(cfg.eos), norm_first=bool(cfg.norm_first), n_heads=int(cfg.n_heads),
+        eps=float(cfg.ln_eps), omega=float(params["readout.bias"]), inv_sqrt_dh=float(c.mid),
+        inv_sqrt_dh_rad=float(c.rad),
+    )  # fmt: skip
+
+
 def prepare(params: Params, n_bits: int) -> FastTables:
     """Tabulate layer 0 over (token, position) in MidRad arithmetic and stack the layers."""
     cfg = params.config
@@ -106,33 +136,14 @@ def prepare(params: Params, n_bits: int) -> FastTables:
         vo_parts = [ctx.matmul(v[:, :, hd, :], wot[hd * dh : (hd + 1) * dh, :]) for hd in range(h)]
         vo = ctx.stack(vo_parts, axis=2)  # (3, s, h, d)
 
-    def stack(fmt: str, transpose: bool = False) -> np.ndarray:
-        arrs = [params[fmt.format(layer)] for layer in range(cfg.n_layers)]
-        return f64(np.stack([a.T if transpose else a for a in arrs]))
-
-    w_in = stack("layers.{}.self_attn.in_proj_weight", True)
-    w_out = stack("layers.{}.self_attn.out_proj.weight", True)
-    w1, w2 = stack("layers.{}.linear1.weight", True), stack("layers.{}.linear2.weight", True)
-    layers = LayerWeightsT(
-        in_t=w_in, in_t_abs=np.abs(w_in), in_bias=stack("layers.{}.self_attn.in_proj_bias"),
-        out_t=w_out, out_t_abs=np.abs(w_out), out_bias=stack("layers.{}.self_attn.out_proj.bias"),
-        lin1_t=w1, lin1_t_abs=np.abs(w1), lin1_bias=stack("layers.{}.linear1.bias"),
-        lin2_t=w2, lin2_t_abs=np.abs(w2), lin2_bias=stack("layers.{}.linear2.bias"),
-    )  # fmt: skip
-    gains, biases = norm_affine(params)
-    w = f64(params["readout.weight"])
-    c = ctx.rsqrt_int(dh)
-    scalars = Scalars(
-        eos=bool(cfg.eos), norm_first=bool(cfg.norm_first), n_heads=int(h),
-        eps=float(cfg.ln_eps), omega=float(params["readout.bias"]), inv_sqrt_dh=float(c.mid),
-        inv_sqrt_dh_rad=float(c.rad),
-    )  # fmt: skip
     layer0 = Layer0Tables(
         y0_mid=f64(y0.mid), y0_rad=f64(y0.rad), exp_scores_mid=f64(sce_m),
         exp_scores_rad=f64(sce_r), values_out_mid=f64(vo.mid), values_out_rad=f64(vo.rad),
     )  # fmt: skip
+    gains, biases = norm_affine(params)
+    w = f64(params["readout.weight"])
     return FastTables(
-        n_bits=n, scalars=scalars, layer0=layer0, layers=layers,
+        n_bits=n, scalars=kernel_scalars(params), layer0=layer0, layers=layer_weights_t(params),
         norms=NormAffine(f64(gains), f64(biases)), readout=Readout(w, np.abs(w)),
     )  # fmt: skip
 

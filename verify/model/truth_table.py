@@ -1,14 +1,19 @@
 """Certified truth tables: the Boolean function a transformer computes, bit by bit proven.
 
 ``truth_table(params, N, margin)`` evaluates all 2^N strings (index order of model-spec: x_1 is
-the least significant bit). Each string's T(x) is first enclosed by rigorous float64 passes
-(midpoint + error radius): the exhaustive Numba kernel (``verify.model.exhaustive``: layer 0
-from tables, one scalar radius per vector), then, for what its radius leaves open, the
-per-string kernel with componentwise radii (``verify.model.kernels``); or, with
-``engine="numpy"``, the :class:`verify.model.arith.MidRadContext` pass. Where float64 does
-not settle the label, the string is redone with arb balls at rising precision
-(``precisions``, default 128, 256, 512, 1024 bits); what is still open is reported as uncertain,
-never guessed.
+the least significant bit). Each string's T(x) is enclosed by rigorous passes (midpoint + error
+radius), each run on what the previous ones leave open (the tiers, ``TIER_*``):
+
+1. float64, the exhaustive Numba kernel (``verify.model.exhaustive``: layer 0 from tables, one
+   scalar radius per vector);
+2. float64, the per-string kernel with componentwise radii (``verify.model.kernels``); or,
+   with ``engine="numpy"``, the :class:`verify.model.arith.MidRadContext` pass for every
+   string instead of 1 and 2;
+3. double-double (``verify.model.double_double``: ~106-bit midpoints, componentwise radii);
+4. arb balls at rising precision (``precisions``, default 128, 256, 512, 1024 bits).
+
+What is still open is reported as uncertain, never guessed. ``method`` keeps three values:
+float64 (tiers 1-2), high precision (tiers 3-4), uncertain; ``tier`` tells the tiers apart.
 
 Labels, margin xi = 0: 1 if T(x) > 0 is proven, 0 if T(x) <= 0 is proven.
 Margin xi > 0: 1 if T >= xi, 0 if T <= -xi, -1 ("undecided", certified) if -xi < T < xi, all
@@ -33,6 +38,8 @@ from verify.model.reference import run_generic
 from verify.validation import check_choice, check_int, check_real
 
 METHOD_FLOAT64, METHOD_HIGH_PRECISION, METHOD_UNCERTAIN = 0, 1, 2
+TIER_EXHAUSTIVE, TIER_PER_STRING, TIER_DOUBLE_DOUBLE, TIER_ARB, TIER_UNCERTAIN = 0, 1, 2, 3, 4
+TIER_NAMES = ("float64_exhaustive", "float64_per_string", "double_double", "arb", "uncertain")
 LABEL_UNDECIDED, LABEL_UNCERTAIN = -1, -2
 DEFAULT_PRECISIONS = (128, 256, 512, 1024)
 _CHUNK = 1 << 16
@@ -49,6 +56,14 @@ class CertifiedTruthTable:
     label: np.ndarray  # (2^N,) int8: 1, 0, -1 (certified undecided), -2 (uncertain)
     certified: np.ndarray  # (2^N,) bool
     method: np.ndarray  # (2^N,) int8: 0 float64, 1 high precision, 2 uncertain
+    tier: np.ndarray | None = None  # (2^N,) int8: the TIER_* that settled each bit
+
+    @property
+    def tier_counts(self) -> dict[str, int]:
+        """Bits settled by each tier (TIER_NAMES); empty when ``tier`` was not recorded."""
+        if self.tier is None:
+            return {}
+        return {name: int(np.count_nonzero(self.tier == k)) for k, name in enumerate(TIER_NAMES)}
 
     @property
     def n_float64(self) -> int:
@@ -145,9 +160,11 @@ def _bits_of(idx: np.ndarray, n: int) -> np.ndarray:
     return ((idx[:, None] >> np.arange(n)[None, :]) & 1).astype(np.uint8)
 
 
-def _float64_stage(params: Params, n: int, xi: float, engine: str) -> tuple[np.ndarray, np.ndarray]:
-    """(T, label) of all 2^n strings from the rigorous float64 passes; label -2 where they do
-    not settle the string.
+def _float64_stage(
+    params: Params, n: int, xi: float, engine: str
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(T, label, tier) of all 2^n strings from the rigorous float64 passes; label -2 (and tier
+    TIER_UNCERTAIN) where they do not settle the string.
 
     engine "numba": first the exhaustive kernel (scalar radii, layer 0 from tables:
     ``verify.model.exhaustive``), then, for the strings its radius leaves open, the per-string
@@ -158,10 +175,12 @@ def _float64_stage(params: Params, n: int, xi: float, engine: str) -> tuple[np.n
     size = 1 << n
     t = np.empty(size)
     label = np.empty(size, dtype=np.int8)
+    tier = np.full(size, TIER_UNCERTAIN, dtype=np.int8)
 
     def settle(start: int, stop: int, mid: np.ndarray, rad: np.ndarray) -> np.ndarray:
         t[start:stop] = mid
         label[start:stop] = _labels_from_midrad(mid, rad, xi)
+        tier[start:stop][label[start:stop] != LABEL_UNCERTAIN] = TIER_EXHAUSTIVE
         return np.flatnonzero(label[start:stop] == LABEL_UNCERTAIN) + start
 
     if engine == "numpy":
@@ -169,7 +188,8 @@ def _float64_stage(params: Params, n: int, xi: float, engine: str) -> tuple[np.n
             stop = min(size, start + _CHUNK)
             mid, rad = certified_float64(params, all_bit_strings(n, start, stop), engine)
             settle(start, stop, mid, rad)
-        return t, label
+        tier[label != LABEL_UNCERTAIN] = TIER_PER_STRING
+        return t, label, tier
     from verify.model.exhaustive import exhaustive_T, prepare_exhaustive
 
     tables = prepare_exhaustive(params, n)
@@ -189,8 +209,29 @@ def _float64_stage(params: Params, n: int, xi: float, engine: str) -> tuple[np.n
             bits = _bits_of(open_idx, n)
             mid, rad = certified_float64(params, bits, engine, tables.per_string)
             t[open_idx] = mid
-            label[open_idx] = _labels_from_midrad(mid, rad, xi)
-    return t, label
+            label[open_idx] = lab = _labels_from_midrad(mid, rad, xi)
+            tier[open_idx[lab != LABEL_UNCERTAIN]] = TIER_PER_STRING
+    return t, label, tier
+
+
+def _double_double_stage(
+    params: Params, n: int, xi: float, t: np.ndarray, label: np.ndarray, tier: np.ndarray
+) -> None:
+    """Settle what label leaves open (-2) with the double-double kernel, in place."""
+    from verify.model.double_double import dd_T, prepare_dd
+
+    todo = np.flatnonzero(label == LABEL_UNCERTAIN)
+    if todo.size == 0:
+        return
+    inputs = prepare_dd(params, n)
+    for start in range(0, todo.size, _CHUNK):
+        idx = todo[start : start + _CHUNK]
+        mid, rad = dd_T(params, _bits_of(idx, n), inputs=inputs)
+        lab = _labels_from_midrad(mid, rad, xi)
+        done = lab != LABEL_UNCERTAIN
+        label[idx[done]] = lab[done]
+        t[idx[done]] = mid[done]
+        tier[idx[done]] = TIER_DOUBLE_DOUBLE
 
 
 def truth_table(
@@ -200,9 +241,11 @@ def truth_table(
     *,
     precisions: Sequence[int] = DEFAULT_PRECISIONS,
     engine: str = "numba",
+    double_double: bool = True,
 ) -> CertifiedTruthTable:
     """Certified labels of all 2^N strings (see module doc). ``engine``: the rigorous float64
-    pass, "numba" (fast kernel) or "numpy" (MidRad arrays; a cross-check)."""
+    pass, "numba" (fast kernel) or "numpy" (MidRad arrays; a cross-check). ``double_double``:
+    run the double-double tier before arb (engine "numba" only)."""
     if not isinstance(params, Params):
         raise ValidationError("params", "a verify.model.Params", type(params).__name__)
     n = check_int("N", N, minimum=1, maximum=MAX_BIT_STRINGS_N, hint="2^N strings are evaluated")
@@ -210,8 +253,12 @@ def truth_table(
     xi = check_real("margin", margin, minimum=0.0)
     precs = [check_int("precisions", p, minimum=53) for p in precisions]
     check_choice("engine", engine, ("numba", "numpy"))
-    t, label = _float64_stage(params, n, xi, engine)
-    method = np.where(label == LABEL_UNCERTAIN, METHOD_UNCERTAIN, METHOD_FLOAT64).astype(np.int8)
+    t, label, tier = _float64_stage(params, n, xi, engine)
+    if double_double and engine == "numba":
+        _double_double_stage(params, n, xi, t, label, tier)
+    method = np.full(label.shape, METHOD_UNCERTAIN, dtype=np.int8)
+    method[tier <= TIER_PER_STRING] = METHOD_FLOAT64
+    method[tier == TIER_DOUBLE_DOUBLE] = METHOD_HIGH_PRECISION
     # strings float64 could not settle: arb balls at rising precision, many strings per call
     todo = np.flatnonzero(label == LABEL_UNCERTAIN)
     for prec in precs:
@@ -223,6 +270,7 @@ def truth_table(
             done = labs != LABEL_UNCERTAIN
             label[idx[done]] = labs[done]
             method[idx[done]] = METHOD_HIGH_PRECISION
+            tier[idx[done]] = TIER_ARB
             with arb_precision(prec):
                 for k in np.flatnonzero(done):
                     t[idx[k]] = float(balls[k].mid())
@@ -231,5 +279,6 @@ def truth_table(
         if todo.size == 0:
             break
     return CertifiedTruthTable(
-        n=n, margin=xi, T=t, label=label, certified=method != METHOD_UNCERTAIN, method=method
-    )
+        n=n, margin=xi, T=t, label=label, certified=method != METHOD_UNCERTAIN, method=method,
+        tier=tier,
+    )  # fmt: skip

@@ -156,6 +156,22 @@ class ExhaustiveLayer0(NamedTuple):
     lo_bound: np.ndarray  # (s, SLOTS, H, LB_COLS)
 
 
+class DoubleDoubleTables(NamedTuple):
+    """What the double-double kernel needs besides ``Scalars``, ``LayerWeightsT`` and
+    ``NormAffine``: the exact embeddings as DD (hi + lo) with radii, the readout as a one-row
+    matrix-vector product, and 1/sqrt(d_head) as a DD with radius."""
+
+    y0_hi: np.ndarray  # (3, s, d) embeddings (token + position, or concatenated)
+    y0_lo: np.ndarray  # (3, s, d)
+    y0_rad: np.ndarray  # (3, s, d)
+    readout_t: np.ndarray  # (d, 1) readout weight as a column of W^T
+    readout_t_abs: np.ndarray  # (d, 1)
+    readout_bias: np.ndarray  # (1,)
+    inv_sqrt_dh_hi: float
+    inv_sqrt_dh_lo: float
+    inv_sqrt_dh_rad: float
+
+
 def bundle_type(cls: type, *field_types: types.Type) -> types.Type:
     """The Numba type of a ``cls`` instance whose fields have these types."""
     assert len(field_types) == len(cls._fields), cls
@@ -169,6 +185,7 @@ LAYER0_TABLES = bundle_type(Layer0Tables, A3, A3, A5, A5, A4, A4)
 LAYER_WEIGHTS_T = bundle_type(LayerWeightsT, A3, A3, A2, A3, A3, A2, A3, A3, A2, A3, A3, A2)
 LAYER_WEIGHTS = bundle_type(LayerWeights, A3, A2, A3, A2, A3, A2, A3, A2)
 WEIGHT_BOUNDS = bundle_type(WeightBounds, A3, A2, A2, f8, f8)
+DOUBLE_DOUBLE_TABLES = bundle_type(DoubleDoubleTables, A3, A3, A3, A2, A2, A1, f8, f8, f8)
 EXHAUSTIVE_LAYER0 = bundle_type(ExhaustiveLayer0, A3, A2, A5, A4, A4, A3, A3, A1, A1, A5, A4)
 
 

@@ -1,0 +1,162 @@
+"""The double-double tier: its arithmetic against mpmath, its kernel's radius against arb and
+the 60-digit reference (on the spec grid, at depth, and on adversarial parameters), and its
+place in the truth table."""
+
+from __future__ import annotations
+
+import mpmath
+import numpy as np
+import pytest
+from flint import arb
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from verify.boolean.function import all_bit_strings
+from verify.model import ModelConfig, Params, init_params, truth_table
+from verify.model.arith import arb_precision
+from verify.model.double_double import dd_T
+from verify.model.enclosure import enclose_output
+from verify.model.fast import fast_T
+from verify.model.kernels import dd
+from verify.model.kernels.dd_dense import inverse_dd, rsqrt_dd
+from verify.model.reference import reference_forward
+from verify.model.truth_table import TIER_DOUBLE_DOUBLE, TIER_NAMES
+from verify.strategies import SPEC_OPTION_GRID, adversarial_params
+
+UU = 2.0**-104
+
+
+@pytest.fixture(scope="module", autouse=True)
+def _warm() -> None:
+    p = init_params(ModelConfig(d_model=2, n_layers=1, n_heads=1), "gaussian", seed=0)
+    dd_T(p, np.zeros((1, 1), dtype=np.uint8))
+
+
+def _mp(h: float, lo: float = 0.0) -> mpmath.mpf:
+    return mpmath.mpf(h) + mpmath.mpf(lo)
+
+
+def _dd_pairs(rng: np.random.Generator, k: int, scale: float = 1.0) -> list[tuple[float, float]]:
+    out = []
+    for _ in range(k):
+        h = float(rng.normal() * scale * 10.0 ** rng.integers(-8, 8))
+        lo = float(h * rng.uniform(-1, 1) * 2.0**-53)
+        h, lo = dd.two_sum(h, lo)
+        out.append((h, lo))
+    return out
+
+
+def test_dd_operations_within_their_bounds() -> None:
+    rng = np.random.default_rng(0)
+    xs, ys = _dd_pairs(rng, 400), _dd_pairs(rng, 400)
+    with mpmath.workprec(400):
+        for (xh, xl), (yh, yl) in zip(xs, ys, strict=True):
+            x, y = _mp(xh, xl), _mp(yh, yl)
+            for got, exact, bound in (
+                (dd.dd_add(xh, xl, yh, yl), x + y, dd.DD_ADD),
+                (dd.dd_add(xh, xl, -xh, -xl * 0.5), x - _mp(xh, xl * 0.5), dd.DD_ADD),
+                (dd.dd_add_d(xh, xl, yh), x + yh, dd.DD_ADD),
+                (dd.dd_mul(xh, xl, yh, yl), x * y, dd.DD_MUL),
+                (dd.dd_mul_d(xh, xl, yh), x * yh, dd.DD_MUL),
+            ):
+                h, lo = got
+                assert abs(lo) <= abs(h) * 2.0**-52
+                assert abs(_mp(h, lo) - exact) <= bound * abs(exact), (got, exact)
+
+
+def test_dd_exp_far_inside_its_bound() -> None:
+    rng = np.random.default_rng(1)
+    args = list(rng.uniform(-745, 0, 300)) + list(rng.uniform(-1, 1, 200))
+    args += [0.0, -1e-300, 1e-20, -700.0, -708.3, -720.0, -745.0, 5.0, 700.0]
+    worst = 0.0
+    with mpmath.workprec(400):
+        for a in args:
+            lo = float(a * rng.uniform(-1, 1) * 2.0**-53)
+            ah, al = dd.two_sum(float(a), lo)
+            h, low = dd.dd_exp(ah, al)
+            exact = mpmath.exp(_mp(ah, al))
+            err = abs(_mp(h, low) - exact)
+            assert err <= dd.EXP_DD * exact + 1e-322, (a, h, low)
+            if exact > 1e-280:  # below ~2^-969 the low part is subnormal: TINY covers it
+                worst = max(worst, float(err / exact))
+    print("worst relative error of dd_exp (results > 1e-280):", worst)
+    assert worst < 1e-28  # the derivation's estimate is 5e-29; EXP_DD = 2^-80 ~ 8e-25
+
+
+def test_inverse_and_rsqrt_bounds_hold_and_are_tight() -> None:
+    rng = np.random.default_rng(2)
+    with mpmath.workprec(400):
+        for h, lo in _dd_pairs(rng, 300):
+            t = abs(h)
+            tl = lo if h > 0 else -lo
+            qh, ql, err = inverse_dd(t, tl)
+            exact = 1 / _mp(t, tl)
+            assert abs(_mp(qh, ql) - exact) <= err <= 1e-29 * exact
+            zh, zl, err = rsqrt_dd(t, tl)
+            exact = 1 / mpmath.sqrt(_mp(t, tl))
+            assert abs(_mp(zh, zl) - exact) <= err <= 1e-29 * exact
+
+
+def _grid_config(i: int, n_layers: int) -> ModelConfig:
+    norm_first, eps, affine, embedding, pos, eos = SPEC_OPTION_GRID[i]
+    return ModelConfig(
+        d_model=8, n_layers=n_layers, n_heads=2, norm_first=norm_first, ln_eps=eps,
+        ln_affine=affine, embedding=embedding, pos_encoding=pos, eos=eos, max_len=12,
+    )  # fmt: skip
+
+
+@pytest.mark.parametrize("i", range(0, len(SPEC_OPTION_GRID), 3))
+def test_radius_contains_the_arb_enclosure(i: int) -> None:
+    for n_layers, n in ((1, 5), (2, 4), (4, 3)):
+        p = init_params(_grid_config(i, n_layers), "gaussian", seed=i, scale=0.7)
+        bits = np.random.default_rng(i).integers(0, 2, size=(3, n)).astype(np.uint8)
+        t, r = dd_T(p, bits)
+        t_plain, r_plain = dd_T(p, bits, bounds=False)
+        assert np.array_equal(t, t_plain, equal_nan=True) and not r_plain.any()
+        t64, r64 = fast_T(p, bits)
+        exact = enclose_output(p, bits, prec=256)
+        with arb_precision(256):
+            for b in range(3):
+                if not exact[b].is_finite():
+                    assert not (np.isfinite(t[b]) and np.isfinite(r[b]))
+                    continue
+                assert arb(t[b]) - arb(r[b]) <= exact[b] <= arb(t[b]) + arb(r[b]), (t[b], r[b])
+                if np.isfinite(r64[b]):  # far tighter than float64's (r includes the low part)
+                    tight = r[b] - 2.0**-52 * abs(t[b])
+                    assert tight <= max(1e-6 * r64[b], 1e-25 * max(1.0, abs(t[b]))), (r[b], r64[b])
+
+
+def _within(t: float, r: float, exact: mpmath.mpf) -> bool:
+    with mpmath.workprec(4000):
+        return abs(mpmath.mpf(t) - exact) <= mpmath.mpf(r)
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(p=adversarial_params(n_bits=3), n=st.sampled_from([2, 3]))
+def test_radius_encloses_the_exact_value_on_adversarial_parameters(p: Params, n: int) -> None:
+    bits = all_bit_strings(n)
+    t, r = dd_T(p, bits)
+    with mpmath.workdps(100):
+        exact = list(reference_forward(p, bits, dps=100).T)
+    for k, value in enumerate(exact):
+        if mpmath.isnan(value):  # an undefined layer norm (eps = 0, constant input)
+            assert not (np.isfinite(t[k]) and np.isfinite(r[k]))
+        elif np.isfinite(t[k]) and np.isfinite(r[k]):
+            assert _within(t[k], r[k], value), (t[k], r[k], value)
+
+
+def test_deep_model_is_settled_by_the_double_double_tier() -> None:
+    cfg = ModelConfig(d_model=16, n_layers=5, n_heads=2, ln_eps=0.0)
+    p = init_params(cfg, "xavier_uniform", seed=0)
+    tt = truth_table(p, 6)
+    counts = tt.tier_counts
+    print(counts)
+    assert set(counts) == set(TIER_NAMES) and sum(counts.values()) == 64
+    assert counts["double_double"] >= 32 and counts["uncertain"] == 0
+    idx = np.flatnonzero(tt.tier == TIER_DOUBLE_DOUBLE)[:6]
+    exact = enclose_output(p, all_bit_strings(6)[idx], prec=256)
+    for k, ball in zip(idx, exact, strict=True):
+        assert (ball > 0 and tt.label[k] == 1) or (ball < 0 and tt.label[k] == 0)
+    plain = truth_table(p, 6, double_double=False)
+    assert np.array_equal(plain.label, tt.label)
+    assert plain.tier_counts["double_double"] == 0
