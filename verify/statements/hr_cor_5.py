@@ -1,0 +1,275 @@
+"""H&R Cor 5 (Hahn & Rofin, arXiv 2402.09963; reconstruction, numbering from a third-party
+review): recognising a sensitive function forces layer-norm blowup or parameter norm up.
+Explicit form derived by the toolkit from Lemma 2.9 (docs/derivations_hahn_rofin.md#cor-5);
+the bound: verify.theory.hahn_rofin; the measurement: verify.checks.hahn_rofin."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from verify.boolean.function import all_bit_strings
+from verify.checks.adversarial import SEARCH_EXAMPLES, build_model, draw_model, maximise_ratio
+from verify.checks.hahn_rofin import TradeoffMeasurement, measure_tradeoff
+from verify.checks.random_models import EPS_CHOICES, MODELS_PER_SCHEME, random_models
+from verify.checks.summaries import Worst
+from verify.model import ModelConfig, Params, forward
+from verify.registry import (
+    CheckContext,
+    Counterexample,
+    FigureData,
+    Hypothesis,
+    Outcome,
+    Policy,
+    Row,
+    define_statement,
+)
+from verify.theory import hahn_rofin as hr
+from verify.theory.bounds import lemma_2_9_bound
+
+DERIVATION = "docs/derivations_hahn_rofin.md"
+PAPER = "arXiv 2402.09963"
+
+HR_COR_5 = define_statement(
+    id="H&R Cor 5",
+    title="Sensitive functions force layer-norm blowup or large parameter norms",
+    paper=PAPER,
+    statement=(
+        r"If $T(\theta,\cdot)$ recognises $f:\{0,1\}^N\to\{0,1\}$ with margin $\xi>0$"
+        r" ($|T(x)|\ge\xi$, $T(x)>0 \iff f(x)=1$), then"
+        r" $2\xi\,\mathrm{as}_N(f) \le c_r\,\|w\|\,C_{infl}(\theta)\,"
+        r"\mathbb E_x[\beta(\theta,x)^2]$,"
+        r" with $C_{infl}$ Lemma 2.9's explicit constant (from the parameter norms), $\beta$ the"
+        r" blowup $\prod_k \max_n(1+z^k_n)$, $c_r = 1$ with eos readout and 2 when the readout sits"
+        r" on the last bit. For PARITY ($\mathrm{as}_N = N$) blowup or norms must grow linearly in"
+        r" $N$. Hahn & Rofin's own statement (a norm-blowup trade-off, called Corollary 5 in a"
+        r" third-party review) was not retrieved; this explicit form is the toolkit's."
+    ),
+    confidence="[inferred]",
+    hypotheses=(
+        Hypothesis("margin", "xi = min_x |T(x)| > 0 (T recognises the function it computes)"),
+        Hypothesis("any eps >= 0", "wherever beta is finite (Lemma 2.9 needs no eps > 0)"),
+    ),
+    bound_formula=r"2 xi as_N(f) <= c_r ||w|| C_infl(theta) E_x[beta(x)^2]",
+    derivation=DERIVATION + "#cor-5",
+)
+
+MAX_N_RANDOM = 8  # exhaustive over 2^N strings per random model
+
+
+def _rows(m: TradeoffMeasurement, label: str, info: dict) -> tuple[Row, Row]:
+    """The averaged comparison and the edge form (the step before averaging)."""
+    extra = {**info, **m.to_dict()}
+    return (
+        Row(f"{label}: 2 xi as_N(f) vs c_r ||w|| C_infl E[beta^2]", m.lhs, m.bound, extra=extra),
+        Row(
+            f"{label}: sum_sensitive |dT| vs ||w|| C_infl sum beta beta' (1/N + delta)",
+            m.sensitive_dT,
+            m.edge_bound,
+            extra=extra,
+        ),
+    )
+
+
+def _median_readout(params: Params, n_bits: int) -> tuple[np.ndarray, float]:
+    """The model's w with omega moved to the median of w . y: a random body then computes a
+    non-constant function (half the strings on each side)."""
+    y = forward(params, all_bit_strings(n_bits)).y_readout
+    w = params["readout.weight"]
+    s = y @ w
+    return w, -float(np.median(s[np.isfinite(s)])) if np.any(np.isfinite(s)) else 0.0
+
+
+@HR_COR_5.check("random parameters of the four init schemes", policy=Policy.STRICT)
+def random_parameters(ctx: CheckContext) -> Outcome:
+    """Random bodies (every init scheme, eps = 0 included), readout bias at the median of
+    w . y so that the computed function is not constant; exhaustive over 2^N strings."""
+    rng = np.random.default_rng(ctx.seed + 5)
+    averaged, edges = Worst(), Worst()
+    skipped = overflow = 0
+    for scheme, p, scale in random_models(ctx, ctx.size(MODELS_PER_SCHEME), (0.0, *EPS_CHOICES)):
+        n_bits = int(rng.integers(1, MAX_N_RANDOM + 1))
+        m = measure_tradeoff(p, n_bits, readout=_median_readout(p, n_bits))
+        if m is None or m.avg_sensitivity == 0:
+            skipped += 1
+            continue
+        overflow += int(not math.isfinite(m.c_infl))
+        info = {"config": p.config.to_dict(), "scale": scale, "N": n_bits}
+        a, e = _rows(m, scheme, info)
+        averaged.add(a.label, a.measured, a.bound, a.extra)
+        edges.add(e.label, e.measured, e.bound, e.extra)
+    return Outcome(
+        rows=averaged.rows() + edges.rows(),
+        parameters={"models_per_scheme": ctx.size(MODELS_PER_SCHEME), "N": f"1..{MAX_N_RANDOM}"},
+        notes=[
+            f"{skipped} models skipped (undefined T at eps = 0, zero margin, or a constant"
+            f" function); {overflow} had C_infl beyond float64 (bound inf, holds trivially)",
+            f"worst averaged ratio {averaged.worst_ratio():.4g},"
+            f" edge form {edges.worst_ratio():.4g}",
+        ],
+        arithmetic="float64 forward pass over all 2^N strings; C_infl in mpmath",
+    )
+
+
+def cor_5_search(ctx: CheckContext):
+    """Adversarial search on 2 xi as_N(f) / bound over structured models and N = 1..3; the
+    readout (w, omega) is the adversary's: w the unit vector along y(x) - y(x^n) of the edge
+    where Lemma 2.9 is tightest, omega centring that edge (every T then sits at +-xi there)."""
+
+    def evaluate(draw):
+        from hypothesis import strategies as st
+
+        p, info = draw_model(draw, eps_choices=(*EPS_CHOICES, 0.0))
+        n_bits = draw(st.integers(1, 3))
+        bits = all_bit_strings(n_bits)
+        res = forward(p, bits, diagnostics=True)
+        if not (np.all(np.isfinite(res.y_readout)) and np.all(np.isfinite(res.beta))):
+            return None
+        best, edge = -1.0, None
+        idx = np.arange(bits.shape[0])
+        at_r = np.zeros(n_bits, dtype=bool)
+        if not p.config.eos:
+            at_r[-1] = True
+        from verify.theory.bounds import c_infl
+
+        c = c_infl(p)
+        if not math.isfinite(c) or c == 0:
+            return None
+        for n in range(n_bits):
+            fl = idx ^ (1 << n)
+            dy = np.linalg.norm(res.y_readout - res.y_readout[fl], axis=1)
+            b = lemma_2_9_bound(c, res.beta, res.beta[fl], n_bits, at_r[n])
+            r = dy / b
+            i = int(np.argmax(r))
+            if r[i] > best:
+                best, edge = float(r[i]), (i, int(fl[i]))
+        i, j = edge
+        diff = res.y_readout[i] - res.y_readout[j]
+        if not np.linalg.norm(diff) > 0:
+            return None
+        w = diff / np.linalg.norm(diff)
+        omega = -float(w @ (res.y_readout[i] + res.y_readout[j])) / 2.0
+        m = measure_tradeoff(p, n_bits, readout=(w, omega))
+        if m is None or not math.isfinite(m.bound) or m.bound == 0:
+            return None
+        knobs = {**info, "N": n_bits, "readout_weight": w.tolist(), "readout_bias": omega}
+        return m.lhs / m.bound, {**knobs, "measured": m.lhs, "bound": m.bound}
+
+    return maximise_ratio(evaluate, max_examples=ctx.size(SEARCH_EXAMPLES), seed=ctx.seed)
+
+
+def rebuild(worst: dict) -> Params:
+    """The parameters of a search example (model knobs, then the adversary's readout)."""
+    p = build_model(ModelConfig(**worst["config"]), worst)
+    return p.with_arrays(
+        {
+            "readout.weight": np.asarray(worst["readout_weight"]),
+            "readout.bias": np.asarray(worst["readout_bias"]),
+        }
+    )
+
+
+@HR_COR_5.check("adversarial search (Hypothesis, target = ratio)", policy=Policy.STRICT)
+def adversarial_search(ctx: CheckContext) -> Outcome:
+    """Hypothesis drives 2 xi as_N(f) / (c_r ||w|| C_infl E[beta^2]) up (see cor_5_search)."""
+    res = cor_5_search(ctx)
+    w = res.worst
+    row = Row(
+        "worst 2 xi as_N(f) vs c_r ||w|| C_infl E[beta^2]",
+        float(w.get("measured", 0.0)),
+        float(w.get("bound", 1.0)),
+        extra={"ratio": res.worst_ratio},
+    )
+    q = np.quantile(res.ratios, [0.5, 0.9, 0.99]) if res.ratios else [math.nan] * 3
+    running = np.maximum.accumulate(res.ratios).tolist() if res.ratios else []
+    return Outcome(
+        rows=[row],
+        parameters={"max_examples": ctx.size(SEARCH_EXAMPLES), "N": "1..3"},
+        notes=[
+            f"{res.n_examples} examples; worst ratio {res.worst_ratio:.4g}; quantiles"
+            f" 50/90/99%: {q[0]:.3g}/{q[1]:.3g}/{q[2]:.3g}",
+            "the ratio is at most Lemma 2.9's at the chosen edge times beta beta' / E[beta^2]:"
+            " the search shows how much of Cor 5's constant is used, and a smaller constant"
+            " is caught (tests/test_hahn_rofin.py)",
+            f"worst example: {w}",
+        ],
+        counterexample=Counterexample(setting=w, params=rebuild(w)) if not row.ok else None,
+        figures=[
+            FigureData(
+                "hr_cor_5_adversarial_search",
+                "H&R Cor 5: adversarial search, largest measured/bound so far",
+                "lines",
+                {
+                    "series": [
+                        {
+                            "label": "running max",
+                            "x": list(range(1, len(running) + 1)),
+                            "y": running,
+                        }
+                    ],
+                    "xlabel": "example",
+                    "ylabel": "measured / bound",
+                },
+            )
+        ],
+    )
+
+
+def _trained_outcome(ctx: CheckContext, budget: str) -> Outcome:
+    from verify.experiments.train import CHECK_GRIDS, check_models
+    from verify.torch import torch_available
+
+    if not torch_available():
+        return Outcome(unsettled=["torch is not installed (extra `torch`): no model trained"])
+    functions, ns, settings = CHECK_GRIDS[budget]
+    rows, notes, table = [], [], []
+    for rec, p in check_models(budget, ctx.seed):
+        if rec["N"] > settings.tradeoff_max:
+            continue
+        m = measure_tradeoff(p, rec["N"])
+        label = f"{rec['function']} N={rec['N']} (accuracy {rec['accuracy']:.3g})"
+        if m is None:
+            notes.append(f"{label}: no margin (some T = 0 or undefined), skipped")
+            continue
+        rows.extend(_rows(m, label, {"function": rec["function"], "N": rec["N"]}))
+        need = hr.cor_5_required_blowup(m.avg_sensitivity, m.xi, m.w_norm, m.c_infl * m.factor)
+        table.append(
+            f"{rec['function']} N={rec['N']}: as={m.avg_sensitivity:.3g}, xi={m.xi:.3g},"
+            f" E[beta^2]={m.mean_beta_sq:.4g} (Cor 5 needs >= {need:.3g}),"
+            f" log10 C_infl={m.log10_c_infl:.3g}, ||w||={m.w_norm:.3g},"
+            f" ||theta||^2={m.param_norm_sq:.4g}"
+        )
+    return Outcome(
+        rows=rows,
+        notes=[
+            f"trained: functions {list(functions)}, N {list(ns)}, D={settings.d_model},"
+            f" L={settings.n_layers}, {settings.steps} steps (verify.experiments.train)",
+            "the learned function (sign of T) is the f of each row; its margin is min |T|",
+            *table,
+            *notes,
+        ],
+        parameters={"budget grid": budget, "seed": ctx.seed},
+        arithmetic="torch float32 training; float64 forward over all 2^N strings; mpmath C_infl",
+    )
+
+
+@HR_COR_5.check("trained models (small, seconds)", policy=Policy.STRICT)
+def trained_models(ctx: CheckContext) -> Outcome:
+    """Tiny models trained on PARITY, MAJORITY, FIRST (quick) or all five targets (default):
+    the learned function's 2 xi as_N against the bound."""
+    return _trained_outcome(ctx, "quick" if ctx.budget == "quick" else "default")
+
+
+@HR_COR_5.check("training experiment (D=16, L=2, N up to 18)", policy=Policy.STRICT, slow=True)
+def training_experiment(ctx: CheckContext) -> Outcome:
+    """The full training grid (verify.experiments.train.CHECK_GRIDS['full']): Cor 5 on every
+    model with N <= 12, and the blowup / parameter norm against N per function."""
+    from verify.experiments.train import check_experiment, figures
+
+    out = _trained_outcome(ctx, "full")
+    if out.unsettled:
+        return out
+    records = check_experiment("full", ctx.seed)
+    out.figures = [f for f in figures(records, "hr_cor_5") if "beta" in f.name]
+    return out

@@ -1,0 +1,109 @@
+"""Explicit bounds for Hahn & Rofin (arXiv 2402.09963), as the toolkit reconstructs them.
+
+Their theorem texts were not at hand (docs/reference: only abstracts, summaries and their code);
+a third-party review names the norm-blowup trade-off "Corollary 5" and the sharpness result
+"Theorem 6". The toolkit states and derives its own explicit versions
+(docs/derivations_hahn_rofin.md); every function here is plain arithmetic on numbers a check
+measures or a summary computes.
+
+- **H&R Cor 5 (trade-off)**: if T recognises f on {0,1}^N with margin xi (|T(x)| >= xi, sign
+  as f), then ``2 xi as_N(f) <= ||w|| C_infl(theta) E_x[beta(x)^2]`` (eos readout), with
+  C_infl the explicit constant of Lemma 2.9 (verify.theory.bounds) and beta the paper's
+  blowup prod_k max_n (1 + z^k_n). For PARITY (as_N = N) the blowup or the parameter norms
+  must grow linearly in N.
+- **H&R Thm 6 (sharpness, mechanism)**: Gaussian noise N(0, sigma^2) on a bias added right
+  before a layer norm (or on any set of parameters that contains one) caps that norm's
+  coefficient in probability, for every input and position and independently of N:
+  ``P[var(d + delta) <= t] <= F_{chi^2_{D-1}}(t D / sigma^2)`` (Anderson's inequality), so
+  ``P[beta'(x) >= (1 + (t + eps)^{-1/2})^K] <= min(1, K F_{chi^2_{D-1}}(t D / sigma^2))``.
+  A fit of PARITY needs a blowup growing like sqrt(N) (Cor 5) that such noise destroys: the
+  loss increase under noise (H&R's sharpness) cannot vanish as N grows.
+"""
+
+from __future__ import annotations
+
+import math
+
+import mpmath
+from scipy import stats
+
+from verify.validation import check_int, check_real
+
+__all__ = [
+    "blowup_cap",
+    "cor_5_as_bound",
+    "cor_5_edge_bound",
+    "cor_5_required_blowup",
+    "log10_cor_5_as_bound",
+    "noise_beta_cap_probability",
+    "noise_variance_probability",
+    "noise_variance_threshold",
+]
+
+
+# ----------------------------------------------------------------------------- Cor 5
+def cor_5_as_bound(w_norm: float, c_infl: float, mean_beta_sq: float, xi: float) -> float:
+    """H&R Cor 5: the largest average sensitivity a transformer recognising f with margin xi
+    can have: ||w|| C_infl E_x[beta(x)^2] / (2 xi) (inf when C_infl overflows)."""
+    xi = check_real("xi", xi, strictly_positive=True)
+    return float(w_norm) * float(c_infl) * float(mean_beta_sq) / (2.0 * xi)
+
+
+def log10_cor_5_as_bound(
+    w_norm: float, log10_c_infl: float, mean_beta_sq: float, xi: float
+) -> float:
+    """H&R Cor 5 in log10 (finite where C_infl exceeds float64)."""
+    xi = check_real("xi", xi, strictly_positive=True)
+    return float(
+        mpmath.log10(w_norm)
+        + log10_c_infl
+        + mpmath.log10(mean_beta_sq)
+        - mpmath.log10(2 * mpmath.mpf(xi))
+    )
+
+
+def cor_5_edge_bound(w_norm: float, c_infl: float, sum_beta_products: float, n_bits: int) -> float:
+    """H&R Cor 5, edge form (the step before averaging): the sum over sensitive ordered edges
+    (x, n) of |T(x) - T(x^n)| is at most ||w|| C_infl / N times the sum over the same edges of
+    beta(x) beta(x^n) (Lemma 2.9 with the readout at eos)."""
+    n = check_int("N", n_bits, minimum=1)
+    return float(w_norm) * float(c_infl) * float(sum_beta_products) / n
+
+
+def cor_5_required_blowup(avg_sensitivity: float, xi: float, w_norm: float, c_infl: float) -> float:
+    """H&R Cor 5 read as a requirement: E_x[beta^2] >= 2 xi as_N(f) / (||w|| C_infl)."""
+    xi = check_real("xi", xi, strictly_positive=True)
+    return 2.0 * xi * float(avg_sensitivity) / (float(w_norm) * float(c_infl))
+
+
+# ----------------------------------------------------------------------------- Thm 6
+def noise_variance_probability(d_model: int, sigma: float, t: float) -> float:
+    """H&R Thm 6 (toolkit's form): P[var(d + delta) <= t] <= F_{chi^2_{D-1}}(t D / sigma^2)
+    for any fixed d in R^D and delta ~ N(0, sigma^2 I_D) (population variance)."""
+    d = check_int("d_model", d_model, minimum=2)
+    sigma = check_real("sigma", sigma, strictly_positive=True)
+    t = check_real("t", t, minimum=0.0)
+    return float(stats.chi2.cdf(t * d / sigma**2, d - 1))
+
+
+def noise_variance_threshold(d_model: int, sigma: float, probability: float) -> float:
+    """The t with F_{chi^2_{D-1}}(t D / sigma^2) = probability (the quantile, scaled)."""
+    d = check_int("d_model", d_model, minimum=2)
+    sigma = check_real("sigma", sigma, strictly_positive=True)
+    q = check_real("probability", probability, minimum=0.0)
+    return float(stats.chi2.ppf(q, d - 1) * sigma**2 / d)
+
+
+def blowup_cap(t: float, eps: float, n_norms: int) -> float:
+    """(1 + (t + eps)^{-1/2})^K: the blowup when every norm input has variance > t."""
+    k = check_int("K", n_norms, minimum=1)
+    v = check_real("t", t, minimum=0.0) + check_real("eps", eps, minimum=0.0)
+    return math.inf if v == 0 else (1.0 + v**-0.5) ** k
+
+
+def noise_beta_cap_probability(d_model: int, n_norms: int, sigma: float, t: float) -> float:
+    """H&R Thm 6 (toolkit's form): P[beta'(x) >= blowup_cap(t, eps, K)] <= min(1, K F(t D /
+    sigma^2)) for each fixed input x, when every layer norm's input carries its own
+    independent N(0, sigma^2 I_D) term (a noisy bias or token row right before it)."""
+    k = check_int("K", n_norms, minimum=1)
+    return min(1.0, k * noise_variance_probability(d_model, sigma, t))
