@@ -1,0 +1,185 @@
+"""Where cells run: a local process pool, dask (LocalCluster or a scheduler), ray."""
+
+from __future__ import annotations
+
+import concurrent.futures as cf
+import multiprocessing
+import os
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from verify.errors import ValidationError
+from verify.sweep.cells import limit_numba_threads
+from verify.validation import check_int
+
+
+def local_executor(max_workers: int) -> cf.ProcessPoolExecutor:
+    """A ProcessPoolExecutor whose workers come from a "forkserver" (not "fork": forking a
+    process that already runs Numba's OpenMP threads aborts the child). The server preloads
+    only verify.sweep: importing the Numba kernels there would start OpenMP in it too. With
+    several workers each runs Numba with one thread, so workers x threads = cores."""
+    ctx = multiprocessing.get_context("forkserver")
+    ctx.set_forkserver_preload(["verify.sweep"])
+    if max_workers == 1:
+        return cf.ProcessPoolExecutor(max_workers=1, mp_context=ctx)
+    # several workers share the cores: one Numba thread each, no oversubscription
+    return cf.ProcessPoolExecutor(
+        max_workers=max_workers, mp_context=ctx, initializer=_one_numba_thread
+    )
+
+
+def _one_numba_thread() -> None:
+    """Worker initializer: Numba's parallel kernels use one thread in this process."""
+    os.environ["NUMBA_NUM_THREADS"] = "1"
+    os.environ.setdefault("OMP_NUM_THREADS", "1")
+
+
+# --------------------------------------------------------------------------------- executors
+@dataclass
+class ExecutorHandle:
+    """An executor opened by :func:`open_executor`: the concurrent.futures executor, its
+    worker slots (cells that run at once), what it is, and how to close it."""
+
+    executor: Any
+    slots: int
+    description: str
+    close: Callable[[], None] = lambda: None
+    setup_s: float = 0.0  # time spent preparing the workers (kernels compiled or loaded)
+
+    def __enter__(self) -> ExecutorHandle:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+def executor_slots(executor: Any) -> int:
+    """How many cells ``executor`` runs at once: a dask Client's (or its executor's) worker
+    threads, a RayExecutor's CPUs, a pool's ``_max_workers``; else the local cores."""
+    client = getattr(executor, "_client", None) or (
+        executor if hasattr(executor, "nthreads") and hasattr(executor, "get_executor") else None
+    )
+    if client is not None:
+        try:
+            return max(1, sum(client.nthreads().values()))
+        except Exception:  # a client that cannot answer: fall back to the local cores
+            pass
+    for attr in ("slots", "_max_workers"):
+        value = getattr(executor, attr, None)
+        if isinstance(value, int) and value >= 1:
+            return value
+    return os.cpu_count() or 1
+
+
+class RayExecutor(cf.Executor):
+    """A concurrent.futures executor on ray (which has none of its own): each submitted call
+    is a ray task; ``ObjectRef.future()`` is the concurrent.futures Future. ``address``:
+    None starts a local ray; "auto" or "ray://HOST:PORT" joins a running cluster."""
+
+    def __init__(self, address: str | None = None, **init_kwargs: Any) -> None:
+        import ray
+
+        self._ray = ray
+        self._owns = not ray.is_initialized()
+        if self._owns:
+            ray.init(address=address, **init_kwargs)
+        self._remote = ray.remote(_call)
+
+    @property
+    def slots(self) -> int:
+        return max(1, int(self._ray.cluster_resources().get("CPU", 1)))
+
+    def submit(self, fn: Callable[..., Any], /, *args: Any, **kwargs: Any) -> cf.Future:
+        return self._remote.remote(fn, *args, **kwargs).future()
+
+    def shutdown(self, wait: bool = True, *, cancel_futures: bool = False) -> None:
+        if self._owns and self._ray.is_initialized():
+            self._ray.shutdown()
+
+
+def _call(fn: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
+    return fn(*args, **kwargs)
+
+
+def _prepare_worker() -> dict[str, Any]:
+    """On a worker: one Numba thread per cell, and the kernels compiled or loaded now (timed
+    here, not in the first cell)."""
+    from verify.report.warmup import compile_kernels
+
+    threads = limit_numba_threads(1)
+    return {"numba_threads": threads, **compile_kernels().as_dict()}
+
+
+EXECUTORS = ("local", "dask", "dask://HOST:PORT", "ray", "ray://HOST:PORT")
+
+
+def open_executor(spec: str | None = None, *, jobs: int | None = None) -> ExecutorHandle:
+    """The executor named by ``spec`` (the CLI's ``--executor``):
+
+    - ``local`` (or None): :func:`local_executor` with ``jobs`` processes (default: cores);
+    - ``dask``: a dask.distributed LocalCluster of ``jobs`` one-thread workers;
+    - ``dask://HOST:PORT`` (or ``tcp://...``): a running dask scheduler;
+    - ``ray``: a local ray; ``ray://HOST:PORT`` or ``ray:auto``: a running ray cluster.
+
+    dask workers are prepared once (one Numba thread, kernels compiled or loaded:
+    :func:`_prepare_worker`) before any cell is submitted.
+    """
+    spec = (spec or "local").strip()
+    if jobs is not None:
+        check_int("max_workers", jobs, minimum=1)
+    if spec == "local":
+        n = jobs or os.cpu_count() or 1
+        ex = local_executor(n)
+        return ExecutorHandle(ex, n, f"local, {n} process(es)", lambda: ex.shutdown(wait=True))
+    if spec == "dask" or spec.startswith(("dask://", "tcp://")):
+        try:
+            from dask.distributed import Client, LocalCluster
+        except ImportError:
+            raise ValidationError(
+                "executor", "dask installed (pip install 'verify-boolean-transformers[dask]')", spec
+            ) from None
+        if spec == "dask":
+            cluster = LocalCluster(
+                n_workers=jobs or os.cpu_count() or 1,
+                threads_per_worker=1,
+                processes=True,
+                dashboard_address=None,
+            )
+            client = Client(cluster)
+            where = f"dask LocalCluster, {len(cluster.workers)} worker(s)"
+
+            def close() -> None:
+                client.close()
+                cluster.close()
+        else:
+            address = "tcp://" + spec.split("://", 1)[1]
+            try:
+                client = Client(address, timeout="30s")
+            except OSError as exc:
+                raise ValidationError("executor", "a reachable dask scheduler", spec) from exc
+            where = f"dask scheduler {address}"
+            close = client.close
+        start = time.perf_counter()
+        client.run(_prepare_worker)
+        setup = time.perf_counter() - start
+        slots = max(1, sum(client.nthreads().values()))
+        return ExecutorHandle(
+            client.get_executor(), slots, f"{where}, {slots} slot(s)", close, setup
+        )
+    if spec == "ray" or spec.startswith(("ray://", "ray:")):
+        try:
+            import ray  # noqa: F401
+        except ImportError:
+            raise ValidationError(
+                "executor", "ray installed (pip install 'verify-boolean-transformers[ray]')", spec
+            ) from None
+        address = None
+        if spec.startswith("ray://"):
+            address = spec
+        elif spec.startswith("ray:"):
+            address = spec[4:] or None
+        rex = RayExecutor(address, **({"num_cpus": jobs} if jobs and address is None else {}))
+        return ExecutorHandle(rex, rex.slots, f"ray, {rex.slots} CPU(s)", rex.shutdown)
+    raise ValidationError("executor", "one of " + ", ".join(EXECUTORS), spec)

@@ -1,0 +1,155 @@
+"""Summaries per setting, and the cells as CSV rows or a pandas DataFrame."""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+from collections.abc import Iterable, Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from verify.errors import ValidationError
+from verify.report.document import jsonable
+from verify.sweep.grid import cell_key
+from verify.sweep.results import load_results
+
+# --------------------------------------------------------------------------------- exports
+RESULT_COLUMNS = (
+    "kind",
+    "scheme",
+    "d_model",
+    "n_layers",
+    "n_heads",
+    "ln_eps",
+    "scale",
+    "n_bits",
+    "seed",
+    "status",
+    "decided",
+    "K0",
+    "avg_sensitivity",
+    "ones",
+    "n_float64",
+    "n_high_precision",
+    "n_uncertain",
+    "n_undecided",
+    "runtime_s",
+    "profile",
+    "model",
+    "error",
+)
+
+
+def results_rows(records: Iterable[Mapping[str, Any]]) -> list[dict[str, Any]]:
+    """One flat row per cell record (its cell, status, result numbers; the profile as a
+    space-separated string, further ModelConfig fields as JSON): the rows of the CSV export."""
+    rows = []
+    for r in records:
+        cell = dict(r.get("cell") or {})
+        res = r.get("result") or {}
+        row: dict[str, Any] = {k: cell.get(k) for k in RESULT_COLUMNS[:9]}
+        row.update(
+            {
+                "status": r.get("status"),
+                "decided": res.get("decided"),
+                "K0": res.get("K0"),
+                "avg_sensitivity": res.get("avg_sensitivity"),
+                "ones": res.get("ones"),
+                "n_float64": res.get("n_float64"),
+                "n_high_precision": res.get("n_high_precision"),
+                "n_uncertain": res.get("n_uncertain"),
+                "n_undecided": res.get("n_undecided"),
+                "runtime_s": r.get("runtime_s"),
+                "profile": " ".join(map(str, res["profile"])) if res.get("profile") else None,
+                "model": json.dumps(cell["model"], sort_keys=True) if cell.get("model") else None,
+                "error": (r.get("error") or {}).get("message"),
+            }
+        )
+        rows.append(row)
+    return rows
+
+
+def write_csv(rows: Sequence[Mapping[str, Any]], path: str | os.PathLike[str]) -> Path:
+    """Write dict rows to a CSV file (columns: the keys of the first row, then any others)."""
+    import csv
+
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    columns: list[str] = []
+    for r in rows:
+        columns.extend(k for k in r if k not in columns)
+    with open(path, "w", newline="", encoding="utf-8") as fh:
+        w = csv.DictWriter(fh, fieldnames=columns)
+        w.writeheader()
+        for r in rows:
+            w.writerow({k: _csv_value(v) for k, v in r.items()})
+    return path
+
+
+def _csv_value(v: Any) -> Any:
+    if isinstance(v, (dict, list, tuple)):
+        return json.dumps(jsonable(v), sort_keys=True)
+    return v
+
+
+def summary_rows(rows: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
+    """:func:`summarize` rows flattened for a CSV (setting fields as columns, CI as two)."""
+    out = []
+    for r in rows:
+        flat = {k: v for k, v in r["setting"].items() if k != "model"}
+        if r["setting"].get("model"):
+            flat["model"] = json.dumps(r["setting"]["model"], sort_keys=True)
+        lo, hi = r["p_K0_ge_1_ci"]
+        flat.update({k: v for k, v in r.items() if k not in ("setting", "p_K0_ge_1_ci")})
+        flat.update({"p_K0_ge_1_ci_low": lo, "p_K0_ge_1_ci_high": hi})
+        out.append(flat)
+    return out
+
+
+def results_frame(source: str | os.PathLike[str] | Iterable[Mapping[str, Any]]):
+    """The sweep's cells as a pandas DataFrame (one row per cell, :func:`results_rows`);
+    ``source`` is a results file or records. Needs pandas (optional)."""
+    try:
+        import pandas as pd
+    except ImportError:
+        raise ValidationError("pandas", "installed (pip install pandas)") from None
+    records = load_results(source) if isinstance(source, (str, os.PathLike)) else list(source)
+    return pd.DataFrame(results_rows(records), columns=list(RESULT_COLUMNS))
+
+
+# --------------------------------------------------------------------------------- summaries
+def summarize(records: Iterable[Mapping[str, Any]]) -> list[dict[str, Any]]:
+    """Group ok records over seeds: per setting, the number of seeds, how many were decided,
+    and over the decided cells the fraction of constant functions, the mean average
+    sensitivity, mean K_0 and P[K_0 >= 1] with its 95% Clopper-Pearson interval."""
+    from verify.boolean import clopper_pearson
+
+    groups: dict[str, list[Mapping[str, Any]]] = {}
+    for r in records:
+        if r.get("status") != "ok":
+            continue
+        setting = {k: v for k, v in r["cell"].items() if k != "seed"}
+        groups.setdefault(cell_key(setting), []).append(r)
+    rows = []
+    for key, recs in groups.items():
+        dec = [r["result"] for r in recs if r["result"].get("decided")]
+        k0 = [int(x["K0"]) for x in dec]
+        hit = sum(v >= 1 for v in k0)
+        n_bits = int(json.loads(key).get("n_bits", 0))
+        const = sum(v == 2**n_bits for v in k0)  # K_0 = 2^N exactly when f is constant
+        rows.append(
+            {
+                "setting": json.loads(key),
+                "n": len(recs),
+                "n_decided": len(dec),
+                "frac_constant": const / len(k0) if k0 else math.nan,
+                "mean_avg_sensitivity": (
+                    sum(float(x["avg_sensitivity"]) for x in dec) / len(dec) if dec else math.nan
+                ),
+                "mean_K0": sum(k0) / len(k0) if k0 else math.nan,
+                "p_K0_ge_1": hit / len(k0) if k0 else math.nan,
+                "p_K0_ge_1_ci": clopper_pearson(hit, len(k0), 0.95) if k0 else (0.0, 1.0),
+            }
+        )
+    return rows
