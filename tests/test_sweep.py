@@ -361,3 +361,25 @@ def test_p_k0_figure(tmp_path: Path) -> None:
     assert limit["y"] == [1 - math.exp(-1)] * 2
     png = draw_figure(fig, tmp_path / "p.png")
     assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+def test_results_rows_csv_and_frame(tmp_path: Path) -> None:
+    """The cells of a results file as flat rows, CSV and (pandas optional) a DataFrame."""
+    import csv
+
+    from verify.sweep import results_frame, results_rows, summary_rows, write_csv
+
+    out = tmp_path / "r.jsonl"
+    cells = SweepGrid(kind="random_function", n_bits=(3, 4), seeds=(0, 1)).cells()
+    run_sweep(cells, out, max_workers=1, progress=False)
+    rows = results_rows(load_results(out))
+    assert len(rows) == 4 and {r["n_bits"] for r in rows} == {3, 4}
+    assert all(r["status"] == "ok" and len(r["profile"].split()) == r["n_bits"] + 1 for r in rows)
+    back = list(csv.DictReader(write_csv(rows, tmp_path / "r.csv").open()))
+    assert [int(r["K0"]) for r in back] == [r["K0"] for r in rows]
+    flat = summary_rows(summarize(load_results(out)))
+    assert {r["n_bits"] for r in flat} == {3, 4} and "p_K0_ge_1_ci_low" in flat[0]
+    pd = pytest.importorskip("pandas")
+    frame = results_frame(out)
+    assert isinstance(frame, pd.DataFrame) and len(frame) == 4
+    assert frame["K0"].tolist() == [r["K0"] for r in rows]
