@@ -151,3 +151,47 @@ def test_generated_theorem_test_marks(registry_sandbox) -> None:
     assert cases == {"plain": [], "long": ["slow"], "finding": ["xfail"]}
     (xfail,) = [m for p in parametrize.args[1] if p.id == "finding" for m in p.marks]
     assert xfail.kwargs["strict"] and "x.npz" in xfail.kwargs["reason"]
+
+
+def test_row_status_and_counts() -> None:
+    from verify.registry import row_status, status_counts
+
+    vac = Row("probability <= 1", 0.3, 1.0, trivial=1.0)
+    assert row_status(Policy.STRICT, vac) is Status.VACUOUS
+    assert row_status(Policy.STRICT, FAILS) is Status.VIOLATED
+    assert row_status(Policy.STATISTICAL, FAILS_WEAKLY) is Status.UNDECIDED
+    assert row_status(Policy.ASYMPTOTIC, FAILS) is Status.UNDECIDED
+    assert row_status(Policy.STRICT, OK) is Status.HOLDS
+    counts = status_counts(Policy.STATISTICAL, [vac, OK, FAILS_WEAKLY])
+    assert counts == {"holds": 1, "vacuous": 1, "violated": 0, "undecided": 1}
+
+
+def test_failing_rows_print_the_true_relation() -> None:
+    from verify.registry import CheckResult
+
+    rows = [
+        Row("a", 14639.6, 121.0, "<="),
+        Row("b", 83.0, 181.019, ">="),
+        Row("c", 1.0, 2.0, "=="),
+        Row("d", 0.5, 1.0, "<=", trivial=1.0),
+    ]
+    assert [r.shown_relation for r in rows] == [">", "<", "!=", "<="]
+    assert [r.verdict for r in rows] == ["fails", "fails", "fails", "vacuous"]
+    text = CheckResult("S", "c", Status.VIOLATED, rows=rows).summary()
+    assert "14639.6 > bound 121" in text and "83 < bound 181.019" in text
+    assert "14639.6 <= " not in text and "vacuous: trivial bound 1" in text
+
+
+def test_worst_skips_vacuous_rows_and_identities() -> None:
+    from verify.registry import CheckResult
+
+    vac = Row("vacuous", 0.99, 1.0, trivial=1.0)
+    informative = Row("informative", 0.2, 1.0)
+    exact = Row("exact", 1.0, 1.0, "==")
+    res = CheckResult("S", "c", Status.HOLDS, rows=[vac, exact, informative])
+    assert res.worst is informative
+    assert res.row_counts == {"holds": 1, "vacuous": 1, "exact": 1, "fails": 0}
+    only_exact = CheckResult("S", "c", Status.HOLDS, rows=[exact, exact])
+    assert only_exact.worst is None and only_exact.worst_text() == "all exact (2 identities)"
+    lower = CheckResult("S", "c", Status.HOLDS, rows=[Row("k0", 300.0, 181.0, ">=")])
+    assert lower.worst_text() == "k0: 300 >= 181"

@@ -255,7 +255,14 @@ def search_outcome(statement_id: str, ctx: CheckContext, res: SearchResult, labe
     parameters as the counterexample when its row fails (saved as ``<slug>_adversarial``)."""
     slug = slugify(statement_id)
     w = res.worst
-    row = Row(label, float(w["measured"]), float(w["bound"]), extra={"ratio": res.worst_ratio})
+    trivial = w.get("trivial")  # the trivial bound of the worst example, if the search gives it
+    row = Row(
+        label,
+        float(w["measured"]),
+        float(w["bound"]),
+        extra={"ratio": res.worst_ratio},
+        trivial=None if trivial is None else float(trivial),
+    )
     q = np.quantile(res.ratios, [0.5, 0.9, 0.99]) if res.ratios else [math.nan] * 3
     notes = [
         f"{res.n_examples} examples; worst measured/bound {res.worst_ratio:.4g};"

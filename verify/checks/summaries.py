@@ -13,19 +13,46 @@ __all__ = ["Worst", "loglog_slope"]
 
 
 class Worst:
-    """The worst (largest measured/bound) comparison seen under each label, in first-seen order."""
+    """The worst (largest measured/bound) comparison seen under each label, in first-seen order.
+
+    With ``trivial=`` (the trivial bound of that comparison, e.g. the output swing of its model)
+    each comparison is counted as vacuous or informative; a label's row carries its worst
+    comparison's trivial bound only when *every* comparison under the label was vacuous (then
+    the row is vacuous), and the counts in ``extra``."""
 
     def __init__(self) -> None:
         self.best: dict[str, tuple[float, float, float, dict[str, Any]]] = {}
+        self.trivial: dict[str, float | None] = {}
+        self.counts: dict[str, list[int]] = {}  # label -> [informative, vacuous]
 
-    def add(self, label: str, measured: float, bound: float, info: dict | None = None) -> None:
+    def add(
+        self,
+        label: str,
+        measured: float,
+        bound: float,
+        info: dict | None = None,
+        trivial: float | None = None,
+    ) -> None:
         ratio = Row(label, measured, bound).ratio
+        if trivial is not None:
+            counts = self.counts.setdefault(label, [0, 0])
+            counts[bool(bound >= trivial)] += 1
         if label not in self.best or ratio > self.best[label][0]:
             self.best[label] = (ratio, float(measured), float(bound), info or {})
+            self.trivial[label] = None if trivial is None else float(trivial)
 
     def rows(self) -> list[Row]:
         """One row per label: its worst comparison (``extra`` holds the info given with it)."""
-        return [Row(k, m, b, extra=info) for k, (_, m, b, info) in self.best.items()]
+        out = []
+        for k, (_, m, b, info) in self.best.items():
+            extra = dict(info)
+            trivial = None
+            if k in self.counts:
+                informative, vacuous = self.counts[k]
+                extra["comparisons informative/vacuous"] = [informative, vacuous]
+                trivial = self.trivial[k] if informative == 0 else None
+            out.append(Row(k, m, b, extra=extra, trivial=trivial))
+        return out
 
     def worst_ratio(self) -> float:
         """The largest measured/bound over every label (nan when nothing was added)."""

@@ -193,6 +193,7 @@ def tail_exponent_outcome(
                         "<=",
                         (lo, hi),
                         decisive=lo > bound,
+                        trivial=1.0,  # a probability
                     )
                 )
             if k == 0:

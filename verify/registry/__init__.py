@@ -19,7 +19,7 @@ from verify.registry.core import (
     slugify,
 )
 from verify.registry.counterexamples import COUNTEREXAMPLES, repository_root
-from verify.registry.policy import Policy, decide_status
+from verify.registry.policy import Policy, decide_status, row_status, status_counts
 from verify.registry.results import (
     CheckResult,
     Counterexample,
@@ -53,6 +53,8 @@ __all__ = [
     "iter_checks",
     "load_all",
     "repository_root",
+    "row_status",
     "run_check",
     "slugify",
+    "status_counts",
 ]

@@ -42,6 +42,25 @@ def decide_status(policy: Policy, rows: Sequence[Row], unsettled: Sequence[str] 
     return Status.UNDECIDED
 
 
+def row_status(policy: Policy, row: Row) -> Status:
+    """One row's status under ``policy``, decided by the same rule as a check's: a failing row
+    is violated (strict; statistical when decisive) or undecided; a row within a bound no
+    better than its trivial bound is vacuous; any other row that holds, holds."""
+    if not row.ok:
+        if policy is Policy.STRICT or (policy is Policy.STATISTICAL and row.decisive):
+            return Status.VIOLATED
+        return Status.UNDECIDED
+    return Status.VACUOUS if row.vacuous else Status.HOLDS
+
+
+def status_counts(policy: Policy, rows: Sequence[Row]) -> dict[str, int]:
+    """How many rows have each status under ``policy`` (every status listed, zeros included)."""
+    counts = {s.value: 0 for s in Status}
+    for r in rows:
+        counts[row_status(policy, r).value] += 1
+    return counts
+
+
 # what the theorem suite accepts from a check of each policy (a documented finding is a strict
 # expected failure instead): a statistical check whose sample cannot settle a row, or an
 # asymptotic statement missed at a small N, refutes nothing; only a strict check must hold

@@ -72,6 +72,36 @@ class Row:
             return self.measured >= self.bound
         return self.measured == self.bound
 
+    @property
+    def shown_relation(self) -> str:
+        """The relation that is true of the numbers: ``relation`` when the row holds, else its
+        negation (">" for a failing "<=", "<" for a failing ">=", "!=" for a failing "==")."""
+        if self.ok:
+            return self.relation
+        return {"<=": ">", ">=": "<", "==": "!="}[self.relation]
+
+    @property
+    def verdict(self) -> str:
+        """The row on its own: "fails" (measured outside the bound), "vacuous" (within a bound
+        no better than the trivial one), "exact" (an identity that holds), "holds"."""
+        if not self.ok:
+            return "fails"
+        if self.vacuous:
+            return "vacuous"
+        return "exact" if self.relation == "==" else "holds"
+
+    @property
+    def tightness(self) -> float:
+        """How close the row is to its bound, > 1 meaning outside it: measured/bound for '<='
+        and bound/measured for '>=' (both >= 0); otherwise 0 inside the bound, inf outside."""
+        m, b = self.measured, self.bound
+        if self.relation in ("<=", ">=") and m >= 0 and b >= 0:
+            num, den = (m, b) if self.relation == "<=" else (b, m)
+            if den == 0:
+                return 0.0 if num == 0 else math.inf
+            return num / den
+        return 0.0 if self.ok else math.inf
+
 
 @dataclass
 class FigureData:
@@ -132,28 +162,51 @@ class CheckResult:
 
     @property
     def worst(self) -> Row | None:
-        """The row closest to (or furthest past) its bound: the largest ratio for '<='."""
-        cands = [r for r in self.rows if r.relation == "<=" and math.isfinite(r.bound)]
-        if cands:
-            return max(cands, key=lambda r: r.ratio)
-        cands = [r for r in self.rows if r.relation == ">=" and r.measured != 0]
-        if cands:
-            return min(cands, key=lambda r: r.bound / r.measured if r.measured else math.inf)
-        return self.rows[0] if self.rows else None
+        """The informative row closest to (or furthest past) its bound: the largest
+        :attr:`Row.tightness` among rows that are neither vacuous nor identities (``==``);
+        None when every row is vacuous or an identity (see :meth:`worst_text`)."""
+        cands = [r for r in self.rows if r.verdict in ("holds", "fails")]
+        if not cands:
+            return None
+        return max(cands, key=lambda r: math.inf if math.isnan(r.tightness) else r.tightness)
+
+    @property
+    def row_counts(self) -> dict[str, int]:
+        """Rows per :attr:`Row.verdict`: holds (informative), vacuous, exact, fails."""
+        counts = dict.fromkeys(("holds", "vacuous", "exact", "fails"), 0)
+        for r in self.rows:
+            counts[r.verdict] += 1
+        return counts
+
+    def worst_text(self) -> str:
+        """The worst informative row as "label: measured REL bound", else what the rows are
+        ("all exact (n identities)", "all vacuous (n rows)")."""
+        w = self.worst
+        if w is not None:
+            return f"{w.label}: {w.measured:.6g} {w.shown_relation} {w.bound:.6g}"
+        c = self.row_counts
+        if c["exact"] and not c["vacuous"]:
+            return f"all exact ({c['exact']} identities)"
+        if c["vacuous"] and not c["exact"]:
+            return f"all vacuous ({c['vacuous']} rows)"
+        return f"{c['exact']} identities, {c['vacuous']} vacuous rows" if self.rows else "no rows"
 
     def summary(self) -> str:
         """Human-readable table: measured, bound, ratio per row; printed by theorems/."""
+        counts = ", ".join(f"{v} {k}" for k, v in self.row_counts.items() if v)
         lines = [
             f"{self.statement_id} [{self.check_name}]: {self.status.value}"
             f" (arithmetic: {self.arithmetic}; seed: {self.seed};"
-            f" {self.runtime_s:.2f} s)"
+            f" {self.runtime_s:.2f} s; rows: {counts or 'none'})"
         ]
         for r in self.rows:
             ci = f" CI [{r.ci[0]:.4g}, {r.ci[1]:.4g}]" if r.ci else ""
+            mark = "  <-- FAILS" if r.verdict == "fails" else ""
+            if r.verdict == "vacuous":
+                mark = f"  (vacuous: trivial bound {r.trivial:.6g})"
             lines.append(
-                f"  {r.label}: measured {r.measured:.6g} {r.relation} bound"
-                f" {r.bound:.6g} (ratio {r.ratio:.4g}){ci}"
-                f"{'' if r.ok else '  <-- VIOLATED'}"
+                f"  {r.label}: measured {r.measured:.6g} {r.shown_relation} bound"
+                f" {r.bound:.6g} (ratio {r.ratio:.4g}){ci}{mark}"
             )
         lines += [f"  note: {n}" for n in self.notes]
         if self.counterexample:
@@ -171,6 +224,7 @@ class CheckResult:
                 row["vacuous"] = r.vacuous
             row["ratio"] = r.ratio
             row["ok"] = r.ok
+            row["verdict"] = r.verdict
         return json.loads(json.dumps(out, default=_json_default))
 
 

@@ -26,6 +26,7 @@ from verify.registry import (
 )
 from verify.statements._eps_positive import DERIVATIONS, EPS_POSITIVE
 from verify.theory.bounds import c_infl, cor_3_3_bound, lemma_2_9_bound, lemma_3_2_bound
+from verify.theory.trivial import output_swing_bound
 
 COR_3_3 = define_statement(
     id="Cor 3.3",
@@ -57,7 +58,7 @@ def random_parameters(ctx: CheckContext) -> Outcome:
             continue
         dt = float(np.abs(forward(p, x[keep]).T - forward(p, xn[keep]).T).max())
         label = f"{scheme}: N max|T(x)-T(x^n)| vs ||w|| C_infl (1+eps^-1/2)^2K"
-        worst.add(label, n_bits * dt, cor_3_3_bound(p))
+        worst.add(label, n_bits * dt, cor_3_3_bound(p), None, n_bits * output_swing_bound(p))
     return Outcome(
         rows=worst.rows(),
         parameters={"models_per_scheme": ctx.size(MODELS_PER_SCHEME)},
@@ -86,7 +87,10 @@ def length_independence(ctx: CheckContext) -> Outcome:
             beta_max = max(beta_max, float(r.beta[0]), float(rn.beta[0]))
         maxima.append(m)
         vec_maxima.append(mv)
-        rows.append(Row(f"N={n_bits}: N max_sampled |T(x)-T(x^n)|", n_bits * m, bound))
+        swing = n_bits * output_swing_bound(p)  # trivial: N |T(x) - T(x')| <= N 2 sqrt(D)|w g|
+        rows.append(
+            Row(f"N={n_bits}: N max_sampled |T(x)-T(x^n)|", n_bits * m, bound, trivial=swing)
+        )
     slope = loglog_slope(ns, maxima)
     slope_vec = loglog_slope(ns, vec_maxima)
     return Outcome(

@@ -85,10 +85,21 @@ def in_action(ctx: CheckContext) -> Outcome:
                 f"N={n_bits}: fraction recognising a non-constant f vs P[N <= N*(theta)]",
                 fractions[-1],
                 allowed,
+                trivial=1.0,  # a fraction; vacuous while every N*(theta) exceeds N
             )
         )
-        beyond = int(np.sum(hits_arr & (np.log10(n_bits) > log_nstar)))
-        rows.append(Row(f"N={n_bits}: recognisers with N > N*(theta)", beyond, 0.0))
+        past = np.log10(n_bits) > log_nstar  # theta whose N*(theta) is below this N
+        beyond = int(np.sum(hits_arr & past))
+        rows.append(
+            Row(
+                f"N={n_bits}: recognisers with N > N*(theta)",
+                beyond,
+                0.0,
+                # the count cannot exceed #{theta: N > N*(theta)}: 0 <= 0 says nothing when
+                # no sampled N*(theta) is below N
+                trivial=float(np.sum(past)),
+            )
+        )
     box_nstar = log10_n_star(box_norms(cfg, box), xi)
     return Outcome(
         rows=rows,

@@ -21,6 +21,7 @@ from verify.model import Params, forward
 from verify.registry import CheckContext, Hypothesis, Outcome, Policy, Sizes, define_statement
 from verify.statements._eps_positive import DERIVATIONS
 from verify.theory.bounds import c_infl, lemma_2_9_bound
+from verify.theory.trivial import readout_swing_bound
 
 LEMMA_2_9 = define_statement(
     id="Lemma 2.9",
@@ -61,12 +62,13 @@ def random_parameters(ctx: CheckContext) -> Outcome:
         n_bits = int(rng.integers(2, 17))
         x, xn, n = flips(rng, n_bits, ctx.size(FLIPS_PER_MODEL))
         meas, bound, _, _ = influence(p, x, xn, n)
+        swing = readout_swing_bound(p)  # trivial: |y - y'| <= 2 sqrt(D) max|g|
         defined = np.isfinite(meas)  # NaN: a 0/0 layer norm at eps = 0
         undefined += int(np.sum(~defined))
         overflow += int(np.sum(defined & np.isinf(bound)))  # C_infl beyond float64
         for i in np.flatnonzero(defined):
             info = {"config": p.config.to_dict(), "scale": scale, "N": n_bits, "n": int(n[i])}
-            worst.add(f"{scheme}: worst I_n vs bound", meas[i], bound[i], info)
+            worst.add(f"{scheme}: worst I_n vs bound", meas[i], bound[i], info, swing)
     return Outcome(
         rows=worst.rows(),
         parameters={"models_per_scheme": ctx.size(MODELS_PER_SCHEME), "N": "2..16"},
@@ -89,7 +91,8 @@ def lemma_2_9_search(ctx: CheckContext, constant_factor: float = 1.0) -> SearchR
         xn[flip] ^= 1
         meas, bound, _, _ = influence(p, x[None], xn[None], np.array([flip]))
         b = constant_factor * float(bound[0])
-        return float(meas[0]) / b, {**info, **finfo, "measured": float(meas[0]), "bound": b}
+        info = {**info, **finfo, "measured": float(meas[0]), "bound": b}
+        return float(meas[0]) / b, {**info, "trivial": readout_swing_bound(p)}
 
     return maximise_ratio(evaluate, max_examples=ctx.size(SEARCH_EXAMPLES), seed=ctx.seed)
 

@@ -35,6 +35,7 @@ from verify.registry import (
 from verify.statements._eps_positive import DERIVATIONS, EPS_POSITIVE, THETA_BOX
 from verify.theory.bounds import c_lip, c_lip_box
 from verify.theory.norms import max_norms, parameter_norms
+from verify.theory.trivial import output_abs_bound
 
 LEMMA_3_1 = define_statement(
     id="Lemma 3.1",
@@ -76,8 +77,10 @@ def random_parameter_pairs(ctx: CheckContext) -> Outcome:
         dt = float(np.abs(forward(p, x).T - forward(q, x).T).max())
         nd = float(np.linalg.norm(d))
         box = float(max(np.abs(theta).max(), np.abs(q.flatten()).max()))
-        worst.add(f"{scheme}: |dT| vs C_Lip(theta, theta') ||dtheta||", dt, lip * nd)
-        worst.add(f"{scheme}: |dT| vs C_Lip(box) ||dtheta||", dt, c_lip_box(p.config, box) * nd)
+        swing = output_abs_bound(p) + output_abs_bound(q)  # trivial: |T| + |T'|
+        worst.add(f"{scheme}: |dT| vs C_Lip(theta, theta') ||dtheta||", dt, lip * nd, None, swing)
+        box_bound = c_lip_box(p.config, box) * nd
+        worst.add(f"{scheme}: |dT| vs C_Lip(box) ||dtheta||", dt, box_bound, None, swing)
     return Outcome(
         rows=worst.rows(),
         parameters={"models_per_scheme": ctx.size(MODELS_PER_SCHEME)},
@@ -122,6 +125,7 @@ def adversarial_search(ctx: CheckContext) -> Outcome:
             "one_group": one_group,
             "measured": dt,
             "bound": bound,
+            "trivial": output_abs_bound(p) + output_abs_bound(q),
         }
         return dt / bound, info
 
@@ -145,7 +149,8 @@ def lipschitz_vs_length(ctx: CheckContext) -> Outcome:
         dt = [abs(forward(p, xi).T[0] - forward(q, xi).T[0]) for xi in x]
         ratio = float(max(dt)) / SWEEP_STEP
         vals.append(ratio)
-        rows.append(Row(f"N={n_bits}: max_x |dT| / ||dtheta||", ratio, lip))
+        trivial = (output_abs_bound(p) + output_abs_bound(q)) / SWEEP_STEP  # (|T|+|T'|)/|d|
+        rows.append(Row(f"N={n_bits}: max_x |dT| / ||dtheta||", ratio, lip, trivial=trivial))
     slope = loglog_slope(ns, vals)
     half = len(ns) // 2
     slope_hi = loglog_slope(ns[half:], vals[half:]) if len(ns) - half >= 2 else math.nan

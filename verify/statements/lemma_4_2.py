@@ -174,6 +174,7 @@ def monte_carlo(ctx: CheckContext) -> Outcome:
                             (lo, hi),
                             {"median_beta": float(np.nanmedian(betas))},
                             decisive=lo > bound,
+                            trivial=1.0,  # a probability
                         )
                     )
                     if lo > bound and counterexample is None:
