@@ -1,0 +1,118 @@
+"""docs/torch.md's worked example, run as written: a model built from plain torch modules is
+trained, saved as a state_dict and checked by ``python -m verify check-model`` in one command
+(no hand renaming); and the command's other checkpoint forms and errors."""
+
+from __future__ import annotations
+
+import json
+import re
+import shlex
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+torch = pytest.importorskip("torch")
+
+from verify.boolean.function import all_bit_strings  # noqa: E402
+from verify.cli import main  # noqa: E402
+from verify.model import truth_table  # noqa: E402
+from verify.torch import from_torch  # noqa: E402
+
+pytestmark = pytest.mark.torch
+
+DOC = Path(__file__).resolve().parents[1] / "docs" / "torch.md"
+
+
+def _blocks(kind: str) -> list[str]:
+    return re.findall(rf"```{kind}\n(.*?)```", DOC.read_text(), flags=re.S)
+
+
+@pytest.fixture(scope="module")
+def worked_example(tmp_path_factory):
+    """Run the page's first Python block in a scratch folder; return its namespace."""
+    where = tmp_path_factory.mktemp("torch_doc")
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    import os
+
+    cwd = os.getcwd()
+    os.chdir(where)
+    try:
+        namespace: dict = {"__name__": "torch_doc"}
+        exec(compile(_blocks("python")[0], str(DOC), "exec"), namespace)
+    finally:
+        os.chdir(cwd)
+        torch.set_num_threads(threads)
+    namespace["folder"] = where
+    return namespace
+
+
+def _command(block: str) -> list[str]:
+    line = next(x for x in block.splitlines() if x.startswith("python -m verify check-model"))
+    return shlex.split(line)[3:]
+
+
+def test_worked_example_one_command(worked_example, capsys, monkeypatch) -> None:
+    """The page's command, as written, on the saved state_dict: exit 0, the renames printed,
+    and the certified table it reports equals the torch model's own signs."""
+    monkeypatch.chdir(worked_example["folder"])
+    argv = _command(_blocks("bash")[0])
+    assert main(argv) == 0
+    out = capsys.readouterr().out
+    for text in ("tok.weight -> token_embedding", "head.weight -> readout.weight",
+                 "reshaped (1, 16) -> (16,)", "certified truth table, N=6",
+                 "K_0 =", "target majority(N=6, tie=zero): agrees on", "H&R Cor 5 (applies)",
+                 "Lemma 3.2 (applies)"):  # fmt: skip
+        assert text in out, text
+    assert main([*argv, "--json"]) == 0
+    report = json.loads(capsys.readouterr().out)
+    model = worked_example["model"].eval()
+    bits = all_bit_strings(6)
+    with torch.no_grad():
+        signs = (model(torch.from_numpy(bits.astype(np.int64))) > 0).numpy()
+    params = from_torch(model)
+    table = truth_table(params, 6)
+    assert table.n_uncertain == 0
+    assert int(np.sum(table.label == signs)) == 64  # the spec model computes the torch model's f
+    assert report["truth_table"]["ones"] == int(signs.sum())
+    assert report["family"]["agree"] == int(np.sum(table.label == report_target(6)))
+    assert report["family"]["agree"] >= 60, "the page says the model learned MAJORITY"
+
+
+def report_target(n: int) -> np.ndarray:
+    from verify.boolean import make_family
+
+    return make_family("majority", n).table
+
+
+def test_checkpoint_forms_and_errors(worked_example, tmp_path, capsys) -> None:
+    """A nested checkpoint with a prefix, a bare state_dict without eps (refused, keys listed),
+    a pickled module (only with --trust-pickle; its own outputs compared), a spec .npz file."""
+    model = worked_example["model"]
+    state = model.state_dict()
+    nested = tmp_path / "ckpt.pt"
+    torch.save({"model_state_dict": {f"net.{k}": v for k, v in state.items()}, "step": 3}, nested)
+    argv = ["check-model", str(nested), "-N", "4", "-H", "2", "--eps", "1e-5", "--prefix", "net."]
+    assert main([*argv, "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["loading"]["format"] == "torch state_dict"
+    bare = tmp_path / "bare.pt"
+    torch.save(state, bare)
+    assert main(["check-model", str(bare), "-N", "4", "-H", "2"]) == 2
+    err = capsys.readouterr().err
+    assert "ln_eps" in err or "--eps" in err
+    assert "keys found" in err
+    npz = tmp_path / "spec.npz"
+    params = from_torch(model)
+    params.save(npz)
+    from verify.torch import to_torch
+
+    whole = tmp_path / "whole.pt"
+    torch.save(to_torch(params), whole)  # a pickled module (an importable class)
+    assert main(["check-model", str(whole), "-N", "4"]) == 2  # pickles need --trust-pickle
+    assert "--trust-pickle" in capsys.readouterr().err
+    assert main(["check-model", str(whole), "-N", "4", "--trust-pickle"]) == 0
+    out = capsys.readouterr().out
+    assert "torch module itself: sign agrees on 16 of 16" in out
+    assert main(["check-model", str(npz), "-N", "5", "--family", "majority"]) == 0
+    assert "target majority" in capsys.readouterr().out
