@@ -1,4 +1,4 @@
-"""Command line: ``python -m verify <command> ...`` (console script ``verify-transformers``).
+"""Command line: python -m verify COMMAND ... (or the console script verify-transformers).
 
 Each command lives in its own module under ``verify/commands/`` and exposes
 ``register(subparsers) -> None``, which adds its parser and sets ``func`` (a callable taking the
