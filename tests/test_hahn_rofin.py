@@ -138,3 +138,17 @@ def test_training_targets_are_the_families(function: str) -> None:
     for n in range(1, 9):
         f = make_family(function, n, **family_params(function, n))
         assert np.array_equal(target_labels(function, all_bit_strings(n)), f.table), (function, n)
+
+
+def test_blowup_cap_union_over_norms_and_positions() -> None:
+    """The cap's probability is K S F (union over norms and positions), capped at 1, and the
+    threshold inverts it."""
+    d, k, s, sigma = 16, 4, 11, 0.02
+    t = hr.noise_cap_threshold(d, k, s, sigma, 0.5)
+    assert hr.noise_beta_cap_probability(d, k, s, sigma, t) == pytest.approx(0.5)
+    assert hr.noise_beta_cap_probability(d, k, s, sigma, 1.0) == 1.0
+    # the cap grows slowly with S: below an explicit C S^{K/(D-1)} (docs/derivations_hahn_rofin.md)
+    for s in (1, 10, 1000, 10**6):
+        cap = hr.blowup_cap(hr.noise_cap_threshold(d, k, s, sigma, 0.5), 0.0, k)
+        assert cap <= hr.noise_cap_growth(d, k, s, sigma, 0.5)
+        assert cap >= hr.noise_cap_growth(d, k, s, sigma, 0.5) / 100

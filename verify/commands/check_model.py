@@ -286,13 +286,13 @@ def analyse(params: Any, n_bits: int, family: Any = None, module: Any = None) ->
         )
     sigma = 0.02
     if not (cfg.norm_first and cfg.embedding == "concat") and cfg.d_model >= 2:
-        t = hr.noise_variance_threshold(cfg.d_model, sigma, 0.5 / k)
+        t = hr.noise_cap_threshold(cfg.d_model, k, cfg.seq_len(n_bits), sigma, 0.5)
         st.append(
             {
                 "statement": "H&R Thm 6",
                 "applies": True,
-                "says": f"under N(0, {sigma}^2) noise on the parameters, P[beta' >="
-                f" {hr.blowup_cap(t, eps, k):.4g}] <= 1/2 for every x and N",
+                "says": f"under N(0, {sigma}^2) noise on the parameters, P[beta'(x) >="
+                f" {hr.blowup_cap(t, eps, k):.4g}] <= 1/2 for every x of length N",
                 "measured": f"max beta now: {out['beta_max']:.4g}",
             }
         )

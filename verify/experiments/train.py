@@ -449,6 +449,7 @@ CHECK_GRIDS: dict[str, tuple[tuple[str, ...], tuple[int, ...], TrainSettings]] =
     "full": (FUNCTIONS, (6, 10, 14, 18), TrainSettings(exhaustive_max=20)),
 }  # fmt: skip
 
+
 def check_experiment(budget: str, seed: int) -> list[dict[str, Any]]:
     """The records of the training experiment of the statement checks at ``budget``
     (CHECK_GRIDS); trained once per process and (budget, seed): H&R Cor 5 and Thm 6 share it."""

@@ -1,8 +1,9 @@
 """H&R Thm 6 (Hahn & Rofin, arXiv 2402.09963; reconstruction, numbering from a third-party
 review): transformers fitting sensitive functions sit at sharp minima. The toolkit's explicit
-form is the mechanism: Gaussian parameter noise caps every layer-norm coefficient, for every
-input and independently of N (docs/derivations_hahn_rofin.md#thm-6), while H&R Cor 5 needs a
-blowup growing with as_N(f); and H&R's sharpness measured on trained models."""
+form is the mechanism: Gaussian parameter noise caps every layer-norm coefficient in
+probability, at a level growing at most like S^{K/(D-1)} (docs/derivations_hahn_rofin.md#thm-6),
+while H&R Cor 5 needs a blowup growing with as_N(f); and H&R's sharpness measured on trained
+models."""
 
 from __future__ import annotations
 
@@ -43,16 +44,18 @@ HR_THM_6 = define_statement(
         r" $k$ whose input carries a noisy bias: $P[\mathrm{var}(d^k_n)\le t]\le"
         r" F_{\chi^2_{D-1}}(tD/\sigma^2)$, hence"
         r" $P[\beta(\theta+\Delta,x)\ge(1+(t+\epsilon)^{-1/2})^K]\le"
-        r" K\,F_{\chi^2_{D-1}}(tD/\sigma^2)$, independently of $N$. With H&R Cor 5 (PARITY"
-        r" needs $\mathbb E\beta^2$ growing like $N$ at bounded norms) the loss increase under such"
-        r" noise cannot vanish for PARITY as $N$ grows. Hahn & Rofin's own sharpness theorem"
-        r" (called Theorem 6 in a third-party review) was not retrieved; this explicit form, and"
-        r" the trained-model comparison of sharpness with sensitivity, are the toolkit's."
+        r" K S\,F_{\chi^2_{D-1}}(tD/\sigma^2)$ for an input with $S$ positions: the cap at"
+        r" probability 1/2 grows at most like $S^{K/(D-1)}$. With H&R Cor 5 (PARITY needs"
+        r" $\mathbb E\beta^2$ growing like $N$ at bounded norms), for $D>2K+1$ the loss increase"
+        r" under such noise cannot vanish for PARITY as $N$ grows. Hahn & Rofin's own sharpness"
+        r" theorem (called Theorem 6 in a third-party review) was not retrieved; this explicit"
+        r" form, and the trained-model comparison of sharpness with sensitivity, are the"
+        r" toolkit's."
     ),
     confidence="[inferred]",
     hypotheses=(NOISY_BIAS,),
     bound_formula=(
-        r"P[beta(theta + Delta, x) >= (1 + (t + eps)^{-1/2})^K] <= K F_{chi2_{D-1}}(t D/sigma^2)"
+        r"P[beta(theta + Delta, x) >= (1 + (t + eps)^{-1/2})^K] <= K S F_{chi2_{D-1}}(t D/sigma^2)"
     ),
     derivation=DERIVATION + "#thm-6",
 )
@@ -126,12 +129,12 @@ def constant_norm_input(ctx: CheckContext) -> Outcome:
 def _cap_rows(
     worst: Worst, label: str, p: Params, bits: np.ndarray, sigma: float, draws: int, seed: int
 ) -> None:
-    """Rows P[beta'(x) >= cap] vs K F for each string of ``bits`` (t with K F = 1/2)."""
+    """Rows P[beta'(x) >= cap] vs K S F for each string of ``bits`` (t with K S F = 1/2)."""
     cfg = p.config
-    k = cfg.n_norms
-    t = hr.noise_variance_threshold(cfg.d_model, sigma, 0.5 / k)
+    k, s = cfg.n_norms, cfg.seq_len(bits.shape[1])
+    t = hr.noise_cap_threshold(cfg.d_model, k, s, sigma, 0.5)
     cap = hr.blowup_cap(t, cfg.ln_eps, k)
-    bound = hr.noise_beta_cap_probability(cfg.d_model, k, sigma, t)
+    bound = hr.noise_beta_cap_probability(cfg.d_model, k, s, sigma, t)
     hits, betas = noisy_blowup_frequency(p, bits, sigma=sigma, cap=cap, draws=draws, seed=seed)
     for j in range(bits.shape[0]):
         lo, _ = clopper_pearson(int(hits[j]), draws, CONFIDENCE)
@@ -164,7 +167,7 @@ def random_parameters(ctx: CheckContext) -> Outcome:
     return Outcome(
         rows=worst.rows(),
         notes=[
-            f"{used} random models, {draws} noise draws each; t set so that K F = 1/2; measured"
+            f"{used} random models, {draws} noise draws each; t set so that K S F = 1/2; measured"
             " column: the lower end of the interval of P[beta' >= cap]"
         ],
         parameters={"draws": draws, "confidence": CONFIDENCE},

@@ -13,11 +13,14 @@ measures or a summary computes.
   must grow linearly in N.
 - **H&R Thm 6 (sharpness, mechanism)**: Gaussian noise N(0, sigma^2) on a bias added right
   before a layer norm (or on any set of parameters that contains one) caps that norm's
-  coefficient in probability, for every input and position and independently of N:
+  coefficient in probability, for every input and position (the bound does not depend on N):
   ``P[var(d + delta) <= t] <= F_{chi^2_{D-1}}(t D / sigma^2)`` (Anderson's inequality), so
-  ``P[beta'(x) >= (1 + (t + eps)^{-1/2})^K] <= min(1, K F_{chi^2_{D-1}}(t D / sigma^2))``.
-  A fit of PARITY needs a blowup growing like sqrt(N) (Cor 5) that such noise destroys: the
-  loss increase under noise (H&R's sharpness) cannot vanish as N grows.
+  ``P[beta'(x) >= (1 + (t + eps)^{-1/2})^K] <= min(1, K S F_{chi^2_{D-1}}(t D / sigma^2))``
+  for an input with S positions. Since F(u) <= (u/2)^{(D-1)/2} / Gamma((D+1)/2), the cap at
+  probability 1/2 is at most a constant times S^{K/(D-1)} (:func:`noise_cap_growth`), while a
+  fit of PARITY needs E[beta^2] growing like N (Cor 5, at bounded norms): for D > 2K + 1 such
+  noise destroys the blowup PARITY needs, so the loss increase under noise (H&R's sharpness)
+  cannot vanish as N grows.
 """
 
 from __future__ import annotations
@@ -36,6 +39,8 @@ __all__ = [
     "cor_5_required_blowup",
     "log10_cor_5_as_bound",
     "noise_beta_cap_probability",
+    "noise_cap_growth",
+    "noise_cap_threshold",
     "noise_variance_probability",
     "noise_variance_threshold",
 ]
@@ -101,9 +106,34 @@ def blowup_cap(t: float, eps: float, n_norms: int) -> float:
     return math.inf if v == 0 else (1.0 + v**-0.5) ** k
 
 
-def noise_beta_cap_probability(d_model: int, n_norms: int, sigma: float, t: float) -> float:
-    """H&R Thm 6 (toolkit's form): P[beta'(x) >= blowup_cap(t, eps, K)] <= min(1, K F(t D /
-    sigma^2)) for each fixed input x, when every layer norm's input carries its own
-    independent N(0, sigma^2 I_D) term (a noisy bias or token row right before it)."""
+def noise_beta_cap_probability(
+    d_model: int, n_norms: int, seq_len: int, sigma: float, t: float
+) -> float:
+    """H&R Thm 6 (toolkit's form): P[beta'(x) >= blowup_cap(t, eps, K)] <= min(1, K S F(t D /
+    sigma^2)) for each fixed input x with S positions, when every layer norm's input carries its
+    own independent N(0, sigma^2 I_D) term (a noisy bias or token row right before it): beta'
+    reaches the cap only if some norm k at some position n has variance <= t (union bound)."""
     k = check_int("K", n_norms, minimum=1)
-    return min(1.0, k * noise_variance_probability(d_model, sigma, t))
+    s = check_int("S", seq_len, minimum=1)
+    return min(1.0, k * s * noise_variance_probability(d_model, sigma, t))
+
+
+def noise_cap_threshold(d_model: int, n_norms: int, seq_len: int, sigma: float, p: float) -> float:
+    """The t at which the bound of :func:`noise_beta_cap_probability` equals p (0 < p <= 1)."""
+    k = check_int("K", n_norms, minimum=1)
+    s = check_int("S", seq_len, minimum=1)
+    return noise_variance_threshold(d_model, sigma, p / (k * s))
+
+
+def noise_cap_growth(d_model: int, n_norms: int, seq_len: int, sigma: float, p: float) -> float:
+    """An explicit upper bound on the cap at probability p, showing its growth in S:
+    ``(1 + sqrt(D / (2 sigma^2)) (K S / (p Gamma((D+1)/2)))^{1/(D-1)})^K`` (eps = 0), from
+    F_{chi^2_k}(u) <= (u/2)^{k/2} / Gamma(k/2 + 1) with k = D - 1: it grows like S^{K/(D-1)}."""
+    d = check_int("d_model", d_model, minimum=2)
+    k = check_int("K", n_norms, minimum=1)
+    s = check_int("S", seq_len, minimum=1)
+    sigma = check_real("sigma", sigma, strictly_positive=True)
+    p = check_real("p", p, strictly_positive=True)
+    dof = d - 1
+    inner = (k * s / (p * math.gamma(dof / 2 + 1))) ** (1.0 / dof)
+    return (1.0 + math.sqrt(d / (2 * sigma**2)) * inner) ** k
