@@ -9,9 +9,11 @@ import math
 import numpy as np
 
 from verify.boolean import all_bit_strings
+from verify.checks import constructions
 from verify.model import ModelConfig, forward, init_params, n_params
 from verify.registry import CheckContext, Outcome, Policy, Row, Sizes, define_statement
 from verify.statements._eps_positive import DERIVATIONS, EPS_POSITIVE, THETA_BOX
+from verify.theory import bounds
 from verify.theory.bounds import c_lip_box, diameter, log10_prop_3_5
 from verify.theory.trivial import log10_all_functions
 
@@ -67,5 +69,50 @@ def cap(ctx: CheckContext) -> Outcome:
             f"the cap is below the number 2^(2^N) of all Boolean functions from N = {n0} on",
             "the sampled count is a lower bound on |F_N|, so these rows are consistency checks;"
             " the cap's content is its independence of N",
+        ],
+    )
+
+
+# input lengths on which the two parameters' recognised functions are checked, by budget
+PACKING_LENGTHS = Sizes(quick=(1, 4, 16, 64), default=(1, 4, 16, 64, 256), full=(1, 4, 64, 1024))
+
+
+@PROP_3_5.check(
+    "packing step: parameters recognising different functions are >= 2r apart",
+    policy=Policy.STRICT,
+)
+def packing_step(ctx: CheckContext) -> Outcome:
+    """Step 2 of the covering argument: two parameters of Theta within 2r (r = xi / C_Lip, the
+    packing radius) cannot recognise different functions with margin xi. On a box where it is
+    nearly tight (only the token rows and the readout move), theta_+ recognises the constant 1
+    and theta_- the constant 0 with margin xi (the smallest |T| met on every string tried);
+    2 r(xi) is compared with ||theta_+ - theta_-||."""
+    cfg, box, plus, minus = constructions.readout_pair()
+    rng = np.random.default_rng(ctx.seed + 35)
+    lip = c_lip_box(cfg, box)
+    dist = float(np.linalg.norm(plus.flatten() - minus.flatten()))
+    rows, notes = [], []
+    for n_bits in ctx.size(PACKING_LENGTHS):
+        x = all_bit_strings(n_bits) if n_bits <= 6 else rng.integers(0, 2, (8, n_bits))
+        tp, tm = forward(plus, x).T, forward(minus, x).T
+        if not (np.all(tp > 0) and np.all(tm < 0)):
+            notes.append(f"N={n_bits}: the pair does not recognise the two constants (skipped)")
+            continue
+        xi = float(min(tp.min(), -tm.max()))  # both recognise with margin xi
+        rows.append(
+            Row(
+                f"N={n_bits}: 2 r(xi) = 2 xi / C_Lip vs ||theta_+ - theta_-|| (they differ)",
+                2.0 * bounds.packing_radius(lip, xi),
+                dist,
+            )
+        )
+    return Outcome(
+        rows=rows,
+        parameters={"config": cfg.to_dict(), "box": "token rows 100, readout 1e-7, else 0"},
+        notes=[
+            *notes,
+            f"C_Lip(box) = {lip:.6g} (~ sqrt(D + 1) = {np.sqrt(cfg.d_model + 1):.6g}: the readout"
+            " groups dominate); T is the same on every string (attention and MLP are 0)",
+            "strings: all of {0,1}^N for N <= 6, 8 random ones above",
         ],
     )

@@ -6,6 +6,13 @@ The papers give these bounds as O(.); the derivations are in docs/derivations.md
 there are *reconstructions*). Influence norm: the Euclidean norm on R^D of the change of the
 final vector at the readout position, I_n = ||y^L_r(x) - y^L_r(x^n)||_2; norm on theta: the
 Euclidean norm on R^M. Every function here is plain arithmetic on the summary (no checks).
+
+**Factors.** Every factor of the derivations is a named module-level function (``infl_*`` for
+C_infl, ``lip_*`` for C_Lip, :func:`lemma_3_2_exponent`, :func:`packing_radius`, :func:`z_max`)
+that the composite constants look up at call time. A mutation test (tests/test_mutations.py)
+weakens one of them with ``monkeypatch.setattr(bounds, name, weaker)`` and asserts that a
+registered check then reports a violation; the unmutated values are those of the written-out
+formulas (docs/derivations.md).
 """
 
 from __future__ import annotations
@@ -19,6 +26,7 @@ import numpy as np
 from verify.errors import ValidationError
 from verify.model import ModelConfig, Params, n_params, param_shapes
 from verify.theory.norms import (
+    HeadNorms,
     LayerNorms,
     ParamNorms,
     box_half_widths,
@@ -32,6 +40,7 @@ __all__ = [
     "beta_lower_bound",
     "c_infl",
     "c_infl_box",
+    "c_infl_parts",
     "c_lip",
     "c_lip_box",
     "cor_3_3_bound",
@@ -44,7 +53,17 @@ __all__ = [
     "log10_n_star",
     "log10_prop_3_5",
     "n_star",
+    "packing_radius",
     "z_max",
+    *(
+        "head_sum infl_ffn_factor infl_ln_factor infl_out_proj infl_residual infl_reweighting"
+        " infl_softmax_weight infl_token_change infl_value_term lemma_3_2_exponent"
+        " lip_ffn_input_factor lip_ffn_output_factor lip_ffn_weight_coefficients"
+        " lip_group_combine lip_head_sum lip_ln_bias_coefficient lip_ln_gain_coefficient"
+        " lip_ln_input_factor lip_out_proj_bias_coefficient lip_out_proj_factor"
+        " lip_out_proj_weight_coefficient lip_readout_bias_coefficient lip_readout_factor"
+        " lip_readout_weight_coefficient lip_reweighting lip_value_term"
+    ).split(),
 ]
 
 
@@ -55,9 +74,15 @@ def z_max(config: ModelConfig) -> float:
     return math.inf if eps == 0 else eps**-0.5
 
 
+def lemma_3_2_exponent(config: ModelConfig) -> int:
+    """Lemma 3.2's exponent: K = config.n_norms, one factor tau^k per layer norm on the path
+    (the paper's L counts one norm per layer; docs/derivations.md#lemma-32)."""
+    return n_layer_norms(config)
+
+
 def lemma_3_2_bound(config: ModelConfig) -> float:
     """Lemma 3.2 (K = config.n_norms): beta(theta, x) <= (1 + eps^{-1/2})^K."""
-    return (1.0 + z_max(config)) ** n_layer_norms(config)
+    return (1.0 + z_max(config)) ** lemma_3_2_exponent(config)
 
 
 def ln_input_norm_bounds(source: Params | ParamNorms) -> list[float]:
@@ -108,6 +133,55 @@ def beta_lower_bound(source: Params | ParamNorms) -> float:
 
 
 # ----------------------------------------------------------------------------- Lemma 2.9
+def infl_token_change(nm: ParamNorms) -> float:
+    """Lemma 2.9, step 1: the change a0 = ||E[1] - E[0]||_2 of y^0_n when bit n flips."""
+    return nm.token_diff
+
+
+def infl_ln_factor(gain: float) -> float:
+    """Lemma 2.9, step 2: a layer norm's endpoint Lipschitz factor per unit of
+    rho = tau(x) tau(x^n): ||gamma||_inf 2 z z'/(z + z') <= (||gamma||_inf / 4) (1+z)(1+z')."""
+    return gain / 4.0
+
+
+def infl_ffn_factor(lay: LayerNorms) -> float:
+    """Lemma 2.9, step 4: the MLP's Lipschitz factor F = ||W_2|| ||W_1|| (ReLU 1-Lipschitz)."""
+    return lay.w2 * lay.w1
+
+
+def infl_softmax_weight(q_bar: float, k_bar: float, sqrt_dh: float) -> mpmath.mpf:
+    """Lemma 2.9, step 3: S times the largest softmax weight, e^{2R} with R = q k / sqrt(d_h)
+    (p_j <= 1/(1 + (S-1) e^{-2R}) <= e^{2R}/S). In mpmath: no float64 overflow."""
+    return mpmath.exp(2 * mpmath.mpf(q_bar) * k_bar / sqrt_dh)
+
+
+def infl_value_term(hd: HeadNorms) -> float:
+    """Lemma 2.9, step 3: the value change per unit input change, V = ||W_v^h||."""
+    return hd.wv
+
+
+def infl_reweighting(v_c: float, g: float) -> float:
+    """Lemma 2.9, step 3: the softmax-reweighting term 2 v_c G (||dp||_1 <= 2 sum_j p_j |ds_j|,
+    centred values ||v - b_v|| <= v_c, logit change G per unit input change)."""
+    return 2 * v_c * g
+
+
+def infl_out_proj(lay: LayerNorms) -> float:
+    """Lemma 2.9, step 3: the output projection's factor ||W_o||."""
+    return lay.wo
+
+
+def head_sum(per_head: list) -> mpmath.mpf:
+    """Lemma 2.9, step 3: heads combined through W_o by Minkowski, sqrt(sum_h c_h^2)."""
+    return mpmath.sqrt(mpmath.fsum(x * x for x in per_head))
+
+
+def infl_residual(stream, block):
+    """Lemma 2.9, steps 4-5: a residual connection adds the block's change to the stream's
+    (for the MLP written as the factor 1 + F on the stream)."""
+    return stream + block
+
+
 def _attention_influence(
     lay: LayerNorms, y_in: float, d_head: int, a: mpmath.mpf, bt: mpmath.mpf
 ) -> tuple[mpmath.mpf, mpmath.mpf]:
@@ -120,7 +194,8 @@ def _attention_influence(
     other m: S ||Δo_m|| <= (V + 2 v_c G) bt + e^{2R} (V + 2 v_c G_k) a,
     at n:      ||Δo_n|| <= (V + 2 v_c G) a + (V + 2 v_c G_k) bt,
     with G = (Q k + q K) / sqrt(d_h), G_k = q K / sqrt(d_h); heads combine through ||W_o||_2
-    (Minkowski over heads). See docs/derivations.md, Lemma 2.9, step 3."""
+    (Minkowski over heads). See docs/derivations.md, Lemma 2.9, step 3. Each factor is one of
+    the ``infl_*`` functions above."""
     at_n_a, at_n_b, oth_a, oth_b = [], [], [], []
     for hd in lay.heads:
         qn = hd.wq * y_in + hd.bq
@@ -129,16 +204,27 @@ def _attention_influence(
         sq = math.sqrt(d_head)
         g = (hd.wq * kn + qn * hd.wk) / sq
         gk = qn * hd.wk / sq
-        big_e = mpmath.exp(2 * mpmath.mpf(qn) * kn / sq)  # no overflow: mpf exponent range
-        at_n_a.append(hd.wv + 2 * vc * g)
-        at_n_b.append(hd.wv + 2 * vc * gk)
-        oth_b.append(hd.wv + 2 * vc * g)
-        oth_a.append(big_e * (hd.wv + 2 * vc * gk))
+        big_e = infl_softmax_weight(qn, kn, sq)
+        v = infl_value_term(hd)
+        at_n_a.append(v + infl_reweighting(vc, g))
+        at_n_b.append(v + infl_reweighting(vc, gk))
+        oth_b.append(v + infl_reweighting(vc, g))
+        oth_a.append(big_e * (v + infl_reweighting(vc, gk)))
 
     def comb(c: list) -> mpmath.mpf:
-        return lay.wo * mpmath.sqrt(mpmath.fsum(x * x for x in c))
+        return infl_out_proj(lay) * head_sum(c)
 
     return comb(at_n_a) * a + comb(at_n_b) * bt, comb(oth_a) * a + comb(oth_b) * bt
+
+
+def attention_influence(
+    lay: LayerNorms, y_in: float, d_head: int, a: float, bt: float
+) -> tuple[float, float]:
+    """Lemma 2.9, step 3 as floats (for the unit checks of the derivation steps): the bound on
+    ||Δ MHA|| at the flipped position and S times the bound at every other position, when every
+    attention input has norm <= y_in and the input changes by <= a at n, <= bt / S elsewhere."""
+    m_n, m_o = _attention_influence(lay, y_in, d_head, mpmath.mpf(a), mpmath.mpf(bt))
+    return float(m_n), float(m_o)
 
 
 def c_infl(source: Params | ParamNorms) -> float:
@@ -153,6 +239,37 @@ def log10_c_infl(source: Params | ParamNorms) -> float:
     return float(mpmath.log10(_c_infl_mp(norms_of(source))))
 
 
+def _c_infl_parts_mp(nm: ParamNorms) -> tuple[mpmath.mpf, mpmath.mpf]:
+    """(a_L, bt_L) of the recursion of :func:`_c_infl_mp`: the bound at the flipped position and
+    S times the bound at every other position, per unit of beta(x) beta(x^n)."""
+    cfg = nm.config
+    dh = cfg.d_head
+    a, bt = mpmath.mpf(infl_token_change(nm)), mpmath.mpf(0)
+    for i, lay in enumerate(nm.layers):
+        lam1, lam2 = infl_ln_factor(lay.g1), infl_ln_factor(lay.g2)
+        ffn = infl_ffn_factor(lay)
+        if cfg.norm_first:
+            y_in = lay.g1 * math.sqrt(cfg.d_model) + lay.n1
+            m_n, m_o = _attention_influence(lay, y_in, dh, lam1 * a, lam1 * bt)
+            a, bt = infl_residual(a, m_n), infl_residual(bt, m_o)
+            mlp = infl_residual(1, ffn * lam2)  # (1 + lambda_2 F): the MLP's residual
+            a, bt = mlp * a, mlp * bt
+        else:
+            if i == 0:
+                y_in = nm.emb_max
+            else:
+                prev = nm.layers[i - 1]
+                y_in = prev.g2 * math.sqrt(cfg.d_model) + prev.n2
+            m_n, m_o = _attention_influence(lay, y_in, dh, a, bt)
+            a, bt = lam1 * infl_residual(a, m_n), lam1 * infl_residual(bt, m_o)
+            mlp = infl_residual(1, ffn)  # (1 + F): the MLP's residual
+            a, bt = lam2 * mlp * a, lam2 * mlp * bt
+    if cfg.norm_first:
+        lam_f = infl_ln_factor(nm.gf)
+        a, bt = lam_f * a, lam_f * bt
+    return a, bt
+
+
 def _c_infl_mp(nm: ParamNorms) -> mpmath.mpf:
     """C_infl of Lemma 2.9 from the parameter norms (see docs/derivations.md):
 
@@ -163,29 +280,15 @@ def _c_infl_mp(nm: ParamNorms) -> mpmath.mpf:
     ||gamma||_inf / 4 (its endpoint Lipschitz factor 2 z z'/(z + z') <= (1+z)(1+z')/4 times the
     gain), residuals 1, FFNs ||W_2|| ||W_1||, attention as in :func:`_attention_influence`;
     C_infl = max(a_L, bt_L). Evaluated in mpmath (the factor e^{2R} can exceed float64)."""
-    cfg = nm.config
-    dh = cfg.d_head
-    a, bt = mpmath.mpf(nm.token_diff), mpmath.mpf(0)
-    for i, lay in enumerate(nm.layers):
-        lam1, lam2 = lay.g1 / 4.0, lay.g2 / 4.0
-        ffn = lay.w2 * lay.w1
-        if cfg.norm_first:
-            y_in = lay.g1 * math.sqrt(cfg.d_model) + lay.n1
-            m_n, m_o = _attention_influence(lay, y_in, dh, lam1 * a, lam1 * bt)
-            a, bt = a + m_n, bt + m_o
-            a, bt = (1 + ffn * lam2) * a, (1 + ffn * lam2) * bt
-        else:
-            if i == 0:
-                y_in = nm.emb_max
-            else:
-                prev = nm.layers[i - 1]
-                y_in = prev.g2 * math.sqrt(cfg.d_model) + prev.n2
-            m_n, m_o = _attention_influence(lay, y_in, dh, a, bt)
-            a, bt = lam1 * (a + m_n), lam1 * (bt + m_o)
-            a, bt = lam2 * (1 + ffn) * a, lam2 * (1 + ffn) * bt
-    if cfg.norm_first:
-        a, bt = nm.gf / 4.0 * a, nm.gf / 4.0 * bt
-    return max(a, bt)
+    return max(_c_infl_parts_mp(nm))
+
+
+def c_infl_parts(source: Params | ParamNorms) -> tuple[float, float]:
+    """Lemma 2.9, step 6 before the max: (a_L, bt_L) with I_n <= a_L beta beta' at the flipped
+    position (r = n) and I_n <= bt_L beta beta' / S at every other readout position (r != n);
+    C_infl = max of the two. Floats (inf beyond float64)."""
+    a, bt = _c_infl_parts_mp(norms_of(source))
+    return float(a), float(bt)
 
 
 def c_infl_box(config: ModelConfig, box: float | Mapping[str, float]) -> float:
@@ -214,8 +317,9 @@ def cor_3_3_bound(source: Params | ParamNorms) -> float:
 def _log10_cor_3_3(nm: ParamNorms) -> mpmath.mpf:
     if nm.config.ln_eps == 0:
         return mpmath.inf
-    zm = mpmath.mpf(nm.config.ln_eps) ** -0.5
-    return mpmath.log10(nm.w * _c_infl_mp(nm)) + 2 * n_layer_norms(nm.config) * mpmath.log10(1 + zm)
+    zm = mpmath.mpf(z_max(nm.config))
+    exponent = 2 * lemma_3_2_exponent(nm.config)
+    return mpmath.log10(nm.w * _c_infl_mp(nm)) + exponent * mpmath.log10(1 + zm)
 
 
 def n_star(source: Params | ParamNorms, xi: float) -> float:
@@ -260,9 +364,97 @@ class _Lin:
 
     @staticmethod
     def l2_combine(forms: list[_Lin]) -> _Lin:
-        """Minkowski: sqrt(sum_h (sum_g c_hg d_g)^2) <= sum_g d_g sqrt(sum_h c_hg^2)."""
-        keys = {k for f in forms for k in f.c}
+        """Minkowski: sqrt(sum_h (sum_g c_hg d_g)^2) <= sum_g d_g sqrt(sum_h c_hg^2). Groups in
+        sorted order (deterministic: no dependence on PYTHONHASHSEED)."""
+        keys = sorted({k for f in forms for k in f.c})
         return _Lin({k: math.sqrt(sum(f.c.get(k, 0.0) ** 2 for f in forms)) for k in keys})
+
+
+# Factors of C_Lip (Lemma 3.1), one function each (see the module doc).
+def lip_ln_input_factor(gain: float, config: ModelConfig) -> float:
+    """Lemma 3.1, step 2: a layer norm's Lipschitz factor in its input, ||gamma||_inf
+    eps^{-1/2} (the Jacobian z (P - g g^T / D) has norm z <= eps^{-1/2})."""
+    return gain * z_max(config)
+
+
+def lip_ln_gain_coefficient(d_model: int) -> float:
+    """Lemma 3.1, step 2: the coefficient of ||Δgamma||, ||LN-normalised vector||_inf <=
+    sqrt(D - 1)."""
+    return math.sqrt(max(d_model - 1, 0))
+
+
+def lip_ln_bias_coefficient() -> float:
+    """Lemma 3.1, step 2: the coefficient of ||Δbeta|| (1)."""
+    return 1.0
+
+
+def lip_value_term(hd: HeadNorms, inp: _Lin, group: str, y_in: float) -> _Lin:
+    """Lemma 3.1, step 3: the value change Δv <= V e + Y ||ΔW_v^h|| + ||Δb_v^h||."""
+    return hd.wv * inp + _Lin.unit(f"{group}.w", y_in) + _Lin.unit(f"{group}.b")
+
+
+def lip_reweighting(
+    hd: HeadNorms, y_in: float, sqrt_dh: float, q_bar: float, k_bar: float, dq: _Lin, dk: _Lin
+) -> _Lin:
+    """Lemma 3.1, step 3: the softmax-reweighting term 2 V Y (k Δq + q Δk) / sqrt(d_h)
+    (||dp||_1 <= 2 max_j |Δs_j|, centred values <= V Y)."""
+    return (2 * hd.wv * y_in / sqrt_dh) * (k_bar * dq + q_bar * dk)
+
+
+def lip_head_sum(forms: list[_Lin]) -> _Lin:
+    """Lemma 3.1, step 3: heads combined through W_o by Minkowski (per group, l2 over heads)."""
+    return _Lin.l2_combine(forms)
+
+
+def lip_out_proj_factor(lay: LayerNorms) -> float:
+    """Lemma 3.1, step 3: the output projection's factor ||W_o||."""
+    return lay.wo
+
+
+def lip_out_proj_weight_coefficient(vbar: list[float]) -> float:
+    """Lemma 3.1, step 3: the coefficient of ||ΔW_o||, sqrt(sum_h (V_h Y + b_v^h)^2)."""
+    return math.sqrt(sum(v * v for v in vbar))
+
+
+def lip_out_proj_bias_coefficient() -> float:
+    """Lemma 3.1, step 3: the coefficient of ||Δb_o|| (1)."""
+    return 1.0
+
+
+def lip_ffn_input_factor(lay: LayerNorms) -> float:
+    """Lemma 3.1, step 4: the first linear map's factor ||W_1|| on the input change."""
+    return lay.w1
+
+
+def lip_ffn_output_factor(lay: LayerNorms) -> float:
+    """Lemma 3.1, step 4: the second linear map's factor ||W_2|| (ReLU 1-Lipschitz)."""
+    return lay.w2
+
+
+def lip_ffn_weight_coefficients(lay: LayerNorms, y_in: float) -> tuple[float, float]:
+    """Lemma 3.1, step 4: the coefficients of ||ΔW_1|| (Y) and of ||ΔW_2|| (||W_1|| Y + b_1)."""
+    return y_in, lay.w1 * y_in + lay.b1
+
+
+def lip_readout_factor(nm: ParamNorms) -> float:
+    """Lemma 3.1, step 4: the readout's factor ||w|| on the change of the final vector."""
+    return nm.w
+
+
+def lip_readout_weight_coefficient(y_out: float) -> float:
+    """Lemma 3.1, step 4: the coefficient of ||Δw||, the bound Y_out on the final vector."""
+    return y_out
+
+
+def lip_readout_bias_coefficient() -> float:
+    """Lemma 3.1, step 4: the coefficient of |Δomega| (1)."""
+    return 1.0
+
+
+def lip_group_combine(coefficients: dict[str, float]) -> float:
+    """Lemma 3.1, step 5: sum_g L_g ||Δtheta_g|| <= sqrt(sum_g L_g^2) ||Δtheta||_2
+    (Cauchy-Schwarz over the groups; math.fsum: exactly rounded, independent of the order)."""
+    return math.sqrt(math.fsum(v * v for v in coefficients.values()))
 
 
 def lipschitz_coefficients(source: Params | ParamNorms) -> dict[str, float]:
@@ -271,23 +463,24 @@ def lipschitz_coefficients(source: Params | ParamNorms) -> dict[str, float]:
     theta and theta' (eps > 0).
 
     Groups: each array of theta; in_proj_weight/bias split into their q, k, v blocks per head.
-    Derivation: docs/derivations.md, Lemma 3.1."""
+    Derivation: docs/derivations.md, Lemma 3.1. Each factor is one of the ``lip_*`` functions;
+    the groups are returned in sorted order."""
     nm = norms_of(source)
     cfg = nm.config
     if cfg.ln_eps <= 0:
         raise ValidationError("config.ln_eps", "a value > 0 (Lemma 3.1 needs eps > 0)", cfg.ln_eps)
     d, dh = cfg.d_model, cfg.d_head
-    zmax = z_max(cfg)
     sq = math.sqrt(dh)
-    cmax = math.sqrt(max(d - 1, 0))  # ||LN-normalised vector||_inf <= sqrt(D - 1)
+    cmax = lip_ln_gain_coefficient(d)  # ||LN-normalised vector||_inf <= sqrt(D - 1)
     e = _Lin.unit("token_embedding")
     if cfg.pos_encoding == "learned":
         e = e + _Lin.unit("pos_embedding")
 
     def norm_delta(name: str, gain: float, inp: _Lin) -> _Lin:
-        out = (gain * zmax) * inp
+        out = lip_ln_input_factor(gain, cfg) * inp
         if cfg.ln_affine:
-            out = out + _Lin.unit(name + ".weight", cmax) + _Lin.unit(name + ".bias")
+            out = out + _Lin.unit(name + ".weight", cmax)
+            out = out + _Lin.unit(name + ".bias", lip_ln_bias_coefficient())
         return out
 
     def attention(p: str, lay: LayerNorms, y_in: float, inp: _Lin) -> _Lin:
@@ -296,16 +489,19 @@ def lipschitz_coefficients(source: Params | ParamNorms) -> dict[str, float]:
             qn, kn = hd.wq * y_in + hd.bq, hd.wk * y_in + hd.bk
             dq = hd.wq * inp + _Lin.unit(f"{p}q{i}.w", y_in) + _Lin.unit(f"{p}q{i}.b")
             dk = hd.wk * inp + _Lin.unit(f"{p}k{i}.w", y_in) + _Lin.unit(f"{p}k{i}.b")
-            dv = hd.wv * inp + _Lin.unit(f"{p}v{i}.w", y_in) + _Lin.unit(f"{p}v{i}.b")
-            heads.append(dv + (2 * hd.wv * y_in / sq) * (kn * dq + qn * dk))
+            dv = lip_value_term(hd, inp, f"{p}v{i}", y_in)
+            heads.append(dv + lip_reweighting(hd, y_in, sq, qn, kn, dq, dk))
             vbar.append(hd.wv * y_in + hd.bv)
-        out = lay.wo * _Lin.l2_combine(heads)
-        out = out + _Lin.unit(p + "self_attn.out_proj.weight", math.sqrt(sum(v * v for v in vbar)))
-        return out + _Lin.unit(p + "self_attn.out_proj.bias")
+        out = lip_out_proj_factor(lay) * lip_head_sum(heads)
+        wo_coef = lip_out_proj_weight_coefficient(vbar)
+        out = out + _Lin.unit(p + "self_attn.out_proj.weight", wo_coef)
+        return out + _Lin.unit(p + "self_attn.out_proj.bias", lip_out_proj_bias_coefficient())
 
     def ffn(p: str, lay: LayerNorms, y_in: float, inp: _Lin) -> _Lin:
-        pre = lay.w1 * inp + _Lin.unit(p + "linear1.weight", y_in) + _Lin.unit(p + "linear1.bias")
-        out = lay.w2 * pre + _Lin.unit(p + "linear2.weight", lay.w1 * y_in + lay.b1)
+        c1, c2 = lip_ffn_weight_coefficients(lay, y_in)
+        pre = lip_ffn_input_factor(lay) * inp + _Lin.unit(p + "linear1.weight", c1)
+        pre = pre + _Lin.unit(p + "linear1.bias")
+        out = lip_ffn_output_factor(lay) * pre + _Lin.unit(p + "linear2.weight", c2)
         return out + _Lin.unit(p + "linear2.bias")
 
     y_out = nm.emb_max
@@ -326,14 +522,16 @@ def lipschitz_coefficients(source: Params | ParamNorms) -> dict[str, float]:
     if cfg.norm_first:
         e = norm_delta("final_norm", nm.gf, e)
         y_out = nm.gf * math.sqrt(d) + nm.nf
-    t = nm.w * e + _Lin.unit("readout.weight", y_out) + _Lin.unit("readout.bias")
-    return {k: v for k, v in t.c.items() if v != 0.0}
+    t = lip_readout_factor(nm) * e
+    t = t + _Lin.unit("readout.weight", lip_readout_weight_coefficient(y_out))
+    t = t + _Lin.unit("readout.bias", lip_readout_bias_coefficient())
+    return {k: t.c[k] for k in sorted(t.c) if t.c[k] != 0.0}
 
 
 def c_lip(source: Params | ParamNorms) -> float:
     """C_Lip of Lemma 3.1 in the Euclidean norm on theta: sqrt(sum_g L_g^2) (Cauchy-Schwarz over
     the groups of :func:`lipschitz_coefficients`). Independent of the input and its length."""
-    return math.sqrt(sum(v * v for v in lipschitz_coefficients(source).values()))
+    return lip_group_combine(lipschitz_coefficients(source))
 
 
 def c_lip_box(config: ModelConfig, box: float | Mapping[str, float]) -> float:
@@ -351,8 +549,17 @@ def diameter(config: ModelConfig, box: float | Mapping[str, float]) -> float:
     return 2.0 * math.sqrt(sum(bb[k] ** 2 * int(np.prod(s)) for k, s in shapes.items()))
 
 
+def packing_radius(c_lip_value: float, xi: float) -> float:
+    """Prop 3.5, step 1: r = xi / C_Lip. Two parameters within 2r of each other change T by
+    less than 2 xi on every input (Lemma 3.1), so they cannot recognise different functions
+    with margin xi; a maximal r-separated set is an r-net with one function per point."""
+    return xi / c_lip_value
+
+
 def log10_prop_3_5(config: ModelConfig, box: float | Mapping[str, float], xi: float) -> float:
-    """Prop 3.5: log10 of the cap M log10(1 + C_Lip diam(Theta) / xi) on |F_N| (any N)."""
+    """Prop 3.5: log10 of the cap M log10(1 + diam(Theta) / r) on |F_N| (any N), with the
+    packing radius r = xi / C_Lip (:func:`packing_radius`), i.e. (1 + C_Lip diam / xi)^M."""
     xi = check_real("xi", xi, strictly_positive=True)
     m = n_params(config)
-    return m * math.log10(1.0 + c_lip_box(config, box) * diameter(config, box) / xi)
+    r = packing_radius(c_lip_box(config, box), xi)
+    return m * math.log10(1.0 + diameter(config, box) / r)

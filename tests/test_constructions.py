@@ -1,0 +1,79 @@
+"""The numpy transcriptions of model-spec used by the unit steps (verify.checks.constructions)
+agree with the float64 forward pass; the constructions do what their docstrings say; the
+Lemma 3.2 rounding allowance is a real allowance; C_Lip does not depend on PYTHONHASHSEED."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+from verify.checks import constructions as con
+from verify.model import ModelConfig, forward, init_params
+from verify.statements.lemma_3_2 import rounded_bounds, rounding_allowance
+from verify.theory import bounds
+
+
+@pytest.mark.parametrize("heads", [1, 2])
+def test_numpy_blocks_match_forward(heads):
+    cfg = ModelConfig(
+        d_model=4, n_layers=1, n_heads=heads, d_ff=8, ln_eps=1e-2, pos_encoding="none"
+    )
+    p = init_params(cfg, "gaussian", 3)
+    x = np.array([1, 0, 1, 1, 0], dtype=np.uint8)
+    y = p["token_embedding"][np.append(x, 2)]
+    h = con.layer_norm(
+        y + con.mha(y, p), p["layers.0.norm1.weight"], p["layers.0.norm1.bias"], 1e-2
+    )
+    out = con.layer_norm(
+        h + con.ffn(h, p), p["layers.0.norm2.weight"], p["layers.0.norm2.bias"], 1e-2
+    )
+    t = out[-1] @ p["readout.weight"] + p["readout.bias"]
+    assert t == pytest.approx(float(forward(p, x[None]).T[0]), rel=1e-12, abs=1e-12)
+    rows = slice(2, 4)
+    assert np.allclose(con.mha(y, p, rows=rows), con.mha(y, p)[rows], rtol=1e-13, atol=1e-14)
+
+
+def test_ln_corner_is_nearly_tight_and_mlp_corner_too():
+    for build in (con.ln_corner, con.mlp_corner):
+        m, b, _ = con.influence(build(64), 64, 63)
+        assert 0.98 < m / b <= 1.0
+
+
+def test_concentrated_attention_needs_the_softmax_factor(monkeypatch):
+    """Issue 11's model: the true constant holds; without e^{2R} it fails at N = 1024."""
+    import mpmath
+
+    p = con.concentrated_attention(1024)
+    m, b, _ = con.influence(p, 1024, 512)
+    assert m <= b
+    monkeypatch.setattr(bounds, "infl_softmax_weight", lambda q, k, s: mpmath.mpf(1))
+    m2, b2, _ = con.influence(p, 1024, 512)
+    assert m2 == m and m2 > b2
+
+
+def test_rounding_allowance_is_real():
+    k = 4
+    assert rounding_allowance(4 * k + 4) > 1.0
+    assert rounding_allowance(20) >= (1 + 2.0**-53) ** 20  # float pow rounds to 1 here
+    cfg = ModelConfig(d_model=8, n_layers=2, ln_eps=1e-2)
+    z, beta = rounded_bounds(cfg)
+    assert z > bounds.z_max(cfg) and beta > bounds.lemma_3_2_bound(cfg)
+    assert beta / bounds.lemma_3_2_bound(cfg) - 1 < 1e-14
+
+
+def test_c_lip_independent_of_hash_seed():
+    code = (
+        "from verify.model import ModelConfig, init_params; from verify.theory import bounds;"
+        "p = init_params(ModelConfig(d_model=8, n_layers=2, n_heads=2, ln_eps=1e-2),"
+        " 'gaussian', 0); print(repr(bounds.c_lip(p)), list(bounds.lipschitz_coefficients(p)))"
+    )
+    outs = set()
+    for seed in ("0", "1", "12345"):
+        env = {**os.environ, "PYTHONHASHSEED": seed}
+        outs.add(subprocess.run([sys.executable, "-c", code], env=env, capture_output=True,
+                                text=True, check=True).stdout)  # fmt: skip
+    assert len(outs) == 1

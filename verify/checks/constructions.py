@@ -1,0 +1,695 @@
+"""Near-tight constructions for the explicit eps > 0 constants (C_infl of Lemma 2.9, C_Lip of
+Lemma 3.1, the packing radius of Prop 3.5): one construction per step of the derivations in
+docs/derivations.md, each built so that the step it targets is nearly an equality, and
+full-model constructions in the regimes where each factor of a constant is needed.
+
+Every construction computes a measured quantity and its bound; the bound always comes from
+:mod:`verify.theory.bounds` (through its factor functions, looked up at call time), never from a
+number written here. That is what lets a weakened factor (tests/test_mutations.py) show up as a
+violation of the check that uses it.
+
+- :class:`StepRow`: one comparison with the regime and the factor it targets.
+- Unit steps of Lemma 2.9 (:func:`infl_steps`): the layer norm's endpoint bound, attention at
+  another position (concentrated attention: the softmax weight e^{2R}, the value term), attention
+  at the flipped position (the softmax reweighting), two heads (the per-head sum), the MLP. The
+  blocks are evaluated by the numpy transcriptions :func:`layer_norm`, :func:`mha`, :func:`ffn`
+  of model-spec (tests/test_constructions.py checks them against ``verify.model.forward``).
+- Full-model constructions of Lemma 2.9 (:func:`ln_corner`, :func:`mlp_corner`,
+  :func:`concentrated_attention`) evaluated with ``verify.model.forward``.
+- Per-group constructions of Lemma 3.1 (:func:`lip_group_rows`): perturbing one parameter group
+  g alone, |ΔT| <= L_g ||Δθ_g|| is the derivation's own intermediate inequality
+  (``lipschitz_coefficients``); the "transparent" models keep every layer-norm input at variance
+  ~0 (z = eps^{-1/2}, the Jacobian factor attained) and every block linear.
+- :func:`readout_pair`: a pair of parameters for which C_Lip (Cauchy-Schwarz over the readout
+  groups) is nearly attained; it also makes the packing step of Prop 3.5 nearly tight.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from verify.model import ModelConfig, Params, forward, param_shapes
+from verify.theory import bounds
+from verify.theory.norms import max_norms, parameter_norms
+
+__all__ = [
+    "StepRow",
+    "best_by_factor",
+    "build",
+    "concentrated_attention",
+    "factor_figure",
+    "factor_table",
+    "ffn",
+    "group_slices",
+    "infl_steps",
+    "influence",
+    "layer_norm",
+    "lip_group_rows",
+    "ln_corner",
+    "mha",
+    "mlp_corner",
+    "outcome_rows",
+    "readout_pair",
+]
+
+
+@dataclass
+class StepRow:
+    """One measured-vs-bound comparison of a construction: the step (or the statement) it tests,
+    the factor it makes nearly tight, the regime, and the numbers."""
+
+    step: str
+    factor: str
+    regime: str
+    measured: float
+    bound: float
+    info: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def ratio(self) -> float:
+        return self.measured / self.bound if self.bound else math.inf
+
+    @property
+    def label(self) -> str:
+        return f"{self.step} [{self.factor}; {self.regime}]"
+
+
+# ----------------------------------------------------------------------------- spec blocks
+def layer_norm(v: np.ndarray, gamma: np.ndarray, beta: np.ndarray, eps: float) -> np.ndarray:
+    """model-spec step 3 on the last axis: gamma (v - mean) / sqrt(var + eps) + beta."""
+    c = v - v.mean(axis=-1, keepdims=True)
+    var = (c * c).mean(axis=-1, keepdims=True)
+    return gamma * c / np.sqrt(var + eps) + beta
+
+
+def mha(y: np.ndarray, p: Params, layer: int = 0, rows: slice | None = None) -> np.ndarray:
+    """model-spec step 4: multi-head attention of the sequence y (S, D) with layer ``layer``'s
+    arrays (bidirectional, softmax(Q K^T / sqrt(d_h)) V per head, then W_o, b_o); ``rows``:
+    only these query positions (default all)."""
+    cfg = p.config
+    d, h, dh = cfg.d_model, cfg.n_heads, cfg.d_head
+    pre = f"layers.{layer}.self_attn."
+    w, b = p[pre + "in_proj_weight"], p[pre + "in_proj_bias"]
+    q, k, v = (y @ w[i * d : (i + 1) * d].T + b[i * d : (i + 1) * d] for i in range(3))
+    q = q[rows] if rows is not None else q
+    out = np.empty_like(q)
+    for i in range(h):
+        cols = slice(i * dh, (i + 1) * dh)
+        s = q[:, cols] @ k[:, cols].T / math.sqrt(dh)
+        s = np.exp(s - s.max(axis=1, keepdims=True))
+        out[:, cols] = (s / s.sum(axis=1, keepdims=True)) @ v[:, cols]
+    return out @ p[pre + "out_proj.weight"].T + p[pre + "out_proj.bias"]
+
+
+def ffn(v: np.ndarray, p: Params, layer: int = 0) -> np.ndarray:
+    """model-spec step 5: W_2 relu(W_1 v + b_1) + b_2."""
+    pre = f"layers.{layer}."
+    hid = np.maximum(v @ p[pre + "linear1.weight"].T + p[pre + "linear1.bias"], 0.0)
+    return hid @ p[pre + "linear2.weight"].T + p[pre + "linear2.bias"]
+
+
+def build(cfg: ModelConfig, arrays: dict[str, np.ndarray]) -> Params:
+    """Parameters of ``cfg``: zeros, layer-norm gains 1, overridden by ``arrays``."""
+    out = {}
+    for name, shape in param_shapes(cfg).items():
+        fill = 1.0 if ("norm" in name and name.endswith("weight")) else 0.0
+        out[name] = np.full(shape, fill)
+    for name, a in arrays.items():
+        if name not in out:
+            raise KeyError(name)
+        out[name] = np.asarray(a, dtype=np.float64).reshape(out[name].shape)
+    return Params(cfg, out)
+
+
+def _in_proj(d: int, wq: np.ndarray, wk: np.ndarray, wv: np.ndarray) -> np.ndarray:
+    return np.concatenate([wq, wk, wv]).reshape(3 * d, d)
+
+
+def _e(d: int, i: int) -> np.ndarray:
+    out = np.zeros(d)
+    out[i] = 1.0
+    return out
+
+
+# ----------------------------------------------------------------------------- Lemma 2.9 steps
+def step_layer_norm(eps: float = 1e-2, var: float = 0.9) -> StepRow:
+    """Step 2: ||LN(u) - LN(v)|| <= (g/4) (1+z_u)(1+z_v) ||u - v||. Equal variances (the
+    harmonic factor is then z) and z near 1 (where z <= (1+z)^2/4 is an equality)."""
+    d = 4
+    c = math.sqrt(var)
+    u, v = c * np.array([1.0, -1, 1, -1]), c * np.array([1.0, 1, -1, -1])
+    gam, bet = np.ones(d), np.zeros(d)
+    meas = float(np.linalg.norm(layer_norm(u, gam, bet, eps) - layer_norm(v, gam, bet, eps)))
+    z = 1.0 / math.sqrt(var + eps)
+    bound = bounds.infl_ln_factor(1.0) * (1 + z) * (1 + z) * float(np.linalg.norm(u - v))
+    return StepRow(
+        "Lemma 2.9 step 2: layer norm, endpoint bound",
+        "layer-norm factor g/4",
+        f"equal variances, z = {z:.4f}",
+        meas,
+        bound,
+    )
+
+
+def _attention_step_bound(p: Params, ys: list[np.ndarray], a: float, bt: float):
+    lay = parameter_norms(p).layers[0]
+    y_in = max(float(np.linalg.norm(y, axis=1).max()) for y in ys)
+    return bounds.attention_influence(lay, y_in, p.config.d_head, a, bt)
+
+
+def _attention_cfg(n_heads: int) -> ModelConfig:
+    return ModelConfig(d_model=4, n_layers=1, n_heads=n_heads, d_ff=4, ln_eps=1e-2)
+
+
+def step_attention_concentrated(r: float, seq_len: int, n_heads: int = 1) -> StepRow:
+    """Step 3, another position m (the readout): S ||Δ MHA_m|| <= e^{2R} (V + 2 v_c G_k) a.
+
+    The query at m is aligned with the key of the flipped position n after the flip (logit +R),
+    every other key is anti-aligned (logit -R), so p_mn is close to its cap e^{2R}/S when
+    S >> e^{2R}; the flip also changes n's value by V a (values along the key axis). Measured
+    over bound tends to 1/(1 + 2R): tight for small R (the value term and e^{2R}); at large R
+    it is what removing e^{2R} would break. ``n_heads`` = 2: two identical heads of width 2
+    and W_o = I, so the per-head Minkowski sum sqrt(sum_h c_h^2) is attained."""
+    cfg = _attention_cfg(n_heads)
+    d, dh = cfg.d_model, cfg.d_head
+    s = math.sqrt(r * math.sqrt(dh))  # R = s^2 Y^2 / sqrt(d_h) with Y = 1
+    wq, wk, wv = np.zeros((d, d)), np.zeros((d, d)), np.zeros((d, d))
+    for h in range(n_heads):
+        wq[h * dh, 1] = s  # query reads e2
+        wk[h * dh, 0] = s  # key reads e1
+        wv[h * dh, 0] = 1.0  # value reads e1
+    p = build(
+        cfg,
+        {
+            "layers.0.self_attn.in_proj_weight": _in_proj(d, wq, wk, wv),
+            "layers.0.self_attn.out_proj.weight": np.eye(d),
+        },
+    )
+    n = 0
+    y = np.tile(-_e(d, 0), (seq_len, 1))
+    y[-1] = _e(d, 1)  # the readout (query) position
+    y2 = y.copy()
+    y2[n] = _e(d, 0)  # the flip: key and value of n turn to +e1
+    a = float(np.linalg.norm(y2[n] - y[n]))
+    last = slice(seq_len - 1, seq_len)
+    meas = seq_len * float(np.linalg.norm(mha(y2, p, rows=last)[0] - mha(y, p, rows=last)[0]))
+    bound = _attention_step_bound(p, [y, y2], a, 0.0)[1]
+    factor = "per-head sum (2 heads)" if n_heads > 1 else "e^{2R}, value term V, W_o"
+    return StepRow(
+        "Lemma 2.9 step 3: attention at another position, S ||Δo_m||",
+        factor,
+        f"concentrated attention, R = {r:g}, S = {seq_len}",
+        meas,
+        bound,
+        {"R": r, "S": seq_len, "heads": n_heads},
+    )
+
+
+def step_attention_at_flip(qky2: float, seq_len: int, a: float = 1e-4) -> StepRow:
+    """Step 3, the flipped position n: ||Δ MHA_n|| <= (V + 2 v_c G) a (first layer, bt = 0).
+
+    n's query turns (its input moves by a along the query axis, keys and value of n stay 0);
+    the other positions alternate keys and values +-Y along one axis, so the query change moves
+    softmax weight from the negative to the positive values: the reweighting term alone acts
+    (Cov_p(Δs, v) = max|Δs| v_c at uniform weights). Measured over bound tends to
+    (QKY^2/2)/(1 + 2QKY^2) <= 1/4: the factor 2 of ||dp||_1 and the key part of G are not met
+    here; with the reweighting term removed the bound is V a and fails once QKY^2 > 2."""
+    cfg = _attention_cfg(1)
+    d = cfg.d_model
+    q = math.sqrt(qky2)
+    wq, wk, wv = np.zeros((d, d)), np.zeros((d, d)), np.zeros((d, d))
+    wq[0, 2], wk[0, 0], wv[0, 0] = q, q, 1.0
+    p = build(
+        cfg,
+        {
+            "layers.0.self_attn.in_proj_weight": _in_proj(d, wq, wk, wv),
+            "layers.0.self_attn.out_proj.weight": np.eye(d),
+        },
+    )
+    n = seq_len - 1
+    signs = np.where(np.arange(seq_len) % 2 == 0, 1.0, -1.0)
+    y = signs[:, None] * _e(d, 0)[None, :]
+    y[n] = 0.0
+    y2 = y.copy()
+    y2[n] = a * _e(d, 2)
+    at = slice(n, n + 1)
+    meas = float(np.linalg.norm(mha(y2, p, rows=at)[0] - mha(y, p, rows=at)[0]))
+    bound = _attention_step_bound(p, [y, y2], a, 0.0)[0]
+    return StepRow(
+        "Lemma 2.9 step 3: attention at the flipped position, ||Δo_n||",
+        "softmax reweighting 2 v_c G",
+        f"query change, QKY^2 = {qky2:g}, S = {seq_len}",
+        meas,
+        bound,
+        {"QKY^2": qky2, "S": seq_len},
+    )
+
+
+def step_mlp() -> StepRow:
+    """Step 4: ||Δ FFN|| <= ||W_2|| ||W_1|| ||Δ||, every ReLU active and W_2 W_1 = 3 I on the
+    direction of the change (up to a 0.1 component on a shorter axis)."""
+    cfg = ModelConfig(d_model=4, n_layers=1, n_heads=1, d_ff=4, ln_eps=1e-2)
+    p = build(
+        cfg,
+        {
+            "layers.0.linear1.weight": np.diag([2.0, 2.0, 2.0, 1.8]),
+            "layers.0.linear1.bias": np.full(4, 10.0),
+            "layers.0.linear2.weight": 1.5 * np.eye(4),
+        },
+    )
+    u = np.array([0.3, -0.2, 0.1, 0.4])
+    delta = 1e-3 * np.array([1.0, 0.0, 0.0, 0.1])
+    meas = float(np.linalg.norm(ffn(u + delta, p) - ffn(u, p)))
+    lay = parameter_norms(p).layers[0]
+    bound = bounds.infl_ffn_factor(lay) * float(np.linalg.norm(delta))
+    return StepRow(
+        "Lemma 2.9 step 4: MLP, ||Δ FFN|| <= F ||Δ||",
+        "MLP factor F = ||W_2|| ||W_1||",
+        "every ReLU active, W_2 W_1 aligned",
+        meas,
+        bound,
+    )
+
+
+def infl_steps(seq_len: int) -> list[StepRow]:
+    """The unit steps of C_infl, each nearly tight in its regime (module doc)."""
+    rows = [step_layer_norm()]
+    for r in (0.05, 0.5, 2.0):
+        rows.append(step_attention_concentrated(r, seq_len))
+    rows.append(step_attention_concentrated(0.05, seq_len, n_heads=2))
+    for k in (1.0, 4.0):
+        rows.append(step_attention_at_flip(k, seq_len))
+    rows.append(step_mlp())
+    return rows
+
+
+# ----------------------------------------------------------------------------- Lemma 2.9 models
+def influence(p: Params, n_bits: int, flip: int, x: np.ndarray | None = None):
+    """(I_n, the Lemma 2.9 bound, the off-position bound bt_L beta beta' / S) for flipping bit
+    ``flip`` of x (default all zeros) of length ``n_bits``."""
+    if x is None:
+        x = np.zeros(n_bits, dtype=np.uint8)
+    xn = x.copy()
+    xn[flip] ^= 1
+    r = forward(p, np.stack([x, xn]), diagnostics=True)
+    meas = float(np.linalg.norm(r.y_readout[0] - r.y_readout[1]))
+    cfg = p.config
+    at_r = (not cfg.eos) and flip == n_bits - 1
+    c = bounds.c_infl(p)
+    bound = float(bounds.lemma_2_9_bound(c, r.beta[0], r.beta[1], n_bits, at_r))
+    _, bt = bounds.c_infl_parts(p)
+    off = bt * float(r.beta[0] * r.beta[1]) / cfg.seq_len(n_bits)
+    return meas, bound, off
+
+
+def ln_corner(n_bits: int, norm_first: bool = False, eps: float = 1e-3) -> Params:
+    """Attention and MLP off, antipodal tokens with var + eps = 1 (z = 1 at every norm), gains 1,
+    no eos (the readout bit is flipped): I_n / bound = N / (N + 1) post-LN. Pre-LN the residual
+    stream skips norm1 and norm2, so beta counts 2 norms more than the path uses (ratio 1/16)."""
+    cfg = ModelConfig(
+        d_model=4,
+        n_layers=1,
+        n_heads=1,
+        d_ff=4,
+        ln_eps=eps,
+        norm_first=norm_first,
+        eos=False,
+        pos_encoding="none",
+        max_len=max(n_bits, 8),
+    )
+    tok = math.sqrt(1.0 - eps) * np.array([1.0, -1, 1, -1])
+    return build(cfg, {"token_embedding": np.stack([-tok, tok, tok])})
+
+
+def mlp_corner(n_bits: int, s: float = 3.0, eps: float = 1e-3) -> Params:
+    """Post-LN, attention off, FFN(h) = s h on the stream (W_1 = s I, every ReLU active through
+    b_1, b_2 = -W_2 b_1), gain 1/(1+s) at norm1 so that z = 1 at both norms: the MLP factor
+    (1 + F) is attained and I_n / bound = N / (N + 1)."""
+    cfg = ModelConfig(
+        d_model=4,
+        n_layers=1,
+        n_heads=1,
+        d_ff=4,
+        ln_eps=eps,
+        eos=False,
+        pos_encoding="none",
+        max_len=max(n_bits, 8),
+    )
+    tok = math.sqrt(1.0 - eps) * np.array([1.0, -1, 1, -1])
+    b1 = np.full(4, 10.0)
+    return build(
+        cfg,
+        {
+            "token_embedding": np.stack([-tok, tok, tok]),
+            "layers.0.linear1.weight": s * np.eye(4),
+            "layers.0.linear1.bias": b1,
+            "layers.0.linear2.weight": np.eye(4),
+            "layers.0.linear2.bias": -b1,
+            "layers.0.norm1.weight": np.full(4, 1.0 / (1.0 + s)),
+        },
+    )
+
+
+def concentrated_attention(
+    n_bits: int,
+    scale: float = 3.0,
+    emb: float = 1.0,
+    eos_key: float = 1.0,
+    value: float = 1.0,
+    out: float = 1.0,
+    eps: float = 1e-2,
+) -> Params:
+    """Issue 11's model: post-LN, D = 4, eos, W_q = W_k = scale e1 e1^T, token 1 at
+    emb (1, .3, -.2, -.1), token 0 at emb (-1, .3, -.2, -.1), eos at (eos_key emb, -.3 emb,
+    .2 emb, .1 emb): on x = 0...0 with bit n flipped to 1, the eos query attends to the one
+    flipped token (logit +R against -R for the zeros). W_v = value I, W_o = out I, MLP off. The
+    eos readout's change is carried by the softmax weight p_{eos,n}: the regime where the factor
+    e^{2R} of C_infl is needed (without it the bound fails once N >> e^{2R}/(1 + 2R))."""
+    cfg = ModelConfig(
+        d_model=4, n_layers=1, n_heads=1, d_ff=4, ln_eps=eps, pos_encoding="none", max_len=8
+    )
+    d = 4
+    e1 = _e(d, 0)
+    wqk = scale * np.outer(e1, e1)
+    one = emb * np.array([1.0, 0.3, -0.2, -0.1])
+    zero = emb * np.array([-1.0, 0.3, -0.2, -0.1])
+    eos = emb * np.array([eos_key, -0.3, 0.2, 0.1])
+    return build(
+        cfg,
+        {
+            "token_embedding": np.stack([zero, one, eos]),
+            "layers.0.self_attn.in_proj_weight": _in_proj(d, wqk, wqk, value * np.eye(d)),
+            "layers.0.self_attn.out_proj.weight": out * np.eye(d),
+        },
+    )
+
+
+# ----------------------------------------------------------------------------- Lemma 3.1
+def group_slices(cfg: ModelConfig) -> dict[str, tuple[str, slice]]:
+    """Parameter group of ``lipschitz_coefficients`` -> (array name, flat slice of the array)."""
+    out: dict[str, tuple[str, slice]] = {}
+    d, dh = cfg.d_model, cfg.d_head
+    for name, shape in param_shapes(cfg).items():
+        size = int(np.prod(shape)) if shape else 1
+        if "in_proj" in name:
+            pre = name.split("self_attn")[0]
+            cols = 1 if name.endswith("bias") else d
+            for j, qkv in enumerate("qkv"):
+                for i in range(cfg.n_heads):
+                    rows = (j * d + i * dh, j * d + (i + 1) * dh)
+                    tag = "b" if name.endswith("bias") else "w"
+                    out[f"{pre}{qkv}{i}.{tag}"] = (name, slice(rows[0] * cols, rows[1] * cols))
+        else:
+            out[name] = (name, slice(0, size))
+    return out
+
+
+def group_ratio(
+    p: Params, group: str, direction: np.ndarray, x: np.ndarray, step: float = 1e-4
+) -> tuple[float, float]:
+    """(|ΔT| / ||Δθ_g||, L_g) for θ' = θ + step * direction on group g only (``direction`` has
+    the group's size); L_g from the summary of both endpoints (valid on the segment)."""
+    name, sl = group_slices(p.config)[group]
+    a = p[name].copy()
+    flat = a.reshape(-1)
+    d = step * direction / float(np.linalg.norm(direction))
+    flat[sl] += d
+    q = p.with_arrays({name: flat.reshape(a.shape)})
+    bits = np.asarray(x, dtype=np.uint8)[None]
+    dt = abs(float(forward(q, bits).T[0] - forward(p, bits).T[0]))
+    lg = bounds.lipschitz_coefficients(max_norms(parameter_norms(p), parameter_norms(q)))
+    return dt / float(np.linalg.norm(d)), lg.get(group, 0.0)
+
+
+def transparent_model(n_heads: int = 1, *, y: float = 0.1, qk: float = 1.0, v: float = 1.0):
+    """Post-LN, D = 4, no eos, no positions, MLP off; tokens +-y/2 (1,1,1,1) (zero variance,
+    norm y); W_q, W_k, W_v read the all-ones direction; W_o = 1e-3 maps each head's value axis
+    to a centred direction (head 2: an orthogonal one); norm2's gain 0.01 and bias (1,-1,1,-1)/2
+    (the final vector is close to the bias, so ||Δw|| is met by Y_out); readout w =
+    (1,-1,1,-1)/2 (2 heads: the unit sum of both heads' directions). Every layer-norm input
+    has variance ~0, so both norms act with z = eps^{-1/2} (their Lipschitz factor attained)."""
+    cfg = ModelConfig(
+        d_model=4, n_layers=1, n_heads=n_heads, d_ff=4, ln_eps=1e-2, eos=False,
+        pos_encoding="none", max_len=64,
+    )  # fmt: skip
+    d, dh = 4, cfg.d_head
+    one = np.ones(d) / 2.0
+    w_hat = np.array([1.0, -1, 1, -1]) / 2.0
+    w_alt = np.array([1.0, 1, -1, -1]) / 2.0
+    readout = w_hat if n_heads == 1 else (w_hat + w_alt) / math.sqrt(2.0)
+    wq, wk, wv = np.zeros((d, d)), np.zeros((d, d)), np.zeros((d, d))
+    wo = np.zeros((d, d))
+    for h in range(n_heads):
+        wq[h * dh] = qk * one
+        wk[h * dh] = qk * one
+        wv[h * dh + 1] = v * one
+        wo[:, h * dh + 1] = 1e-3 * (w_hat if h == 0 else w_alt)
+    tok = y * one
+    return build(
+        cfg,
+        {
+            "token_embedding": np.stack([-tok, tok, tok]),
+            "layers.0.self_attn.in_proj_weight": _in_proj(d, wq, wk, wv),
+            "layers.0.self_attn.out_proj.weight": wo,
+            "layers.0.norm2.weight": np.full(d, 0.01),
+            "layers.0.norm2.bias": w_hat,
+            "readout.weight": readout,
+        },
+    )
+
+
+def saturated_model() -> Params:
+    """Post-LN, attention and MLP off, eps = 1e-4, token rows along (3,-1,-1,-1) with variance
+    >> eps (so the final vector has norm ~ sqrt(D) and a largest entry ~ sqrt(D - 1)); readout
+    w = e1: the coefficients sqrt(D - 1) of a gain and Y_out of the readout weight are met."""
+    cfg = ModelConfig(
+        d_model=4, n_layers=1, n_heads=1, d_ff=4, ln_eps=1e-4, eos=False, pos_encoding="none",
+        max_len=64,
+    )  # fmt: skip
+    tok = 10.0 * np.array([3.0, -1, -1, -1])
+    return build(cfg, {"token_embedding": np.stack([-tok, tok, tok]), "readout.weight": _e(4, 0)})
+
+
+def mlp_model(s: float = 2.0) -> Params:
+    """Post-LN, attention off, tokens along the all-ones direction (norm1 input variance 0);
+    FFN with W_1 = I, every ReLU active (b_1 = 1), W_2 = s I and b_2 = -s b_1, so norm2's input
+    is constant (variance 0): the MLP's factors ||W_1||, ||W_2|| are met between two norms at
+    z = eps^{-1/2}. Readout w = (1,-1,1,-1)/2."""
+    cfg = ModelConfig(
+        d_model=4, n_layers=1, n_heads=1, d_ff=4, ln_eps=1e-2, eos=False, pos_encoding="none",
+        max_len=64,
+    )  # fmt: skip
+    one = np.ones(4)
+    # a 1e-4 (1,1,-1,-1) part (orthogonal to the readout direction) keeps z just below
+    # eps^{-1/2} at both norms, so that the rows stay clear of rounding (ratios ~1 - 5e-4)
+    tok = 0.1 * one + 1e-4 * np.array([1.0, 1, -1, -1])
+    return build(
+        cfg,
+        {
+            "token_embedding": np.stack([-tok, tok, tok]),
+            "layers.0.linear1.weight": np.eye(4),
+            "layers.0.linear1.bias": one,
+            "layers.0.linear2.weight": s * np.eye(4),
+            "layers.0.linear2.bias": -s * one,
+            "readout.weight": np.array([1.0, -1, 1, -1]) / 2.0,
+        },
+    )
+
+
+def mlp_weight_model() -> Params:
+    """Post-LN, attention off, norm1 saturated (its output h has norm ~ sqrt(D)), FFN with
+    W_1 = [I; -I], W_2 = [-I, I] (so FFN(h) = -h and norm2's input is constant, variance 0):
+    the coefficients of ||ΔW_1|| and ||ΔW_2|| are met up to 1/sqrt(2) (||r|| = ||h|| against
+    ||W_1|| Y = sqrt(2) Y)."""
+    cfg = ModelConfig(
+        d_model=4, n_layers=1, n_heads=1, d_ff=8, ln_eps=1e-2, eos=False, pos_encoding="none",
+        max_len=64,
+    )  # fmt: skip
+    tok = 10.0 * np.array([1.0, -1, 1, -1])
+    eye = np.eye(4)
+    return build(
+        cfg,
+        {
+            "token_embedding": np.stack([-tok, tok, tok]),
+            "layers.0.linear1.weight": np.concatenate([eye, -eye]),
+            "layers.0.linear2.weight": np.concatenate([-eye, eye], axis=1),
+            "readout.weight": np.array([1.0, -1, -1, 1]) / 2.0,
+        },
+    )
+
+
+def lip_group_rows(n_bits: int = 16) -> list[StepRow]:
+    """Per-group rows of Lemma 3.1: |ΔT| / ||Δθ_g|| against L_g, one construction per factor."""
+    rows: list[StepRow] = []
+    w_hat = np.array([1.0, -1, 1, -1]) / 2.0
+    ones_x = np.ones(n_bits, dtype=np.uint8)
+    alt_x = (np.arange(n_bits) % 2).astype(np.uint8)
+
+    def add(p, group, dirn, x, factor, regime):
+        ratio, lg = group_ratio(p, group, dirn, x)
+        rows.append(StepRow(f"Lemma 3.1: |ΔT|/||Δθ_g|| for g = {group}", factor, regime, ratio, lg))
+
+    t1 = transparent_model()
+    reg = "transparent model (LN inputs at variance ~0)"
+    y_r = forward(t1, ones_x[None]).y_readout[0]
+    add(t1, "readout.weight", y_r, ones_x, "readout weight coefficient Y_out", reg)
+    # 0.05 off the readout direction: the row stays clear of rounding (ratio ~0.9988)
+    tilt = w_hat + 0.05 * np.array([1.0, 1, -1, -1]) / 2.0
+    add(t1, "layers.0.norm2.bias", tilt, ones_x, "layer-norm bias coefficient 1", reg)
+    add(t1, "layers.0.linear2.bias", w_hat, ones_x, "layer-norm Jacobian eps^-1/2 (1 norm)", reg)
+    add(
+        t1,
+        "layers.0.self_attn.out_proj.bias",
+        w_hat,
+        ones_x,
+        "layer-norm Jacobian eps^-1/2 (2 norms)",
+        reg,
+    )
+    o_dir = np.zeros(4)
+    o_dir[1] = 1.0
+    add(
+        t1,
+        "layers.0.self_attn.out_proj.weight",
+        np.outer(w_hat, o_dir).reshape(-1),
+        ones_x,
+        "out_proj weight coefficient sqrt(sum_h vbar_h^2)",
+        reg,
+    )
+    ones4 = np.ones(4) / 2.0
+    add(
+        t1,
+        "layers.0.v0.w",
+        np.outer(o_dir, ones4).reshape(-1),
+        ones_x,
+        "value term (W_v) and W_o",
+        reg,
+    )
+    add(t1, "layers.0.v0.b", o_dir, ones_x, "value term (b_v)", reg)
+    head0 = np.zeros(4)
+    head0[0] = 1.0
+    add(
+        t1,
+        "layers.0.q0.w",
+        np.outer(head0, ones4).reshape(-1),
+        alt_x,
+        "softmax reweighting (query)",
+        reg + ", alternating string",
+    )
+    add(
+        t1,
+        "layers.0.k0.w",
+        np.outer(head0, ones4).reshape(-1),
+        alt_x,
+        "softmax reweighting (key)",
+        reg + ", alternating string",
+    )
+    add(t1, "token_embedding", np.stack([0 * w_hat, w_hat, 0 * w_hat]).reshape(-1), ones_x,
+        "embedding coefficient 1", reg)  # fmt: skip
+    # two heads: an all-ones change of the token row is erased by the norms on the residual
+    # path and passes through both heads' values: the per-head Minkowski sum is met
+    t2 = transparent_model(2, y=1e-4, qk=0.0, v=1e4)
+    add(t2, "token_embedding", np.stack([0 * ones4, ones4, 0 * ones4]).reshape(-1), ones_x,
+        "per-head sum (2 heads)", "transparent model, 2 heads, W_o W_v large")  # fmt: skip
+    ts = saturated_model()
+    sat = "saturated final norm (variance >> eps)"
+    add(ts, "layers.0.norm2.weight", _e(4, 0), ones_x, "gain coefficient sqrt(D - 1)", sat)
+    y_s = forward(ts, ones_x[None]).y_readout[0]
+    add(ts, "readout.weight", y_s, ones_x, "readout weight coefficient Y_out", sat)
+    tm = mlp_model()
+    mreg = "linear MLP between two norms at variance 0"
+    add(tm, "layers.0.linear1.bias", w_hat, ones_x, "MLP factor ||W_2||", mreg)
+    add(tm, "layers.0.self_attn.out_proj.bias", w_hat, ones_x, "MLP factor 1 + ||W_2|| ||W_1||",
+        mreg)  # fmt: skip
+    tw = mlp_weight_model()
+    hdir = np.array([1.0, -1, 1, -1]) / 2.0  # direction of norm1's output for token 1
+    r_dir = np.concatenate([np.maximum(hdir, 0), np.maximum(-hdir, 0)])
+    out_dir = np.array([1.0, -1, -1, 1]) / 2.0
+    wreg = "saturated norm1, FFN(h) = -h, norm2 at variance 0"
+    add(tw, "layers.0.linear2.weight", np.outer(out_dir, r_dir).reshape(-1), ones_x,
+        "MLP weight coefficient ||W_1|| Y + ||b_1||", wreg)  # fmt: skip
+    # hidden units active for token 1 (h ~ (1,-1,1,-1)): 0, 2 and 4 + 1, 4 + 3; W_2 sends them
+    # to -e0, -e2, +e1, +e3, so this unit vector u gives W_2 D u = out_dir
+    u = np.array([-0.5, 0, 0.5, 0, 0, -0.5, 0, 0.5])
+    add(tw, "layers.0.linear1.weight", np.outer(u, hdir).reshape(-1), ones_x,
+        "MLP weight coefficient Y of ||ΔW_1||", wreg)  # fmt: skip
+    return rows
+
+
+def readout_pair(b: float = 1e-7, tok: float = 100.0, eps: float = 1e-2):
+    """Prop 3.5 / Lemma 3.1: a box in which only the token rows (half-width ``tok``) and the
+    readout (half-width ``b``) may move; everything else is 0, no affine norms. The final vector
+    at eos is y = LN(LN(E[eos])) ~ sqrt(D) (1,-1,1,-1)/2 whatever x is. theta_+- has w = +-b
+    sign(y), omega = +-b: T = +-b (||y||_1 + 1) on every x, so theta_+ recognises the constant 1
+    and theta_- the constant 0 with margin xi = b (||y||_1 + 1), at distance 2 b sqrt(D + 1).
+    C_Lip of the box is ~ sqrt(Y_out^2 + 1) = sqrt(D + 1): the Cauchy-Schwarz step of Lemma 3.1
+    and the packing step of Prop 3.5 are nearly equalities.
+
+    Returns (config, box, theta_plus, theta_minus)."""
+    cfg = ModelConfig(
+        d_model=4, n_layers=1, n_heads=1, d_ff=4, ln_eps=eps, ln_affine=False,
+        pos_encoding="none", max_len=8,
+    )  # fmt: skip
+    box = {name: 0.0 for name in param_shapes(cfg)}
+    box["token_embedding"] = tok
+    box["readout.weight"] = b
+    box["readout.bias"] = b
+    row = tok * np.array([1.0, -1, 1, -1])
+    base = {"token_embedding": np.stack([row, -row, row])}
+    plus = build(cfg, {**base, "readout.weight": b * np.array([1.0, -1, 1, -1]),
+                       "readout.bias": b})  # fmt: skip
+    minus = build(cfg, {**base, "readout.weight": -b * np.array([1.0, -1, 1, -1]),
+                        "readout.bias": -b})  # fmt: skip
+    return cfg, box, plus, minus
+
+
+# ----------------------------------------------------------------------------- check outcome
+def best_by_factor(rows: list[StepRow]) -> dict[str, float]:
+    """The largest measured/bound per factor, in first-seen order."""
+    out: dict[str, float] = {}
+    for r in rows:
+        out[r.factor] = max(out.get(r.factor, -math.inf), r.ratio)
+    return out
+
+
+def factor_table(rows: list[StepRow]) -> list[str]:
+    """Notes: per factor, the regime that reached the best ratio (the report's small table)."""
+    best: dict[str, StepRow] = {}
+    for r in rows:
+        if r.factor not in best or r.ratio > best[r.factor].ratio:
+            best[r.factor] = r
+    lines = ["best measured/bound per factor (factor | regime | ratio):"]
+    lines += [f"{f} | {r.regime} | {r.ratio:.4g}" for f, r in best.items()]
+    return lines
+
+
+def factor_figure(name: str, title: str, rows: list[StepRow]):
+    """A bar figure of the best measured/bound per factor (1 = the step is attained)."""
+    from verify.registry import FigureData
+
+    best = best_by_factor(rows)
+    return FigureData(
+        name,
+        title,
+        "bars",
+        {
+            "series": [
+                {"label": "best measured / bound", "x": list(best), "y": list(best.values())},
+            ],
+            "xlabel": "factor",
+            "ylabel": "measured / bound",
+        },
+    )
+
+
+def outcome_rows(rows: list[StepRow]):
+    """Registry rows (label with factor and regime; the info in ``extra``)."""
+    from verify.registry import Row
+
+    return [
+        Row(r.label, r.measured, r.bound, extra={"factor": r.factor, "regime": r.regime, **r.info})
+        for r in rows
+    ]
