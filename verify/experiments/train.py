@@ -248,18 +248,18 @@ def evaluate(
             return (forward(params, b).T > 0).astype(np.uint8)
 
         sp = estimate_profile(model_fn, n, samples=min(settings.eval_samples, 1024), seed=seed)
-        rec["as_model"] = float(sp.average_sensitivity())
-        rec["as_model_ci"] = list(sp.average_sensitivity_ci())
+        rec["as_model"] = float(sp.average_sensitivity)
+        rec["as_model_ci"] = [float(v) for v in sp.average_sensitivity_ci]
         rec["profile"] = None
         rec["K0"] = None
-        rec["K0_fraction"] = float(sp.fraction()[0])
+        rec["K0_fraction"] = float(sp.fraction[0])
         tp = estimate_profile(
             lambda b: target_labels(function, b),
             n,
             samples=min(settings.eval_samples, 1024),
             seed=seed,
         )
-        rec["as_target"] = float(tp.average_sensitivity())
+        rec["as_target"] = float(tp.average_sensitivity)
     diag_bits = bits if bits.shape[0] <= 4096 else bits[:4096]
     res = forward(params, diag_bits, diagnostics=True)
     rec["beta_mean"] = float(np.mean(res.beta))
