@@ -98,22 +98,37 @@ _CLOSED: dict[str, _Builder] = {
 
 
 def has_closed_form(family: str) -> bool:
-    """Whether :func:`profile_expression` knows the family (random has no closed form)."""
-    get_family(family)
-    return family in _CLOSED
+    """Whether :func:`profile_expression` knows the family: a built-in closed form or one the
+    family declares (``register_family(..., closed_form=...)``); random has none."""
+    return family in _CLOSED or get_family(family).closed_form is not None
 
 
 def _expression_and_values(
     family: str, n_bits: int, params: dict[str, Any]
 ) -> tuple[sp.Expr, dict[sp.Symbol, int]]:
     fam = get_family(family)
-    if family not in _CLOSED:
+    if not has_closed_form(family):
         raise ValidationError(
-            "family", "a family with a closed form: " + ", ".join(sorted(_CLOSED)), family
+            "family", "a family with a closed form: " + ", ".join(closed_form_families()), family
         )
     check_n(n_bits)
     make_family(family, n_bits, **params)  # validates the parameters as the family does
-    return _CLOSED[family]({**fam.defaults, **params}, n_bits)
+    if family in _CLOSED:
+        return _CLOSED[family]({**fam.defaults, **params}, n_bits)
+    expr = sp.sympify(fam.closed_form(n_bits, **{**fam.defaults, **params}))
+    unknown = expr.free_symbols - {N, n, m, k}
+    if unknown:
+        raise ValidationError(
+            "closed_form", f"an expression in N and n (family {family})", sorted(map(str, unknown))
+        )
+    return expr, {}
+
+
+def closed_form_families() -> list[str]:
+    """The registered families with a closed-form profile, sorted."""
+    from verify.boolean.families import family_names
+
+    return [name for name in family_names() if has_closed_form(name)]
 
 
 def profile_expression(family: str, n_bits: int, **params: Any) -> sp.Expr:

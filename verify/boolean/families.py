@@ -10,6 +10,14 @@ command and every check or report that iterates :func:`family_names`::
 
 Every family parameter has a default, so ``make_family(name, n)`` always works.
 Variable indices (``i``, ``subset``) are 1-based, as x_1..x_N in the papers.
+
+A family may declare what it knows, and the toolkit checks every declaration (the statement
+"Sec 5 declared families"): a closed-form profile (``closed_form(n_bits, **params)`` returning
+a sympy expression of K_n in the symbols ``N`` and ``n`` of ``verify.boolean.closed_forms``),
+its minimum sensitivity (``min_sensitivity(n_bits, **params) -> int``) and a parameter
+validator (``validate(n_bits, **params)``, raising ValidationError). Families of other packages
+are found through the entry-point group "verify.families" or ``--import MODULE``
+(``verify.plugins``).
 """
 
 from __future__ import annotations
@@ -23,29 +31,68 @@ import numpy as np
 
 from verify.boolean.function import BooleanFunction, check_n
 from verify.errors import ValidationError
+from verify.plugins import FAMILY_GROUP, load_plugins
 from verify.validation import check_choice, check_int
 
 
 @dataclass(frozen=True)
 class Family:
-    """A registered family: its builder and its parameters' defaults (from the signature)."""
+    """A registered family: its builder, its parameters' defaults (from the signature), and
+    what it declares about itself (see the module docstring)."""
 
     name: str
     builder: Callable[..., BooleanFunction]
     defaults: dict[str, Any]
     doc: str
+    closed_form: Callable[..., Any] | None = None  # (n_bits, **params) -> sympy K_n(N, n)
+    min_sensitivity: Callable[..., int] | None = None  # (n_bits, **params) -> int
+    validate: Callable[..., None] | None = None  # (n_bits, **params) -> None or raises
+    module: str = ""  # where the builder is defined
 
     def __call__(self, n: int, **params: Any) -> BooleanFunction:
         return make_family(self.name, n, **params)
 
+    @property
+    def declared(self) -> list[str]:
+        """The facts this family declares: "closed_form", "min_sensitivity", "validate"."""
+        names = ("closed_form", "min_sensitivity", "validate")
+        return [k for k in names if getattr(self, k) is not None]
+
 
 _FAMILIES: dict[str, Family] = {}
+_plugins_loaded = False
 
 
-def register_family(name: str) -> Callable[[Callable[..., BooleanFunction]], Callable]:
-    """Decorator: register ``fn(n, **params) -> BooleanFunction`` under ``name``."""
+def _load_plugins() -> None:
+    """Families of installed packages and ``--import`` modules, once (on first look-up)."""
+    global _plugins_loaded
+    if not _plugins_loaded:
+        _plugins_loaded = True
+        load_plugins(FAMILY_GROUP)
+
+
+def _optional_callable(argument: str, value: object) -> None:
+    if value is not None and not callable(value):
+        raise ValidationError(argument, "a callable or None", value)
+
+
+def register_family(
+    name: str,
+    *,
+    closed_form: Callable[..., Any] | None = None,
+    min_sensitivity: Callable[..., int] | None = None,
+    validate: Callable[..., None] | None = None,
+) -> Callable[[Callable[..., BooleanFunction]], Callable]:
+    """Decorator: register ``fn(n, **params) -> BooleanFunction`` under ``name``, with the
+    optional declarations of the module docstring."""
     if not isinstance(name, str) or not name.isidentifier():
         raise ValidationError("name", "a family name that is a Python identifier", name)
+    for argument, value in (
+        ("closed_form", closed_form),
+        ("min_sensitivity", min_sensitivity),
+        ("validate", validate),
+    ):
+        _optional_callable(argument, value)
 
     def deco(fn: Callable[..., BooleanFunction]) -> Callable[..., BooleanFunction]:
         if name in _FAMILIES:
@@ -57,19 +104,25 @@ def register_family(name: str) -> Callable[[Callable[..., BooleanFunction]], Cal
             if p.default is not inspect.Parameter.empty
         }
         doc = (inspect.getdoc(fn) or "").split("\n")[0]
-        _FAMILIES[name] = Family(name, fn, defaults, doc)
+        module = getattr(fn, "__module__", "")
+        _FAMILIES[name] = Family(
+            name, fn, defaults, doc, closed_form, min_sensitivity, validate, module
+        )
         return fn
 
     return deco
 
 
 def family_names() -> list[str]:
-    """Names of the registered families, sorted."""
+    """Names of the registered families (built-in and from plugins), sorted."""
+    _load_plugins()
     return sorted(_FAMILIES)
 
 
 def get_family(name: str) -> Family:
     """The registered family ``name`` (ValidationError listing the known ones otherwise)."""
+    if name not in _FAMILIES:
+        _load_plugins()
     try:
         return _FAMILIES[name]
     except (KeyError, TypeError):
@@ -84,6 +137,8 @@ def make_family(name: str, n: int, **params: Any) -> BooleanFunction:
     if unknown:
         known = ", ".join(fam.defaults) or "none"
         raise ValidationError("params", f"parameters of {name} ({known})", unknown)
+    if fam.validate is not None:
+        fam.validate(n, **{**fam.defaults, **params})
     f = fam.builder(n, **params)
     if not isinstance(f, BooleanFunction) or f.n != n:
         raise TypeError(f"family {name!r} did not return a BooleanFunction on {n} bits")
@@ -141,13 +196,16 @@ def _from_weights(w: np.ndarray, values: np.ndarray) -> np.ndarray:
 # built-in families
 
 
-@register_family("parity")
+@register_family("parity", min_sensitivity=lambda n: n)
 def parity(n: int) -> BooleanFunction:
     """PARITY: x_1 xor ... xor x_N (s(x) = N everywhere)."""
     return BooleanFunction(subset_weights(n) & np.uint8(1))
 
 
-@register_family("sparse_parity")
+@register_family(
+    "sparse_parity",
+    min_sensitivity=lambda n, m=None, subset=None: len(resolve_subset(n, m, subset, min(n, 3))),
+)
 def sparse_parity(
     n: int, m: int | None = None, subset: Sequence[int] | None = None
 ) -> BooleanFunction:
@@ -156,7 +214,7 @@ def sparse_parity(
     return BooleanFunction(subset_weights(n, sub) & np.uint8(1))
 
 
-@register_family("dictator")
+@register_family("dictator", min_sensitivity=lambda n, i=1, negate=False: 1)
 def dictator(n: int, i: int = 1, negate: bool = False) -> BooleanFunction:
     """DICTATOR: f(x) = x_i (or 1 - x_i with negate)."""
     i = check_int("i", i, minimum=1, maximum=n, hint=f"a variable index in 1..N = {n}")
@@ -164,7 +222,7 @@ def dictator(n: int, i: int = 1, negate: bool = False) -> BooleanFunction:
     return BooleanFunction(w ^ np.uint8(bool(negate)))
 
 
-@register_family("first")
+@register_family("first", min_sensitivity=lambda n, negate=False: 1)
 def first(n: int, negate: bool = False) -> BooleanFunction:
     """FIRST: f(x) = x_1 (the dictator of the first bit)."""
     return dictator(n, 1, negate)
@@ -213,7 +271,7 @@ def mod(n: int, k: int = 3) -> BooleanFunction:
     return BooleanFunction(_from_weights(subset_weights(n), np.arange(n + 1) % k == 0))
 
 
-@register_family("inner_product")
+@register_family("inner_product", min_sensitivity=lambda n: 0)
 def inner_product(n: int) -> BooleanFunction:
     """INNER PRODUCT (even N = 2h): sum_{j=1..h} x_j x_{h+j} mod 2."""
     if n % 2:
@@ -228,7 +286,7 @@ def inner_product(n: int) -> BooleanFunction:
     return BooleanFunction(out)
 
 
-@register_family("constant")
+@register_family("constant", min_sensitivity=lambda n, value=0: 0)
 def constant(n: int, value: int = 0) -> BooleanFunction:
     """CONSTANT: f(x) = value (0 or 1); every string has sensitivity 0."""
     value = check_int("value", value, minimum=0, maximum=1)

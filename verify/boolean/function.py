@@ -168,6 +168,19 @@ class BooleanFunction:
     def __repr__(self) -> str:
         return f"BooleanFunction({self.name!r}, N={self.n})"
 
+    def _repr_markdown_(self) -> str:
+        """Notebook display: the name and the exact sensitivity profile K_0..K_N."""
+        from verify.boolean.analysis import sensitivity_profile
+
+        profile = sensitivity_profile(self)
+        return profile_markdown(f"**{self.name}** on N = {self.n} bits", profile, 1 << self.n)
+
+
+def profile_markdown(title: str, counts: np.ndarray, total: int) -> str:
+    """A markdown table of K_k and K_k / total for k = 0..N, under ``title``."""
+    rows = [f"| {k} | {int(c)} | {int(c) / total:.4g} |" for k, c in enumerate(counts)]
+    return "\n".join([title, "", "| k | K_k | fraction |", "|---|---|---|", *rows])
+
 
 def _as_table_values(values: np.ndarray) -> np.ndarray:
     """0/1 (or bool) outputs of a callable as uint8; anything else is rejected, not clipped."""

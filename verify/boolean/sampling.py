@@ -69,6 +69,18 @@ class SampledProfile:
     def ci_high(self) -> np.ndarray:
         return np.array([self.ci(k)[1] for k in range(self.n + 1)])
 
+    def _repr_markdown_(self) -> str:
+        """Notebook display: sampled counts, fractions and the average sensitivity's CI."""
+        from verify.boolean.function import profile_markdown
+
+        lo, hi = self.average_sensitivity_ci
+        title = (
+            f"sampled profile, N = {self.n}, {self.samples} strings (seed {self.seed});"
+            f" average sensitivity {self.average_sensitivity:.4g}"
+            f" ({self.confidence:.0%} CI [{lo:.4g}, {hi:.4g}])"
+        )
+        return profile_markdown(title, self.counts, self.samples)
+
     @property
     def average_sensitivity(self) -> float:
         """Sample mean of s(x), an unbiased estimate of as(f)."""

@@ -213,6 +213,25 @@ class CheckResult:
             lines.append(f"  counterexample: {self.counterexample}")
         return "\n".join(lines)
 
+    def _repr_markdown_(self) -> str:
+        """Notebook display: the status and a measured-vs-bound table."""
+        lines = [
+            f"**{self.statement_id}** [{self.check_name}]: **{self.status.value}**"
+            f" (arithmetic: {self.arithmetic}; seed {self.seed}; {self.runtime_s:.2f} s)",
+            "",
+            "| row | measured | relation | bound | ratio |",
+            "|---|---|---|---|---|",
+        ]
+        for r in self.rows:
+            relation = r.shown_relation if r.ok else f"{r.shown_relation} (**violated**)"
+            lines.append(
+                f"| {r.label} | {r.measured:.6g} | {relation} | {r.bound:.6g} | {r.ratio:.4g} |"
+            )
+        lines += [f"- {n}" for n in self.notes]
+        if self.counterexample:
+            lines.append(f"- counterexample: `{self.counterexample}`")
+        return "\n".join(lines)
+
     def to_json(self) -> dict[str, Any]:
         out = asdict(self)
         out["status"] = self.status.value
