@@ -31,6 +31,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
+from verify.plugins import STATEMENT_GROUP, load_plugins
 from verify.registry.context import CheckContext
 from verify.registry.counterexamples import save_counterexample
 from verify.registry.policy import ACCEPTED, Policy, decide_status
@@ -177,12 +178,15 @@ def _sort_key(stmt_id: str) -> tuple:
 
 
 def load_all() -> None:
-    """Import every statement module (each public module of ``STATEMENT_PACKAGES``)."""
+    """Import every statement module: each public module of ``STATEMENT_PACKAGES``, then the
+    modules of installed packages (entry-point group "verify.statements") and ``--import``."""
     for package_name in STATEMENT_PACKAGES:
         package = importlib.import_module(package_name)
         for info in pkgutil.iter_modules(package.__path__):
             if not info.name.startswith("_") and not info.ispkg:
                 importlib.import_module(f"{package_name}.{info.name}")
+    if STATEMENT_PACKAGES:  # an emptied list isolates the registry (tests)
+        load_plugins(STATEMENT_GROUP)
 
 
 def get_statement(statement_id: str) -> Statement:
