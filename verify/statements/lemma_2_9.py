@@ -182,7 +182,7 @@ def full_constructions(ctx: CheckContext) -> Outcome:
                     "Lemma 2.9: I_n vs bound", factor, f"{regime}, N={n_bits}", m, b
                 )
             )
-            series.setdefault(regime, []).append(m / b)
+            series.setdefault(regime, []).append(rows[-1].ratio)
         p = constructions.concentrated_attention(n_bits)
         m, b, off = constructions.influence(p, n_bits, n_bits // 2)
         reg = f"concentrated attention (issue 11), N={n_bits}"
@@ -191,7 +191,7 @@ def full_constructions(ctx: CheckContext) -> Outcome:
         )
         step6 = "Lemma 2.9 step 6: I_n vs bt_L beta beta' / S (r != n)"
         rows.append(constructions.StepRow(step6, "e^{2R} (off-position bound)", reg, m, off))
-        series.setdefault("concentrated attention", []).append(m / b)
+        series.setdefault("concentrated attention", []).append(rows[-2].ratio)
     return Outcome(
         rows=constructions.outcome_rows(rows),
         parameters={"N": ns},
