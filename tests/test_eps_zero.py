@@ -158,3 +158,35 @@ def test_random_init_does_not_import_the_statements() -> None:
         "assert not bad, bad"
     )
     subprocess.run([sys.executable, "-c", code], check=True)
+
+
+def test_exact_constructions_recognise_their_functions() -> None:
+    from verify.boolean import all_bit_strings
+    from verify.checks.ball_recognition import count_strings, verdict
+    from verify.checks.exact_constructions import (
+        dictator_params,
+        parity_params,
+    )
+    from verify.checks.exact_constructions import (
+        majority_params as majority,
+    )
+
+    for n in (3, 6, 9):
+        bits = all_bit_strings(n)
+        assert verdict(parity_params(n), bits, bits.sum(1) % 2, 0.5) is True
+        assert verdict(parity_params(n, d_model=8), bits, bits.sum(1) % 2, 0.5) is True
+        # the PARITY construction of N does not recognise PARITY at N + 1 (the MLP is fitted)
+        more = all_bit_strings(n + 1)
+        assert verdict(parity_params(n, max_len=16), more, more.sum(1) % 2, 0.5) is not True
+        for i in (1, 2):
+            p = dictator_params(i, max_len=16)
+            assert verdict(p, bits, bits[:, i - 1], 0.5) is True
+            assert verdict(p, bits, 1 - bits[:, i - 1], 0.5) is False
+        maj = (2 * bits.sum(1) > n).astype(np.int8)
+        for pe in ("none", "learned"):
+            assert (verdict(majority(pos_encoding=pe, max_len=16), bits, maj, 0.5) is True) == (
+                n % 2 == 1
+            )
+    # without positions the output depends only on the count: N + 1 strings decide
+    p = majority()
+    assert verdict(p, count_strings(7), (2 * count_strings(7).sum(1) > 7), 0.5) is True

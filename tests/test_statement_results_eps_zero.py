@@ -51,7 +51,10 @@ def test_lemma_4_2_deep_tail_compares_with_d_minus_1() -> None:
 
 def test_cor_4_3_measures_real_flips() -> None:
     res = check_result("Cor 4.3", "bit-flip effect vs ||w|| C_infl beta beta' / N", BUDGET)
-    assert res.status is Status.HOLDS
+    # C_infl of the box is astronomically loose: the bound exceeds the trivial output swing
+    # 2 sqrt(D) |w g|, so the check is vacuous at the tested sizes (not "holds")
+    assert res.status is Status.VACUOUS
+    assert all(r.vacuous and r.bound > r.trivial for r in res.rows)
     assert all(r.measured > 0 for r in res.rows)  # real flips measured, not empty rows
 
 
@@ -122,9 +125,29 @@ def test_thm_4_5_random_init_experiment() -> None:
 
 
 def test_conj_5_5_certified_cube_has_positive_measure() -> None:
-    res = check_result("Conj 5.5", "certified cube around a MAJORITY construction", BUDGET)
+    res = check_result(
+        "Conj 5.5",
+        "fixed N (automatic, not the conjecture): certified cube around the construction",
+        BUDGET,
+    )
     assert res.status is Status.HOLDS
     assert all(r.measured > 0 for r in res.rows)
+
+
+def test_conj_5_5_is_open_with_its_measure_against_n() -> None:
+    # the conjecture quantifies over all N: never "holds"; the rows give the measure per N
+    res = check_result(
+        "Conj 5.5",
+        "uniform in N: recognising fraction of a ball around a MAJORITY construction",
+        BUDGET,
+    )
+    assert res.status is Status.UNDECIDED
+    for setting in ("no positional encoding", "learned positions"):
+        fr = [r for r in res.rows if r.label.startswith(setting) and "rho=0.05" in r.label]
+        every = [r.measured for r in fr if "every tested" in r.label]
+        assert every == sorted(every, reverse=True)  # an intersection over N only shrinks
+        assert every[0] == 1.0 and every[-1] < 0.5  # all at N = 5, most lost at N = 129
+    assert res.figures[0].name == "conj_5_5_measure"
 
 
 @pytest.mark.parametrize(("stmt", "family"), [(s, f) for s, f, _ in IN_ACTION_FAMILIES])

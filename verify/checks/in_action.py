@@ -17,7 +17,8 @@ import numpy as np
 from verify.boolean import make_family
 from verify.boolean.sampling import clopper_pearson
 from verify.checks.certified_k0 import recognises
-from verify.model import ModelConfig, Params, param_shapes
+from verify.checks.exact_constructions import majority_params
+from verify.model import Params
 from verify.model.truth_table import truth_table
 from verify.registry import CheckContext, FigureData, Outcome, Row, Sizes, slugify
 
@@ -40,32 +41,12 @@ IN_ACTION_FAMILIES = (
     ("Cor 5.2", "sparse_parity", {"m": 2}),
     ("Cor 5.3", "dictator", {"i": 2}),
     ("Cor 5.4", "first", {}),
-    ("Conj 5.5", "majority", {}),
 )
 IN_ACTION_MARGIN = 0.1  # xi
 IN_ACTION_RHO = 0.02  # half-width of the cube around the MAJORITY construction
 IN_ACTION_N = Sizes(quick=(5, 7, 9), default=(5, 7, 9, 11, 13), full=(5, 7, 9, 11, 13, 15))
 IN_ACTION_DRAWS = Sizes(quick=12, default=50, full=200)  # per distribution and N
 IN_ACTION_DISTRIBUTIONS = ("ball around MAJORITY construction", "box [-1,1]^M")
-
-
-def majority_params() -> Params:
-    """A 1-layer transformer (D=4, H=1, no positions, eps=0) recognising MAJORITY at every odd N
-    with margin sqrt(2): tokens E[1] = g, E[0] = -g, E[eos] = 0 (g = (1,-1,0,0)); uniform
-    attention (W_q = W_k = 0, W_v = W_o = I) makes the eos input r g, r = (#1 - #0)/(N+1); the
-    eps = 0 layer norm maps it to sign(r) sqrt(2) g whatever |r| (the blowup is z ~ N); the MLP
-    is zero, norm2 the identity on it, and w = g/2 reads sign(r) sqrt(2)."""
-    cfg = ModelConfig(d_model=4, n_layers=1, n_heads=1, ln_eps=0.0, pos_encoding="none")
-    arr = {k: np.zeros(s) for k, s in param_shapes(cfg).items()}
-    g = np.array([1.0, -1.0, 0.0, 0.0])
-    arr["token_embedding"][0] = -g
-    arr["token_embedding"][1] = g
-    arr["layers.0.self_attn.in_proj_weight"][8:12] = np.eye(4)
-    arr["layers.0.self_attn.out_proj.weight"] = np.eye(4)
-    for norm in ("norm1", "norm2"):
-        arr[f"layers.0.{norm}.weight"] = np.ones(4)
-    arr["readout.weight"] = g / 2
-    return Params(cfg, arr)
 
 
 @dataclass(frozen=True)
