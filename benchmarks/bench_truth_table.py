@@ -11,13 +11,18 @@ after a warm-up call, as the fastest of ``--repeat`` runs (default 3; the machin
 single runs vary by 30-50%); wall and CPU seconds are both printed, with the load average.
 Ratios are computed from numbers measured in this one run.
 
+``--impl no_dd`` is the certified table without the double-double tier (float64, then arb);
+each certified row prints how many bits each tier settled (``CertifiedTruthTable.tier_counts``).
+``-D`` and ``--L`` take several values, e.g. the depth grid
+``--impl certified -D 16 32 64 --L 3 4 5 6 --N 12 --repeat 1``.
+
 ``--impl gemm`` times only the dense work of a staged design (per chunk of 4096 strings, layer
 0's MLP as numpy GEMMs over columns (position, string): the midpoint GEMMs W_1 X, W_2 H and the
 radius GEMMs |W_1| (r + g|X|), |W_2| (...), i.e. 4 GEMMs) and prints its GFLOP/s: if that alone
 is slower than the kernel's whole certified pass, moving the MLP to BLAS cannot pay.
 
 Run by hand: ``python benchmarks/bench_truth_table.py [--N 12 16 20] [--L 1 2]
-[--impl certified plain per_string torch gemm]``.
+[-D 16 32] [--impl certified no_dd plain per_string torch gemm]``.
 """
 
 from __future__ import annotations
@@ -81,8 +86,8 @@ def _worker(impl: str, n_layers: int, n: int, d: int, h: int, seed: int, repeat:
         from verify.model.truth_table import truth_table
 
         def run(m: int) -> dict:
-            tt = truth_table(params, m)
-            return dict(tt.counts, ones=int(np.count_nonzero(tt.label == 1)))
+            tt = truth_table(params, m, double_double=impl != "no_dd")
+            return dict(tiers=tt.tier_counts, ones=int(np.count_nonzero(tt.label == 1)))
 
     run(min(n, 6))  # warm-up: JIT cache load, torch init
     best: tuple[float, float, dict] | None = None
@@ -100,7 +105,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--N", type=int, nargs="+", default=[12, 16, 20])
     parser.add_argument("--L", type=int, nargs="+", default=[1, 2])
-    parser.add_argument("-D", type=int, default=16)
+    parser.add_argument("-D", type=int, nargs="+", default=[16])
     parser.add_argument("-H", type=int, default=2)
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--repeat", type=int, default=3, help="runs per cell; the fastest counts")
@@ -108,50 +113,56 @@ def main() -> None:
     parser.add_argument("--worker", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.worker:
-        res = _worker(args.impl[0], args.L[0], args.N[0], args.D, args.H, args.seed, args.repeat)
+        res = _worker(args.impl[0], args.L[0], args.N[0], args.D[0], args.H, args.seed, args.repeat)
         print(json.dumps(res))
         return
-    print(f"D={args.D} H={args.H} xavier_uniform seed={args.seed}; cores={os.cpu_count()}; "
+    print(f"H={args.H} xavier_uniform seed={args.seed}; cores={os.cpu_count()}; "
           f"fastest of {args.repeat} runs per cell")  # fmt: skip
-    print(f"{'L':>2} {'N':>3} {'impl':>10} {'wall s':>9} {'cpu s':>9} {'strings/s':>12}  load")
-    results: dict[tuple[int, int, str], dict] = {}
-    for n_layers in args.L:
-        for n in args.N:
-            for impl in args.impl:
-                cmd = [sys.executable, __file__, "--worker", "--impl", impl, "--L", str(n_layers),
-                       "--N", str(n), "-D", str(args.D), "-H", str(args.H),
-                       "--seed", str(args.seed), "--repeat", str(args.repeat)]  # fmt: skip
-                out = subprocess.run(cmd, capture_output=True, text=True, check=False)
-                if out.returncode != 0:
-                    print(f"{n_layers:>2} {n:>3} {impl:>10} failed: {out.stderr.strip()[-300:]}")
-                    continue
-                res = json.loads(out.stdout.strip().splitlines()[-1])
-                results[(n_layers, n, impl)] = res
-                rate = (1 << n) / res["wall"]
-                load = os.getloadavg()[0]
-                keys = ("float64", "high_precision", "uncertain", "gflop_per_s")
-                extra = {k: res[k] for k in keys if k in res}
-                print(f"{n_layers:>2} {n:>3} {impl:>10} {res['wall']:>9.3f} {res['cpu']:>9.3f}"
-                      f" {rate:>12.0f}  {load:.1f} {extra if extra else ''}")  # fmt: skip
-            cert = results.get((n_layers, n, "certified"))
-            plain = results.get((n_layers, n, "plain"))
-            torch_res = results.get((n_layers, n, "torch"))
-            if cert and torch_res:
-                print(f"      certified vs torch: {torch_res['wall'] / cert['wall']:.1f}x faster")
-            if plain and torch_res:
-                print(f"      plain vs torch:     {torch_res['wall'] / plain['wall']:.1f}x faster")
-            gemm = results.get((n_layers, n, "gemm"))
-            if cert and gemm:
-                print(f"      layer-0 MLP GEMMs alone / whole certified pass: "
-                      f"{gemm['wall'] / cert['wall']:.2f}")  # fmt: skip
-            per_string = results.get((n_layers, n, "per_string"))
-            if cert and per_string:
-                print(f"      certified vs per-string kernel: "
-                      f"{per_string['wall'] / cert['wall']:.1f}x faster")  # fmt: skip
-            if cert and plain:
-                print(
-                    f"      certification cost: {cert['wall'] / plain['wall']:.2f}x the plain pass"
-                )
+    head = f"{'D':>3} {'L':>2} {'N':>3} {'impl':>10} {'wall s':>9} {'cpu s':>9} {'strings/s':>12}"
+    print(head + "  load")
+    for d in args.D:
+        for n_layers in args.L:
+            for n in args.N:
+                _cell(args, d, n_layers, n)
+
+
+def _cell(args: argparse.Namespace, d: int, n_layers: int, n: int) -> None:
+    """Run every implementation on one (D, L, N) in its own process; print rows and ratios."""
+    results: dict[str, dict] = {}
+    for impl in args.impl:
+        cmd = [sys.executable, __file__, "--worker", "--impl", impl, "--L", str(n_layers),
+               "--N", str(n), "-D", str(d), "-H", str(args.H),
+               "--seed", str(args.seed), "--repeat", str(args.repeat)]  # fmt: skip
+        out = subprocess.run(cmd, capture_output=True, text=True, check=False)
+        if out.returncode != 0:
+            print(f"{d:>3} {n_layers:>2} {n:>3} {impl:>10} failed: {out.stderr.strip()[-300:]}")
+            continue
+        res = json.loads(out.stdout.strip().splitlines()[-1])
+        results[impl] = res
+        rate = (1 << n) / res["wall"]
+        load = os.getloadavg()[0]
+        extra = res.get("tiers") or ({"gflop_per_s": res["gflop_per_s"]} if "gflop_per_s" in res
+                                     else "")  # fmt: skip
+        print(f"{d:>3} {n_layers:>2} {n:>3} {impl:>10} {res['wall']:>9.3f} {res['cpu']:>9.3f}"
+              f" {rate:>12.0f}  {load:.1f} {extra}")  # fmt: skip
+    cert, plain = results.get("certified"), results.get("plain")
+    torch_res, per_string = results.get("torch"), results.get("per_string")
+    if cert and torch_res:
+        print(f"      certified vs torch: {torch_res['wall'] / cert['wall']:.1f}x faster")
+    if plain and torch_res:
+        print(f"      plain vs torch:     {torch_res['wall'] / plain['wall']:.1f}x faster")
+    gemm = results.get("gemm")
+    if cert and gemm:
+        print(f"      layer-0 MLP GEMMs alone / whole certified pass: "
+              f"{gemm['wall'] / cert['wall']:.2f}")  # fmt: skip
+    if cert and per_string:
+        print(f"      certified vs per-string kernel: "
+              f"{per_string['wall'] / cert['wall']:.1f}x faster")  # fmt: skip
+    if cert and plain:
+        print(f"      certification cost: {cert['wall'] / plain['wall']:.2f}x the plain pass")
+    no_dd = results.get("no_dd")
+    if cert and no_dd:
+        print(f"      double-double tier: {no_dd['wall'] / cert['wall']:.1f}x faster than without")
 
 
 if __name__ == "__main__":
