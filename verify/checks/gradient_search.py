@@ -11,8 +11,8 @@ deterministic given its seed. Two uses:
   worst perturbation direction is the gradient of T in theta; it is computed by central
   differences (M + M forward passes), and the pair theta, theta + t grad T / ||grad T|| is
   compared with C_Lip of the pair. :func:`search_lipschitz` climbs that ratio over the knobs
-  of the transparent model (:func:`verify.checks.constructions.transparent_model`) and over
-  random initialisations.
+  of the transparent model (``lipschitz_constructions.transparent_model``), and
+  :func:`random_worst_directions` evaluates it on random initialisations.
 
 The torch extra is not needed (no autograd): every derivative is a finite difference of the
 float64 forward pass, so the searches run wherever the package does.
@@ -27,6 +27,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from verify.checks import constructions as con
+from verify.checks import lipschitz_constructions as lip_con
 from verify.model import Params, forward, init_params
 from verify.theory import bounds
 from verify.theory.norms import max_norms, parameter_norms
@@ -202,7 +203,7 @@ def search_lipschitz(
 
     def model(k: np.ndarray) -> Params:
         ly, lqk, lv = (float(v) for v in k)
-        return con.transparent_model(1, y=10.0**ly, qk=10.0**lqk, v=10.0**lv)
+        return lip_con.transparent_model(1, y=10.0**ly, qk=10.0**lqk, v=10.0**lv)
 
     def objective(k: np.ndarray) -> float:
         m, b = worst_direction_ratio(model(k), x)

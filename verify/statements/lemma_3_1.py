@@ -8,7 +8,7 @@ import math
 
 import numpy as np
 
-from verify.checks import constructions
+from verify.checks import constructions, lipschitz_constructions
 from verify.checks import gradient_search as gradient_search_mod
 from verify.checks.adversarial import (
     SEARCH_EXAMPLES,
@@ -199,7 +199,7 @@ def derivation_steps(ctx: CheckContext) -> Outcome:
     """|ΔT| / ||Δθ_g|| against the group's coefficient L_g (lipschitz_coefficients: the
     derivation's own |ΔT| <= sum_g L_g ||Δθ_g||) when only group g moves, on models built so
     that the factor carrying L_g is attained (layer norms at variance ~0, linear blocks)."""
-    rows = constructions.lip_group_rows()
+    rows = lipschitz_constructions.lip_group_rows()
     return Outcome(
         rows=constructions.outcome_rows(rows),
         parameters={"||Δθ_g||": 1e-4, "N": 16},
@@ -227,11 +227,11 @@ def full_constructions(ctx: CheckContext) -> Outcome:
     """|ΔT| against C_Lip(θ, θ') ||Δθ||: the readout pair (Cauchy-Schwarz over the readout
     groups nearly attained) and, on the transparent model, the worst direction (the
     finite-difference gradient of T in θ), at several N."""
-    cfg, _, plus, minus = constructions.readout_pair()
+    cfg, _, plus, minus = lipschitz_constructions.readout_pair()
     rows, ns = [], list(ctx.size(CONSTRUCTION_LENGTHS))
     lip = c_lip(max_norms(parameter_norms(plus), parameter_norms(minus)))
     nd = float(np.linalg.norm(plus.flatten() - minus.flatten()))
-    alt = constructions.transparent_model()
+    alt = lipschitz_constructions.transparent_model()
     for n_bits in ns:
         x = (np.arange(n_bits) % 2).astype(np.uint8)[None]
         dt = abs(float(forward(plus, x).T[0] - forward(minus, x).T[0]))

@@ -9,7 +9,7 @@ import math
 import numpy as np
 
 from verify.boolean import all_bit_strings
-from verify.checks import constructions
+from verify.checks import lipschitz_constructions
 from verify.model import ModelConfig, forward, init_params, n_params
 from verify.registry import CheckContext, Outcome, Policy, Row, Sizes, define_statement
 from verify.statements._eps_positive import DERIVATIONS, EPS_POSITIVE, THETA_BOX
@@ -87,7 +87,7 @@ def packing_step(ctx: CheckContext) -> Outcome:
     nearly tight (only the token rows and the readout move), theta_+ recognises the constant 1
     and theta_- the constant 0 with margin xi (the smallest |T| met on every string tried);
     2 r(xi) is compared with ||theta_+ - theta_-||."""
-    cfg, box, plus, minus = constructions.readout_pair()
+    cfg, box, plus, minus = lipschitz_constructions.readout_pair()
     rng = np.random.default_rng(ctx.seed + 35)
     lip = c_lip_box(cfg, box)
     dist = float(np.linalg.norm(plus.flatten() - minus.flatten()))

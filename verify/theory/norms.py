@@ -33,8 +33,10 @@ __all__ = [
     "HeadNorms",
     "LayerNorms",
     "ParamNorms",
+    "beta_lower_bound",
     "box_half_widths",
     "box_norms",
+    "ln_input_norm_bounds",
     "max_norms",
     "n_layer_norms",
     "norms_of",
@@ -272,3 +274,81 @@ def norms_of(source: Params | ParamNorms) -> ParamNorms:
     if isinstance(source, ParamNorms):
         return source
     return parameter_norms(source)  # validates
+
+
+# ----------------------------------------------------------------------------- Lemma 3.2
+def ln_input_norm_bounds(source: Params | ParamNorms) -> list[float]:
+    """Lemma 3.2 (tightness, docs/derivations.md#lemma-32): upper bounds on ||d^k_n||_2, the
+    input of layer norm k (K of them, path order), for every
+    position and every input of any length: LN outputs are bounded by ||gamma||_inf sqrt(D) +
+    ||beta||, attention outputs by ||W_o|| sqrt(sum_h (||W_v^h|| Y + ||b_v^h||)^2) + ||b_o||
+    (convex combinations of values), MLPs by ||W_2|| (||W_1|| Y + ||b_1||) + ||b_2||."""
+    nm = norms_of(source)
+    cfg = nm.config
+    rd = math.sqrt(cfg.d_model)
+
+    def att(lay: LayerNorms, y_in: float) -> float:
+        return lay.wo * math.sqrt(sum((h.wv * y_in + h.bv) ** 2 for h in lay.heads)) + lay.bo
+
+    def mlp(lay: LayerNorms, y_in: float) -> float:
+        return lay.w2 * (lay.w1 * y_in + lay.b1) + lay.b2
+
+    out: list[float] = []
+    r = nm.emb_max
+    for lay in nm.layers:
+        y1, y2 = lay.g1 * rd + lay.n1, lay.g2 * rd + lay.n2
+        if cfg.norm_first:
+            out.append(r)
+            h = r + att(lay, y1)
+            out.append(h)
+            r = h + mlp(lay, y2)
+        else:
+            out.append(r + att(lay, r))
+            out.append(y1 + mlp(lay, y1))
+            r = y2
+    if cfg.norm_first:
+        out.append(r)
+    return out
+
+
+def beta_lower_bound(source: Params | ParamNorms) -> float:
+    """Lemma 3.2 (tightness): prod_k (1 + (B_k^2 / D + eps)^{-1/2}) <= beta(theta, x) for every
+    x, with B_k from :func:`ln_input_norm_bounds` (population variance <= ||d||^2 / D). Shows
+    Lemma 3.2's bound is approached as the layer-norm inputs shrink."""
+    nm = norms_of(source)
+    d, eps = nm.config.d_model, nm.config.ln_eps
+    out = 1.0
+    for b in ln_input_norm_bounds(nm):
+        v = b * b / d + eps
+        out *= math.inf if v == 0 else 1.0 + v**-0.5
+    return out
+
+
+# ----------------------------------------------------------------------------- Lemma 3.1
+class _Lin:
+    """A linear form sum_g c_g ||Δtheta_g||_2 over parameter groups (plus the zero form)."""
+
+    __slots__ = ("c",)
+
+    def __init__(self, c: dict[str, float] | None = None) -> None:
+        self.c = dict(c or {})
+
+    def __add__(self, other: _Lin) -> _Lin:
+        out = dict(self.c)
+        for k, v in other.c.items():
+            out[k] = out.get(k, 0.0) + v
+        return _Lin(out)
+
+    def __rmul__(self, s: float) -> _Lin:
+        return _Lin({k: s * v for k, v in self.c.items()})
+
+    @staticmethod
+    def unit(group: str, s: float = 1.0) -> _Lin:
+        return _Lin({group: s})
+
+    @staticmethod
+    def l2_combine(forms: list[_Lin]) -> _Lin:
+        """Minkowski: sqrt(sum_h (sum_g c_hg d_g)^2) <= sum_g d_g sqrt(sum_h c_hg^2). Groups in
+        sorted order (deterministic: no dependence on PYTHONHASHSEED)."""
+        keys = sorted({k for f in forms for k in f.c})
+        return _Lin({k: math.sqrt(sum(f.c.get(k, 0.0) ** 2 for f in forms)) for k in keys})
