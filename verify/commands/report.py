@@ -158,7 +158,11 @@ def run(args: argparse.Namespace) -> int:
     for st in doc["statements"]:
         if st["status"] in FAILING or st["status"] in (KNOWN_VIOLATION, "undecided"):
             _log(f"  {st['id']}: {st['status']}")
-    written = f"wrote {report.markdown}, {report.json} and {len(report.figures)} figure(s)"
+    written = (
+        f"wrote {report.markdown}, {report.json}, {report.out_dir / 'rows.csv'} and"
+        f" {len(report.figures)} figure(s) (PNG, PDF, CSV of the data) in"
+        f" {report.out_dir / 'figures'}"
+    )
     if args.json:
         _log(written)
         print(
