@@ -83,7 +83,9 @@ def test_command_writes_and_resumes(tmp_path, capsys) -> None:
 
 def test_figures_per_function() -> None:
     recs = run_experiment(["parity", "majority"], [3, 4], [0], TINY)
-    figs = {f.name: f for f in figures(recs)}
+    figs = {f.name: f for f in figures(recs, min_accuracy=0.0)}
+    fitted = {f.name for f in figures(recs, min_accuracy=1.01)}  # nothing fitted: no such panel
+    assert "hr_training_sharpness" not in fitted and "hr_training_accuracy" in fitted
     sharp = figs["hr_training_sharpness"].data["series"]
     assert {s["label"] for s in sharp} == {"parity", "majority"}
     assert all(s["x"] == [3, 4] for s in sharp)

@@ -384,37 +384,42 @@ def summary_table(records: Iterable[dict[str, Any]]) -> str:
     return "\n".join(lines)
 
 
-def figures(records: Sequence[dict[str, Any]], stem: str = "hr_training") -> list[FigureData]:
-    """Blowup, sharpness, accuracy and model sensitivity against N, one line per function."""
+def figures(
+    records: Sequence[dict[str, Any]], stem: str = "hr_training", min_accuracy: float = 0.99
+) -> list[FigureData]:
+    """Blowup, sharpness, accuracy and learned sensitivity against N, one line per function.
+    Blowup and sharpness are drawn for fitted models only (accuracy >= ``min_accuracy``): an
+    unfitted model (e.g. a constant predictor) sits at an unrelated point of the landscape."""
     out = []
     panels = (
-        ("beta_mean", "mean blowup beta (paper's)", True),
-        ("beta_hr_mean", "mean blowup beta_hr (H&R's logged)", True),
-        ("sharpness", "sharpness (mean MSE increase under N(0, sigma^2) noise)", True),
-        ("accuracy", "accuracy", False),
-        ("as_model", "average sensitivity of the learned function", False),
-    )  # fmt: skip
-    for key, ylabel, logy in panels:
+        ("beta_mean", "mean blowup beta (paper's), fitted models", True, True),
+        ("beta_hr_mean", "mean blowup beta_hr (H&R's logged), fitted models", True, True),
+        ("sharpness", "sharpness (MSE increase, N(0, 0.02^2) noise), fitted models", True, True),
+        ("param_norm_sq", "squared parameter norm (no positions), fitted models", False, True),
+        ("accuracy", "accuracy (certified, all 2^N strings)", False, False),
+        ("as_model", "average sensitivity of the learned function", False, False),
+    )
+    for key, ylabel, logy, fitted_only in panels:
         series = []
         for f in FUNCTIONS:
-            pts = sorted(
-                (r["N"], _mean_over_seeds(records, f, r["N"], key))
+            mine = [
+                r
                 for r in records
-                if r["function"] == f and r.get(key) is not None
-            )
-            pts = sorted(set(pts))
+                if r["function"] == f
+                and r.get(key) is not None
+                and (not fitted_only or r["accuracy"] >= min_accuracy)
+            ]
+            pts = sorted({(r["N"], _mean_over_seeds(mine, f, r["N"], key)) for r in mine})
             if pts:
                 ys = [y for _, y in pts]
-                if logy and any(y <= 0 for y in ys):
+                if logy:
                     ys = [max(y, 1e-12) for y in ys]
                 series.append({"label": f, "x": [x for x, _ in pts], "y": ys})
         if series:
-            data = {"series": series, "xlabel": "N", "ylabel": ylabel}
+            data = {"series": series, "xlabel": "N", "ylabel": key}
             if logy:
                 data["logy"] = True
-            out.append(
-                FigureData(f"{stem}_{key}", f"Trained models: {ylabel} against N", "lines", data)
-            )
+            out.append(FigureData(f"{stem}_{key}", f"Trained models: {ylabel}", "lines", data))
     return out
 
 
