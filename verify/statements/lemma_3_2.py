@@ -1,7 +1,9 @@
 """Lemma 3.2 (arXiv 2606.08768, reconstruction): for eps > 0, z <= eps^{-1/2} and
 beta <= (1 + eps^{-1/2})^K with K = n_norms layer norms on the path; tight as the layer-norm
-inputs shrink. With the paper's exponent L (one norm per layer) the bound fails for the spec's
-beta: a documented finding (theorems/counterexamples/lemma_3_2_exponent_L.txt)."""
+inputs shrink. The paper counts one norm per layer (beta_L with L factors, bound exponent L);
+both conventions are checked, each with its own beta, and the spec's beta against the paper's
+exponent is a convention note (theorems/counterexamples/lemma_3_2_exponent_L.txt), not a
+violation."""
 
 from __future__ import annotations
 
@@ -23,9 +25,7 @@ from verify.model.rounding import U
 from verify.registry import (
     COUNTEREXAMPLES,
     CheckContext,
-    Counterexample,
     FigureData,
-    Finding,
     Outcome,
     Policy,
     Row,
@@ -46,7 +46,10 @@ LEMMA_3_2 = define_statement(
     ),
     confidence="[note]",
     hypotheses=(EPS_POSITIVE,),
-    bound_formula=r"(1 + eps^{-1/2})^K, K = config.n_norms",
+    bound_formula=(
+        r"$\beta \le (1+\epsilon^{-1/2})^K$ ($K$ = config.n_norms, one factor per norm);"
+        r" $\beta_L \le (1+\epsilon^{-1/2})^L$ (one factor per layer)"
+    ),
     derivation=DERIVATIONS + "#lemma-32",
 )
 
@@ -183,42 +186,70 @@ def lemma_3_2_exponent_l_counterexample() -> Params:
     return init_params(cfg, "uniform", 0, 1e-3)
 
 
+def beta_per_layer(z: np.ndarray, cfg: ModelConfig) -> np.ndarray:
+    """The paper's blowup, one factor per *layer*: beta_L = prod_l max over the norms of layer
+    l and the positions of (1 + z) (a pre-LN final norm joins the last layer). z: (B, K, S)
+    from ``forward(..., diagnostics=True)``. Each factor is <= 1 + eps^{-1/2}, so beta_L <=
+    (1 + eps^{-1/2})^L: Lemma 3.2 in the paper's convention."""
+    k = cfg.n_norms
+    layer_of = np.minimum(np.arange(k) // 2, cfg.n_layers - 1)
+    out = np.ones(z.shape[0])
+    for layer in range(cfg.n_layers):
+        out *= 1.0 + z[:, layer_of == layer, :].max(axis=(1, 2))
+    return out
+
+
+def paper_convention_bound(cfg: ModelConfig) -> float:
+    """(1 + eps^{-1/2})^L with the same float64 rounding allowance as :func:`rounded_bounds`."""
+    bound = (1.0 + z_max(cfg)) ** cfg.n_layers
+    return math.nextafter(bound * rounding_allowance(5 * cfg.n_layers + 8 + 2), math.inf)
+
+
 @LEMMA_3_2.check(
-    "the paper's exponent L with the spec's beta (2 norms/layer)",
+    "the two conventions: one factor per layer (exponent L) and per norm (exponent K)",
     policy=Policy.STRICT,
-    finding=Finding(
-        counterexample=f"theorems/counterexamples/{EXPONENT_L_STEM}.npz",
-        reason="the paper's exponent L (one norm per layer) fails for the spec's beta, which"
-        " has two norms per layer",
-    ),
 )
-def paper_exponent_l(ctx: CheckContext) -> Outcome:
-    """min beta on the saved (or rebuilt) parameters against (1+eps^-1/2)^L and ^K."""
+def two_conventions(ctx: CheckContext) -> Outcome:
+    """Convention note, not a violation. The paper's beta has one factor per layer and the
+    bound (1+eps^-1/2)^L; the spec's beta (model-spec) one factor per layer norm, two per
+    layer, and the bound (1+eps^-1/2)^K. Each beta is checked against its own bound, on the
+    documented example of the mismatch (theorems/counterexamples/lemma_3_2_exponent_L.npz,
+    every LN input at variance << eps) and on random models; the spec's beta against the
+    paper's (1+eps^-1/2)^L is shown in the notes: it fails there, as the conventions say."""
     path = COUNTEREXAMPLES / f"{EXPONENT_L_STEM}.npz"
-    p = Params.load(path) if path.exists() else lemma_3_2_exponent_l_counterexample()
-    cfg = p.config
-    x = np.random.default_rng(ctx.seed).integers(0, 2, (8, 8))
-    beta = float(forward(p, x, diagnostics=True).beta.min())
-    paper = (1.0 + z_max(cfg)) ** cfg.n_layers
+    example = Params.load(path) if path.exists() else lemma_3_2_exponent_l_counterexample()
+    rng = np.random.default_rng(ctx.seed + 9)
+    models = [("mismatch example", example)]
+    models += [(s, p) for s, p, _ in random_models(ctx, ctx.size(MODELS_PER_SCHEME))]
+    worst = Worst()
+    mismatch = []
+    for name, p in models:
+        cfg = p.config
+        x = rng.integers(0, 2, (ctx.size(STRINGS_PER_MODEL), 8))
+        r = forward(p, x, diagnostics=True)
+        b_layer = float(np.nanmax(beta_per_layer(r.z, cfg)))
+        b_norm = float(np.nanmax(r.beta))
+        worst.add(f"{name}: paper's beta_L vs (1+eps^-1/2)^L", b_layer, paper_convention_bound(cfg))
+        worst.add(f"{name}: spec's beta vs (1+eps^-1/2)^K", b_norm, rounded_bounds(cfg)[1])
+        if b_norm > paper_convention_bound(cfg):
+            mismatch.append(f"{name}: {b_norm:.6g} > {(1 + z_max(cfg)) ** cfg.n_layers:.6g}")
+    cfg = example.config
     return Outcome(
-        rows=[
-            Row("min beta vs (1+eps^-1/2)^L (paper's exponent)", beta, paper),
-            Row("min beta vs (1+eps^-1/2)^K (toolkit's K = n_norms)", beta, lemma_3_2_bound(cfg)),
-        ],
-        parameters={"config": cfg.to_dict()},
+        rows=worst.rows(),
+        parameters={"example": cfg.to_dict(), "models_per_scheme": ctx.size(MODELS_PER_SCHEME)},
         notes=[
-            "The reconstructed Lemma 3.2 bounds beta by (1+eps^-1/2)^L, counting one layer norm"
-            " per layer. model-spec's beta multiplies one factor per norm (2 per layer), so the"
-            " exponent must be K = n_norms; with L the bound fails on these parameters. This is a"
-            " mismatch between the paper's architecture and the spec's, not an error in the"
-            " paper's argument."
+            "convention note (docs/derivations.md#lemma-32): the reconstructed Lemma 3.2 counts"
+            " one layer norm per layer, so its beta_L = prod_l max_n (1 + z) has L factors and"
+            " the bound (1+eps^-1/2)^L; model-spec's beta multiplies one factor per norm (two"
+            " per layer), so its bound has exponent K = n_norms. Both hold, each in its own"
+            " convention.",
+            f"the spec's beta exceeds the paper's (1+eps^-1/2)^L on {len(mismatch)} of"
+            f" {len(models)} models ("
+            + ", ".join(mismatch[:3])
+            + ")"
+            + f" (the documented example {EXPONENT_L_STEM}.npz: every LN input at variance"
+            " << eps, so all K factors are near 1 + eps^-1/2): a mismatch of conventions,"
+            " not of the paper's argument",
+            ROUNDING_NOTE,
         ],
-        counterexample=Counterexample(
-            setting={
-                "config": cfg.to_dict(),
-                "rebuild": f"{__name__}.lemma_3_2_exponent_l_counterexample()",
-            },
-            params=p,
-            stem=EXPONENT_L_STEM,
-        ),
     )
