@@ -229,3 +229,15 @@ def test_math_labels_bands_and_colours() -> None:
         ("line", "box"),
     ]
     assert items[2]["owner"] == id(series[3])
+
+
+def test_config_fields_match_model_config() -> None:
+    """sweep --config keys are checked against a list kept in the command layer (so a usage
+    error loads no model); it must equal ModelConfig's fields minus the grid axes."""
+    from dataclasses import fields
+
+    from verify.commands._options import CONFIG_FIELDS
+    from verify.model import ModelConfig
+
+    axes = {"d_model", "n_layers", "n_heads", "ln_eps"}
+    assert set(CONFIG_FIELDS) == {f.name for f in fields(ModelConfig)} - axes

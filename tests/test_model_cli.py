@@ -38,7 +38,7 @@ def test_profile_model_errors(tmp_path, capsys: pytest.CaptureFixture[str]) -> N
     assert _cli(["profile", "--model", str(tmp_path / "absent.npz"), "-N", "4"]) == 2
     assert "--model: expected an existing .npz parameter file" in capsys.readouterr().err
     assert _cli(["profile", "--random", "-D", "15", "-H", "2", "-N", "4"]) == 2
-    assert "-H/--n-heads: expected a divisor of -D/--d-model=15" in capsys.readouterr().err
+    assert "-D/--d-model: expected multiples of -H/--n-heads=2" in capsys.readouterr().err
     assert _cli(["profile", "--random", "--eps", "-1", "-N", "4"]) == 2
     assert "argument --eps/--ln-eps: expected a real number >= 0" in capsys.readouterr().err
 

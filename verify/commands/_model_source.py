@@ -14,7 +14,13 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from verify.commands._options import add_model_flags, model_value, output_file, typed
+from verify.commands._options import (
+    add_model_flags,
+    check_heads,
+    model_value,
+    output_file,
+    typed,
+)
 from verify.errors import ValidationError
 
 
@@ -42,6 +48,8 @@ def check_model_options(args: argparse.Namespace) -> None:
             raise ValidationError(flags[0], "--random (it describes a drawn transformer)")
         if args.save:
             raise ValidationError("--save", "--random (it writes the drawn parameters)")
+    if args.random:
+        check_heads([model_value(args, "d_model")], model_value(args, "n_heads"))
     if args.save:
         if not args.save.endswith(".npz"):
             raise ValidationError("--save", "a file name ending in .npz", args.save)

@@ -44,6 +44,9 @@ DEFAULTS: dict[str, object] = {
     "scale": 1.0,
 }
 SCHEMES = ("uniform", "gaussian", "xavier_uniform", "xavier_normal")  # = verify.model.SCHEMES
+# ModelConfig's fields other than the grid axes (sweep --config KEY=VALUE); a test keeps this
+# list equal to verify.model.ModelConfig's, so usage errors need not import the model
+CONFIG_FIELDS = ("d_ff", "embedding", "eos", "ln_affine", "max_len", "norm_first", "pos_encoding")
 PLOT_SUFFIXES = (".png", ".pdf", ".svg")
 
 # internal argument names (ValidationError.argument) -> the flag a user types
@@ -336,3 +339,26 @@ def output_file(flag: str, path: str | os.PathLike[str], *, suffixes: tuple[str,
 def plot_file(path: str | None):
     """``--plot FILE``: checked before any work; None when not given."""
     return None if path is None else output_file("--plot", path, suffixes=PLOT_SUFFIXES)
+
+
+# ------------------------------------------------------------------------ cheap model checks
+def check_heads(d_models: list[int], n_heads: int) -> None:
+    """Every D a multiple of H (what ModelConfig demands), checked without importing it."""
+    from verify.errors import ValidationError
+
+    for d in d_models:
+        if d % n_heads:
+            raise ValidationError(
+                "-D/--d-model", f"multiples of -H/--n-heads={n_heads}", d, "D = H x head width"
+            )
+
+
+def check_config_keys(config: dict[str, object]) -> None:
+    """``--config`` keys must be ModelConfig fields other than the grid axes."""
+    from verify.errors import ValidationError
+
+    for key in config:
+        if key not in CONFIG_FIELDS:
+            raise ValidationError(
+                f"--config {key}", "a ModelConfig field: " + ", ".join(CONFIG_FIELDS), key
+            )

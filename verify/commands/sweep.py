@@ -16,6 +16,8 @@ from verify.commands._options import (
     add_n_bits,
     add_plot,
     add_progress,
+    check_config_keys,
+    check_heads,
     model_value,
     output_file,
     plot_file,
@@ -148,6 +150,10 @@ def run(args: argparse.Namespace) -> int:
         raise ValidationError(
             "-j/--jobs", "no -j with a running cluster (its workers are fixed)", args.jobs
         )
+
+    if args.kind == "transformer":  # what can be checked without loading the model
+        check_config_keys(config)
+        check_heads(model_value(args, "d_model", many=True), model_value(args, "n_heads"))
 
     from verify.sweep import SweepGrid
 
