@@ -354,15 +354,24 @@ def concentrated_attention(
     value: float = 1.0,
     out: float = 1.0,
     eps: float = 1e-2,
+    norm_first: bool = False,
 ) -> Params:
-    """Issue 11's model: post-LN, D = 4, eos, W_q = W_k = scale e1 e1^T, token 1 at
-    emb (1, .3, -.2, -.1), token 0 at emb (-1, .3, -.2, -.1), eos at (eos_key emb, -.3 emb,
-    .2 emb, .1 emb): on x = 0...0 with bit n flipped to 1, the eos query attends to the one
-    flipped token (logit +R against -R for the zeros). W_v = value I, W_o = out I, MLP off. The
-    eos readout's change is carried by the softmax weight p_{eos,n}: the regime where the factor
-    e^{2R} of C_infl is needed (without it the bound fails once N >> e^{2R}/(1 + 2R))."""
+    """Issue 11's model: D = 4, eos, W_q = W_k = scale e1 e1^T; token 1 at
+    emb (1, .3, -.2, -.1), token 0 at emb (-1, .3, -.2, -.1), eos at emb (eos_key, -.3, .2, .1):
+    on x = 0...0 with bit n flipped to 1, the eos query attends to the one flipped token (logit
+    +R against -R for the zeros). W_v = value I, W_o = out I, MLP off; post-LN, or pre-LN with
+    ``norm_first``. The eos readout's change is carried by the softmax weight p_{eos,n}: the
+    regime where the factor e^{2R} of C_infl is needed (without it the bound fails once
+    N >> e^{2R}/(1 + 2R))."""
     cfg = ModelConfig(
-        d_model=4, n_layers=1, n_heads=1, d_ff=4, ln_eps=eps, pos_encoding="none", max_len=8
+        d_model=4,
+        n_layers=1,
+        n_heads=1,
+        d_ff=4,
+        ln_eps=eps,
+        norm_first=norm_first,
+        pos_encoding="none",
+        max_len=8,
     )
     d = 4
     e1 = _e(d, 0)

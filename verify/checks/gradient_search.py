@@ -117,7 +117,7 @@ ATTENTION_LOWER = np.array([-1.0, -1.0, 0.0, -1.0, -1.0, -5.0])
 ATTENTION_UPPER = np.array([1.0, 1.0, 1.5, 1.0, 1.0, 0.0])
 
 
-def concentrated_model(knobs: np.ndarray, n_bits: int) -> Params:
+def concentrated_model(knobs: np.ndarray, n_bits: int, norm_first: bool = False) -> Params:
     ls, le, ek, lv, lo, leps = (float(k) for k in knobs)
     return con.concentrated_attention(
         n_bits,
@@ -127,26 +127,31 @@ def concentrated_model(knobs: np.ndarray, n_bits: int) -> Params:
         value=10.0**lv,
         out=10.0**lo,
         eps=10.0**leps,
+        norm_first=norm_first,
     )
 
 
 def search_concentrated_attention(
-    n_bits: int, *, starts: int, steps: int, seed: int
+    n_bits: int, *, starts: int, steps: int, seed: int, norm_first: bool = False
 ) -> tuple[AscentResult, dict]:
     """Maximise I_n / Lemma 2.9 bound over the concentrated-attention family at length N (the
-    middle bit of 0...0 flipped, eos readout). Returns the ascent and the best point's record."""
+    middle bit of 0...0 flipped, eos readout; post-LN or pre-LN). Returns the ascent and the
+    best point's record."""
 
     def objective(k: np.ndarray) -> float:
-        m, b, _ = con.influence(concentrated_model(k, n_bits), n_bits, n_bits // 2)
+        p = concentrated_model(k, n_bits, norm_first)
+        m, b, _ = con.influence(p, n_bits, n_bits // 2)
         return _log_ratio(m, b)
 
     res = fd_ascent(
         objective, ATTENTION_LOWER, ATTENTION_UPPER, starts=starts, steps=steps, seed=seed
     )
-    m, b, off = con.influence(concentrated_model(res.x, n_bits), n_bits, n_bits // 2)
+    best = concentrated_model(res.x, n_bits, norm_first)
+    m, b, off = con.influence(best, n_bits, n_bits // 2)
     names = ("log10 scale", "log10 emb", "eos key", "log10 W_v", "log10 W_o", "log10 eps")
     info = {
         "N": n_bits,
+        "norm_first": norm_first,
         "knobs": dict(zip(names, (round(float(v), 4) for v in res.x), strict=True)),
         "measured": m,
         "bound": b,

@@ -186,12 +186,17 @@ def full_constructions(ctx: CheckContext) -> Outcome:
         p = constructions.concentrated_attention(n_bits)
         m, b, off = constructions.influence(p, n_bits, n_bits // 2)
         reg = f"concentrated attention (issue 11), N={n_bits}"
-        rows.append(
-            constructions.StepRow("Lemma 2.9: I_n vs bound", "e^{2R} (full constant)", reg, m, b)
-        )
+        full = constructions.StepRow("Lemma 2.9: I_n vs bound", "e^{2R} (full constant)", reg, m, b)
         step6 = "Lemma 2.9 step 6: I_n vs bt_L beta beta' / S (r != n)"
-        rows.append(constructions.StepRow(step6, "e^{2R} (off-position bound)", reg, m, off))
-        series.setdefault("concentrated attention", []).append(rows[-2].ratio)
+        rows += [full, constructions.StepRow(step6, "e^{2R} (off-position bound)", reg, m, off)]
+        series.setdefault("concentrated attention", []).append(full.ratio)
+        pre = constructions.concentrated_attention(n_bits, norm_first=True)
+        mp, bp, _ = constructions.influence(pre, n_bits, n_bits // 2)
+        factor = "e^{2R} (full constant, pre-LN)"
+        rows.append(
+            constructions.StepRow("Lemma 2.9: I_n vs bound", factor, reg + ", pre-LN", mp, bp)
+        )
+        series.setdefault("concentrated attention, pre-LN", []).append(rows[-1].ratio)
     return Outcome(
         rows=constructions.outcome_rows(rows),
         parameters={"N": ns},
@@ -227,25 +232,30 @@ def full_constructions(ctx: CheckContext) -> Outcome:
 )
 def gradient_search(ctx: CheckContext) -> Outcome:
     """Finite-difference ascent of log(I_n / bound) over the concentrated-attention family
-    (W_q = W_k scale, embedding scale, eos key, W_v, W_o, eps) at each N; seeded."""
-    rows, notes, ns, best = [], [], list(ctx.size(GRADIENT_LENGTHS)), []
-    for n_bits in ns:
-        res, info = gradient_search_mod.search_concentrated_attention(
-            n_bits,
-            starts=ctx.size(GRADIENT_STARTS),
-            steps=ctx.size(GRADIENT_STEPS),
-            seed=ctx.seed + n_bits,
-        )
-        rows.append(
-            Row(
-                f"N={n_bits}: best I_n vs C_infl beta beta' / N (finite-difference ascent)",
-                info["measured"],
-                info["bound"],
-                extra=info,
+    (W_q = W_k scale, embedding scale, eos key, W_v, W_o, eps) at each N, post-LN and pre-LN;
+    seeded."""
+    rows, notes, ns = [], [], list(ctx.size(GRADIENT_LENGTHS))
+    best: dict[str, list[float]] = {}
+    for norm_first in (False, True):
+        tag = "pre-LN" if norm_first else "post-LN"
+        for n_bits in ns:
+            res, info = gradient_search_mod.search_concentrated_attention(
+                n_bits,
+                starts=ctx.size(GRADIENT_STARTS),
+                steps=ctx.size(GRADIENT_STEPS),
+                seed=ctx.seed + n_bits,
+                norm_first=norm_first,
             )
-        )
-        best.append(info["measured"] / info["bound"])
-        notes.append(f"N={n_bits}: ratio {best[-1]:.4g} at {info['knobs']}")
+            rows.append(
+                Row(
+                    f"{tag}, N={n_bits}: best I_n vs C_infl beta beta' / N (gradient ascent)",
+                    info["measured"],
+                    info["bound"],
+                    extra=info,
+                )
+            )
+            best.setdefault(tag, []).append(rows[-1].ratio)
+            notes.append(f"{tag}, N={n_bits}: ratio {rows[-1].ratio:.4g} at {info['knobs']}")
     return Outcome(
         rows=rows,
         parameters={
@@ -261,7 +271,7 @@ def gradient_search(ctx: CheckContext) -> Outcome:
                 "Lemma 2.9: best I_n / bound found by the gradient search vs N",
                 "lines",
                 {
-                    "series": [{"label": "concentrated attention", "x": ns, "y": best}],
+                    "series": [{"label": k, "x": ns, "y": v} for k, v in best.items()],
                     "xlabel": "N",
                     "ylabel": "I_n / bound",
                     "logx": True,
