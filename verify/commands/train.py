@@ -77,6 +77,7 @@ def run(args: argparse.Namespace) -> int:
         sigma=args.sigma,
         exhaustive_max=args.exhaustive_max,
         max_len=max(32, max(args.ns)),
+        threads=args.threads,
     )
     records = run_experiment(
         args.functions, args.ns, args.seeds, settings, out=args.out, progress=not args.json

@@ -112,6 +112,7 @@ class TrainSettings:
     sigma: float = 0.02  # H&R's sharpness noise
     sharpness_repeats: int = 10
     sharpness_strings: int = 1024  # strings of the sharpness loss (all when 2^N is fewer)
+    threads: int = 1  # torch intra-op threads while training (small models: 1 is fastest)
 
     def __post_init__(self) -> None:
         for name in ("d_model", "n_layers", "n_heads", "d_ff", "steps", "batch", "max_len"):
@@ -147,7 +148,7 @@ def train_model(
     function: str, n_bits: int, settings: TrainSettings = TrainSettings(), seed: int = 0
 ) -> TrainResult:
     """Train the spec's transformer on ``function`` at length N (module doc); seeded."""
-    from verify.torch import SpecTransformer, _require_torch, from_torch
+    from verify.torch import _require_torch
 
     _require_torch()
     import torch
@@ -156,6 +157,19 @@ def train_model(
     n = check_int("N", n_bits, minimum=1, maximum=settings.max_len)
     seed = check_int("seed", seed, minimum=0)
     cfg = settings.model_config()
+    before = torch.get_num_threads()
+    torch.set_num_threads(settings.threads)
+    try:
+        return _train(function, n, settings, seed, cfg)
+    finally:
+        torch.set_num_threads(before)
+
+
+def _train(function: str, n: int, settings: TrainSettings, seed: int, cfg: ModelConfig):
+    import torch
+
+    from verify.torch import SpecTransformer, from_torch
+
     torch.manual_seed(seed)
     module = SpecTransformer(cfg).float()
     with torch.no_grad():  # nn.Embedding's N(0, 1) for the tables, nn.Linear's for the head
