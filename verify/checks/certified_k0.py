@@ -15,9 +15,21 @@ from collections.abc import Sequence
 import numpy as np
 
 from verify.model import Params
-from verify.model.truth_table import LABEL_UNCERTAIN, CertifiedTruthTable, truth_table
+from verify.model.truth_table import (
+    LABEL_UNCERTAIN,
+    LABEL_UNDECIDED,
+    CertifiedTruthTable,
+    truth_table,
+)
 
-__all__ = ["fit_growth", "k0_bounds", "k0_over_models", "k0_table", "recognises"]
+__all__ = [
+    "fit_growth",
+    "k0_at_margin",
+    "k0_bounds",
+    "k0_over_models",
+    "k0_table",
+    "recognises",
+]
 
 
 def k0_bounds(table: CertifiedTruthTable) -> tuple[int, int]:
@@ -43,6 +55,20 @@ def k0_table(params: Params, n: int) -> tuple[int, int, int]:
     table = truth_table(params, n)
     lo, hi = k0_bounds(table)
     return lo, hi, table.n_uncertain
+
+
+def k0_at_margin(params: Params, n: int, margin: float) -> tuple[bool | None, int, int]:
+    """(recognised, K_0 lower, K_0 upper): whether T(theta, .) recognises its own function with
+    margin xi (every string certified with |T| >= xi: True; some certified inside: False; else
+    None) and, if it does, the K_0 bounds of that function (else (0, 0))."""
+    table = truth_table(params, n, margin=margin)
+    lab = table.label
+    if np.any(table.certified & (lab == LABEL_UNDECIDED)):
+        return False, 0, 0
+    if not bool(np.all(table.certified & (lab >= 0))):
+        return None, 0, 0
+    lo, hi = k0_bounds(table)
+    return True, lo, hi
 
 
 def k0_over_models(

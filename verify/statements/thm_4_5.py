@@ -13,7 +13,8 @@ from typing import NamedTuple
 import numpy as np
 
 from verify.boolean.sampling import clopper_pearson
-from verify.checks.certified_k0 import fit_growth, k0_over_models
+from verify.checks.blowup_tails import beta_tail_rows, rate_rows, sample_beta
+from verify.checks.certified_k0 import fit_growth, k0_at_margin, k0_over_models
 from verify.experiments.random_init import experiment_outcome, run_experiment
 from verify.model import ModelConfig, init_params
 from verify.registry import (
@@ -38,20 +39,38 @@ THM_4_5 = define_statement(
     title="Random transformers have many zero-sensitivity strings (eps = 0)",
     statement=(
         r"For $\theta\sim\mathrm{Unif}(\Theta)$ and $\epsilon=0$, almost surely, for all"
-        r" sufficiently large $N$, $T(\theta,\cdot)$ has $K_0(N)\ge N^{(D-1)/(2L)-5}$"
-        r" zero-sensitivity strings (first Borel-Cantelli lemma over $N$). (Reconstruction.)"
+        r" sufficiently large $N$, every $f$ that $T(\theta,\cdot)$ recognises with margin"
+        r" $\xi$ has $K_0(f)\ge N^{(D-1)/(2L)-5}$ zero-sensitivity strings (first"
+        r" Borel-Cantelli lemma over $N$). Convention: $D$ the width, $L$ the number of layers"
+        r" throughout; the spec's post-LN layers have $K = 2L$ layer norms, which enter only the"
+        r" toolkit's derivation. The margin carries the proof (Cor 4.3 turns small flips into"
+        r" zero sensitivity only for outputs at distance $\ge\xi$ from 0). (Reconstruction.)"
+        r" Toolkit's own derived result (docs/derivations_eps_zero.md section 5): the sequential"
+        r" tail bound makes the series summable for every $e < \zeta(D-1)/2 - 2L - 2$, $\zeta"
+        r" < 1$, i.e. up to $(D-1)/2 - 2L - 2$, larger than $(D-1)/(2L) - 5$ for every $L$ and"
+        r" $D \ge 4$."
     ),
     confidence="[note]",
     hypotheses=(
         EPS_ZERO,
         Hypothesis("theta ~ Unif(Theta)", "any law absolutely continuous w.r.t. Lebesgue"),
         Hypothesis(
+            "per-norm additive bias [inferred; missing from the reconstruction]",
+            "every layer-norm input is d = c + b with b a D-wide bias block of theta used by"
+            " that norm only, uniform on a cube given the rest (post-LN: out_proj.bias and"
+            " linear2.bias; pre-LN only with embedding='add'): the small-ball bound rests on it",
+            lambda config: not config.norm_first or config.embedding == "add",
+        ),
+        Hypothesis(
             "non-trivial exponent",
             "(D-1)/(2L) - 5 > 0, i.e. D >= 10L + 2 [inferred]",
             lambda d_model, n_layers: (d_model - 1) / (2 * n_layers) - 5 > 0,
         ),
     ),
-    bound_formula=r"K_0(N) \ge N^{(D-1)/(2L)-5}",
+    bound_formula=(
+        r"$K_0(f) \ge N^{(D-1)/(2L)-5}$ for every $f$ recognised by $T(\theta,\cdot)$ with"
+        r" margin $\xi$, all large $N$"
+    ),
     derivation=DERIVATION + "#5-thm-45-and-borel-cantelli",
 )
 
@@ -89,6 +108,18 @@ GROWTH_GRID = Sizes(
     ),
 )
 GROWTH_MODELS = Sizes(quick=3, default=8, full=20)  # theta draws per architecture
+MARGIN = 0.05  # xi of the statement's rows
+TAIL_GRID = Sizes(
+    quick=(Arch(3, 1), Arch(5, 1), Arch(8, 1), Arch(3, 2), Arch(5, 2), Arch(8, 2)),
+    default=tuple(Arch(d, lay) for lay in (1, 2, 3) for d in (3, 4, 6, 8, 12, 16)),
+    full=tuple(Arch(d, lay) for lay in (1, 2, 3) for d in range(3, 17)),
+)
+TAIL_SAMPLES = Sizes(quick=400, default=4000, full=20000)  # theta draws per (D, L)
+RATE_DIMS = (4, 6)  # D of the bad-event rate (L = 1): measurable rates at N <= 4096
+RATE_N = Sizes(
+    quick=(8, 32, 128), default=(8, 32, 128, 512, 1024), full=(8, 32, 128, 512, 2048, 4096)
+)
+RATE_DRAWS = Sizes(quick=100, default=300, full=200)
 RANDOM_INIT_MODELS = Sizes(quick=6, default=50, full=1000)  # models per init scheme
 RANDOM_INIT_N = Sizes(quick=8, default=10, full=12)
 RANDOM_INIT_BASELINE = Sizes(quick=4000, default=20000, full=100000)  # random functions drawn
@@ -151,9 +182,12 @@ def borel_cantelli(ctx: CheckContext) -> Outcome:
 
 @THM_4_5.check("exact K_0(N) of random transformers vs N^((D-1)/(2L)-5)", policy=Policy.ASYMPTOTIC)
 def k0_growth(ctx: CheckContext) -> Outcome:
-    """theta ~ Unif[-1,1]^M, eps = 0: the exact K_0(N) of the certified truth table (bounds if
-    bits stay uncertain), against N^e, e = (D-1)/(2L) - 5; where the bound cannot bite yet
-    (N^e > 2^N) and the fit of K_0(N) as polynomial vs exponential."""
+    """theta ~ Unif[-1,1]^M, eps = 0, from the N where N^e <= 2^N (before it K_0 >= N^e is
+    impossible). The statement's rows: among the models that recognise their own function with
+    margin xi (every |T| >= xi, certified), the smallest K_0 against N^e. The proof's finite-N
+    quantity: P[K_0(N) < N^e | the computed function 1[T > 0] is non-constant] (margin 0), which
+    the theorem drives to 0. The margin-0 K_0 of every model, and the polynomial vs exponential
+    fit of K_0(N), are in the rows' extra and the notes."""
     grid = ctx.size(GROWTH_GRID)
     n_models = ctx.size(GROWTH_MODELS)
     rows: list[Row] = []
@@ -173,26 +207,35 @@ def k0_growth(ctx: CheckContext) -> Outcome:
             bound = float(n) ** e
             if bite is None or n < bite:
                 continue  # N^e > 2^N: K_0 >= N^e is impossible, "large N" has not started
-            meets = int(np.count_nonzero(k0_lo[:, j] >= bound))
-            rows.append(
-                Row(
-                    f"D={d}, L={layers}, N={n}: min over {n_models} models of K_0",
-                    float(k0_lo[:, j].min()),
-                    bound,
-                    ">=",
-                    extra={
-                        "K0_lower": k0_lo[:, j].tolist(),
-                        "K0_upper": k0_hi[:, j].tolist(),
-                        "2^N": 1 << n,
-                        "models_meeting_bound": meets,
-                        "fraction_ci": clopper_pearson(meets, n_models, CONFIDENCE),
-                    },
-                )
-            )
+            tag = f"D={d}, L={layers}, N={n}"
+            verdicts = [k0_at_margin(p, n, MARGIN) for p in models]
+            rec = [v[1] for v in verdicts if v[0] is True]
+            extra = {
+                "K0_margin0": k0_lo[:, j].tolist(),
+                "recognising_with_margin": len(rec),
+                "undetermined": sum(v[0] is None for v in verdicts),
+                "2^N": 1 << n,
+            }
+            if rec:
+                rows.append(
+                    Row(f"{tag}: min K_0 over the {len(rec)} of {n_models} models recognising"
+                        f" their function with margin {MARGIN}", float(min(rec)), bound, ">=",
+                        extra=extra)
+                )  # fmt: skip
+            nonconst = k0_lo[:, j] < (1 << n)
+            m = int(nonconst.sum())
+            if m:
+                below = int(np.count_nonzero(k0_lo[nonconst, j] < bound))
+                lo, hi = clopper_pearson(below, m, CONFIDENCE)
+                rows.append(
+                    Row(f"{tag}: P[K_0 < N^e | non-constant] ({below} of {m}; margin 0)",
+                        below / m, 0.0, "<=", (lo, hi), extra, decisive=False)
+                )  # fmt: skip
         constant = int(np.count_nonzero(k0_lo[:, -1] == 1 << ns[-1]))
         notes.append(
             f"D={d}, L={layers}: e = {e:.3g}; N^e <= 2^N from N = {bite}; {constant} of"
-            f" {n_models} models constant at N = {ns[-1]}; {n_unc} uncertain bits"
+            f" {n_models} models constant at N = {ns[-1]}; {n_unc} uncertain bits; K_0 at margin"
+            f" 0 (min over models) by N: {dict(zip(ns, k0_lo.min(axis=0).tolist(), strict=True))}"
         )
         if np.all(k0_lo.min(axis=0) > 0):
             fit = fit_growth(list(ns), np.exp(np.log(k0_lo).mean(axis=0)))
@@ -214,12 +257,16 @@ def k0_growth(ctx: CheckContext) -> Outcome:
             },
             {"label": f"N^{e:.3g}", "x": x, "y": [float(n) ** e for n in ns], "style": "--"},
         ]
-    if not all(r.ok for r in rows):
-        notes.append(
-            "a shortfall at tractable N is evidence, not a violation: the theorem holds only for"
-            " all sufficiently large N"
-        )
-    notes.append("K_0 is of the computed function 1[T > 0] (certified labels at margin 0)")
+    notes.append(
+        f"the statement is about functions recognised with margin xi = {MARGIN}: at these N the"
+        " models that do are (mostly) constant, K_0 = 2^N; the non-constant ones compute"
+        " functions with outputs near 0 somewhere, so the theorem says nothing about them at"
+        " this N; the conditional rows show how often their K_0 is still below N^e"
+    )
+    notes.append(
+        "a shortfall at tractable N is evidence, not a violation: the theorem holds only for all"
+        " sufficiently large N"
+    )
     fig = FigureData(
         name="thm_4_5_k0_growth",
         title="K_0(N) of random transformers (eps = 0, Unif[-1,1]^M) vs N^((D-1)/(2L)-5)",
@@ -233,6 +280,7 @@ def k0_growth(ctx: CheckContext) -> Outcome:
             "grid": [(dl, list(ns)) for dl, ns in grid],
             "models": n_models,
             "box": 1.0,
+            "margin": MARGIN,
             "fits": fits,
         },
         notes=notes,
@@ -258,3 +306,112 @@ def random_init(ctx: CheckContext) -> Outcome:
         profile_models=ctx.size(RANDOM_INIT_PROFILES),
     )
     return experiment_outcome(results, base, confidence=CONFIDENCE)
+
+
+@THM_4_5.check(
+    "blowup tail P[beta > t]: fitted exponent vs D - 1 and (D-1)/K", policy=Policy.STATISTICAL
+)
+def blowup_tail(ctx: CheckContext) -> Outcome:
+    """The proof's per-string tail: beta(theta, x) at one string (N = 3) for theta ~
+    Unif[-1,1]^M, eps = 0, per (D, L); the fitted tail exponent against D - 1 (the toolkit's
+    sequential bound: the exponent survives the product over the K = 2L norms) and against
+    (D-1)/K (the union bound, the scaling behind the paper's (D-1)/(2L)); and the empirical tail
+    at the deepest fitted point against the proven bound."""
+    grid = ctx.size(TAIL_GRID)
+    n = ctx.size(TAIL_SAMPLES)
+    bits = np.array([1, 0, 1], dtype=np.uint8)
+    rows: list[Row] = []
+    fits = []
+    for j, (d, layers) in enumerate(grid):
+        cfg = ModelConfig(d_model=d, n_layers=layers, n_heads=1, ln_eps=0.0)
+        betas = sample_beta(cfg, bits, n, box=1.0, seed=ctx.seed * 100 + j)
+        r, fit = beta_tail_rows(cfg, betas, seed=ctx.seed + j, confidence=CONFIDENCE)
+        rows += r
+        fits.append(fit)
+    series = []
+    for layers in sorted({f["L"] for f in fits}):
+        fs = [f for f in fits if f["L"] == layers]
+        xs = [f["D"] - 1 for f in fs]
+        series.append({"label": f"L={layers} fitted", "x": xs, "y": [f["alpha"] for f in fs]})
+        series.append(
+            {"label": f"L={layers}: (D-1)/K", "x": xs, "y": [x / (2 * layers) for x in xs],
+             "style": ":"}
+        )  # fmt: skip
+    series.append({"label": "D - 1", "x": [2, max(f["D"] for f in fits) - 1],
+                   "y": [2, max(f["D"] for f in fits) - 1], "style": "--"})  # fmt: skip
+    table = "; ".join(
+        f"D={f['D']},L={f['L']}: {f['alpha']:.2f} [{f['ci'][0]:.2f}, {f['ci'][1]:.2f}]"
+        for f in fits
+    )
+    return Outcome(
+        rows=rows,
+        arithmetic="float64 blowups (NaN = exactly constant LN input, dropped from the fit)",
+        parameters={"grid": list(grid), "samples": n, "N": 3, "box": 1.0, "H": 1},
+        notes=[
+            f"fitted exponent (bootstrap 95% CI) by (D, L): {table}",
+            "the fit over the top 5 % of a finite sample is biased low for large D (the tail"
+            " P[beta > t] ~ t^-(D-1) (log t)^(K-1) is reached only at small probabilities), so"
+            " a CI below D - 1 is undecided; a CI above (D-1)/K refutes the union-bound"
+            " exponent as the true rate (the sequential derivation's stronger exponent)",
+        ],
+        figures=[
+            FigureData(
+                name="thm_4_5_blowup_tail_exponent",
+                title="Fitted tail exponent of beta (eps = 0) against D - 1",
+                kind="lines",
+                data={"series": series, "xlabel": "D - 1", "ylabel": "fitted exponent"},
+            )
+        ],
+    )
+
+
+@THM_4_5.check(
+    "bad-event rate P[beta(x) > N^(zeta/2)] over N vs predicted decay", policy=Policy.STATISTICAL
+)
+def bad_event_rate(ctx: CheckContext) -> Outcome:
+    """The per-string bad event of the Borel-Cantelli step, beta(x) > N^(zeta/2) with zeta =
+    (D-2)/(D-1), for theta ~ Unif[-1,1]^M and a random x, at N = 8 .. 4096 (full budget):
+    the rate (Clopper-Pearson) against the explicit bound (S = N + 1 positions) and its fitted
+    log-log slope against the predicted exponent 1 - zeta (D-1)/2."""
+    ns = ctx.size(RATE_N)
+    draws = ctx.size(RATE_DRAWS)
+    rng = np.random.default_rng(ctx.seed + 45)
+    rows: list[Row] = []
+    series, notes = [], []
+    for d in RATE_DIMS:
+        cfg = ModelConfig(d_model=d, n_layers=1, n_heads=2, ln_eps=0.0)
+        zeta = (d - 2) / (d - 1)
+        r, info = rate_rows(cfg, ns, zeta, draws, rng, confidence=CONFIDENCE, side=2.0)
+        rows += r
+        series.append({"label": f"D={d} measured", "x": list(ns), "y": info["rates"]})
+        series.append(
+            {"label": f"D={d} explicit bound", "x": list(ns), "y": info["bounds"], "style": "--"}
+        )
+        notes.append(
+            f"D={d}: rates {dict(zip(ns, (round(v, 4) for v in info['rates']), strict=True))};"
+            f" fitted slope {info['slope']:.3g} vs predicted {info['predicted']:.3g}"
+        )
+    notes.append(
+        "the bad event E_N of the proof is the union of this per-string event over ceil(N^e)"
+        " strings and their neighbours; its bound is m_N (N + 1) times the per-string one"
+    )
+    return Outcome(
+        rows=rows,
+        arithmetic="float64 blowups (NaN = exactly constant LN input, counted as bad)",
+        parameters={"N": list(ns), "draws": draws, "D": list(RATE_DIMS), "L": 1, "box": 1.0},
+        notes=notes,
+        figures=[
+            FigureData(
+                name="thm_4_5_bad_event_rate",
+                title="P[beta(x) > N^(zeta/2)] against N (eps = 0)",
+                kind="lines",
+                data={
+                    "series": series,
+                    "xlabel": "N",
+                    "ylabel": "rate",
+                    "logx": True,
+                    "logy": True,
+                },
+            )
+        ],
+    )
