@@ -201,6 +201,46 @@ def step_attention_concentrated(r: float, seq_len: int, n_heads: int = 1) -> Ste
     )
 
 
+def step_attention_radial(r: float, seq_len: int, eps: float = 1e-3) -> StepRow:
+    """Step 3, another position m, with the flipped position's key and value both near their
+    maxima: y_n moves radially from (1 - eps) Y e1 to Y e1 (W_k and W_v read e1, so its logit
+    goes from (1 - eps) R to R and its value from (1 - eps) V Y to V Y), every other position
+    sits at -Y e1 (logit -R, value -V Y) and the query reads e2. In the linear regime
+    S p_mn ~ e^{2R}, Δp_mn ~ p_mn eps R and ||v_n - v_bar|| ~ 2 V Y: the value term and the
+    reweighting term 2 v_c G_k of the bound are both attained (ratio -> 1 as S >> e^{2R},
+    eps -> 0), which is what halving the reweighting term would break."""
+    cfg = _attention_cfg(1)
+    d, dh = cfg.d_model, cfg.d_head
+    s = math.sqrt(r * math.sqrt(dh))
+    wq, wk, wv = np.zeros((d, d)), np.zeros((d, d)), np.zeros((d, d))
+    wq[0, 1], wk[0, 0], wv[0, 0] = s, s, 1.0
+    p = build(
+        cfg,
+        {
+            "layers.0.self_attn.in_proj_weight": _in_proj(d, wq, wk, wv),
+            "layers.0.self_attn.out_proj.weight": np.eye(d),
+        },
+    )
+    n = 0
+    y = np.tile(-_e(d, 0), (seq_len, 1))
+    y[-1] = _e(d, 1)
+    y[n] = (1.0 - eps) * _e(d, 0)
+    y2 = y.copy()
+    y2[n] = _e(d, 0)
+    a = float(np.linalg.norm(y2[n] - y[n]))
+    last = slice(seq_len - 1, seq_len)
+    meas = seq_len * float(np.linalg.norm(mha(y2, p, rows=last)[0] - mha(y, p, rows=last)[0]))
+    bound = _attention_step_bound(p, [y, y2], a, 0.0)[1]
+    return StepRow(
+        "Lemma 2.9 step 3: attention at another position, S ||Δo_m||",
+        "softmax reweighting 2 v_c G_k (with e^{2R}, V)",
+        f"radial change of the attended position, R = {r:g}, S = {seq_len}",
+        meas,
+        bound,
+        {"R": r, "S": seq_len, "eps": eps},
+    )
+
+
 def step_attention_at_flip(qky2: float, seq_len: int, a: float = 1e-4) -> StepRow:
     """Step 3, the flipped position n: ||Δ MHA_n|| <= (V + 2 v_c G) a (first layer, bt = 0).
 
@@ -273,6 +313,7 @@ def infl_steps(seq_len: int) -> list[StepRow]:
     for r in (0.05, 0.5, 2.0):
         rows.append(step_attention_concentrated(r, seq_len))
     rows.append(step_attention_concentrated(0.05, seq_len, n_heads=2))
+    rows.append(step_attention_radial(1.0, seq_len))
     for k in (1.0, 4.0):
         rows.append(step_attention_at_flip(k, seq_len))
     rows.append(step_mlp())

@@ -138,10 +138,12 @@ def derivation_steps(ctx: CheckContext) -> Outcome:
         parameters={"S (attention steps)": STEP_SEQ_LEN},
         notes=[
             *constructions.factor_table(rows),
-            "attention at another position tends to 1/(1 + 2R) (S >> e^{2R}): nearly tight for"
-            " small R (e^{2R} and the value term); the reweighting term at the flipped position"
-            " reaches at most 1/4 here (the factor 2 of ||dp||_1 needs concentrated weights,"
-            " the key part of G a key change at n)",
+            "attention at another position: with the attended position flipped from -Y to +Y the"
+            " ratio tends to 1/(1 + 2R) (S >> e^{2R}; tight for small R: e^{2R} and the value"
+            " term); with its key and value moved radially to their maxima it tends to 1 at any"
+            " R (the reweighting term 2 v_c G_k attained too); at the flipped position the"
+            " reweighting term reaches at most 1/4 (Cov_p(Δs, v) <= max|Δs| v_c, and the key"
+            " part of G needs a key change at n)",
             "blocks evaluated by the numpy transcriptions of model-spec in"
             " verify.checks.constructions (checked against verify.model.forward in"
             " tests/test_constructions.py)",
