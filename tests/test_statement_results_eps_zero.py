@@ -180,3 +180,20 @@ def test_in_action(stmt: str, family: str) -> None:
     )
     assert res.status is Status.HOLDS
     assert res.rows and res.figures
+
+
+def test_lemma_4_4_sensitivity_event_and_lemma_4_2_over_n() -> None:
+    res = check_result(
+        "Lemma 4.4", "the sensitivity event s_N(x) <= N - k estimated directly", BUDGET
+    )
+    # the chain's explicit bound is 1 at tractable N: vacuous, and it says so
+    assert res.status is Status.VACUOUS
+    assert all(r.bound == 1.0 and r.vacuous and 0 <= r.measured <= 1 for r in res.rows)
+    assert {r.label.split("k=")[1].split(":")[0] for r in res.rows} == {"1", "N/2", "N"}
+    rate = check_result(
+        "Lemma 4.2",
+        "over N = 8..4096: P[beta(x) > N^(zeta/2)] vs the explicit bound and its rate",
+        BUDGET,
+    )
+    assert rate.status in (Status.HOLDS, Status.UNDECIDED, Status.VACUOUS)
+    assert not any(r.decisive and not r.ok for r in rate.rows)  # never above the bound

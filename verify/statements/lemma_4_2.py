@@ -13,6 +13,7 @@ from collections.abc import Callable
 import numpy as np
 
 from verify.boolean.sampling import clopper_pearson
+from verify.checks.blowup_tails import rate_rows
 from verify.checks.ln_coefficients import sample_conditional_z, sample_readout_z
 from verify.checks.neighbourhood import neighbourhood, neighbourhood_bad_event, perturbed_params
 from verify.checks.tail_fits import tail_exponent_outcome
@@ -20,6 +21,7 @@ from verify.model import ModelConfig, Params, forward, init_params
 from verify.registry import (
     CheckContext,
     Counterexample,
+    FigureData,
     Hypothesis,
     Outcome,
     Policy,
@@ -240,5 +242,61 @@ def small_ball_constant(ctx: CheckContext) -> Outcome:
         notes=[
             "C_SB(D, a) = sqrt(D) V_{D-1} D^{(D-1)/2} a^{-(D-1)} (verify.theory.small_ball):"
             " the constant every explicit eps = 0 tail bound rests on"
+        ],
+    )
+
+
+RATE_N = Sizes(
+    quick=(8, 32, 128), default=(8, 32, 128, 512, 1024), full=(8, 32, 128, 512, 2048, 4096)
+)
+RATE_DRAWS = Sizes(quick=80, default=300, full=200)  # perturbations per (setting, N)
+RATE_ZETA = 0.9  # t_N = N^(zeta/2)
+
+
+@LEMMA_4_2.check(
+    "over N = 8..4096: P[beta(x) > N^(zeta/2)] vs the explicit bound and its rate",
+    policy=Policy.STATISTICAL,
+)
+def rate_over_n(ctx: CheckContext) -> Outcome:
+    """theta + Unif(B_inf(rho)) for the two settings of the Monte Carlo check (D = 8, L = 1):
+    P[beta(x) > N^(zeta/2)], zeta = 0.9, at a fresh random x per draw, N = 8 .. 4096 (full).
+    This event is contained in the lemma's bad event, so its rate is a lower bound on P[bad]:
+    compared with the explicit neighbourhood bound (k = N/2), decisive when the CI lies above;
+    its log-log slope against the predicted 1 - zeta (D - 1)/2 (never decisive)."""
+    ns = ctx.size(RATE_N)
+    draws = ctx.size(RATE_DRAWS)
+    rng = np.random.default_rng(ctx.seed + 42)
+    rows: list[Row] = []
+    series, notes = [], []
+    for name, cfg, params, rho in _settings(ctx):
+        r, info = rate_rows(cfg, ns, RATE_ZETA, draws, rng, confidence=CONFIDENCE,
+                            side=2.0 * rho, k_fraction=0.5, around=params, rho=rho)  # fmt: skip
+        rows += [Row(f"{name}: {x.label}", x.measured, x.bound, x.relation, x.ci, x.extra,
+                     x.decisive, x.trivial) for x in r]  # fmt: skip
+        series.append({"label": f"{name} measured", "x": list(ns), "y": info["rates"]})
+        series.append({"label": f"{name} bound", "x": list(ns), "y": info["bounds"],
+                       "style": "--"})  # fmt: skip
+        notes.append(
+            f"{name}: rates {dict(zip(ns, (round(v, 4) for v in info['rates']), strict=True))};"
+            f" fitted slope {info['slope']:.3g} vs predicted {info['predicted']:.3g}"
+        )
+    return Outcome(
+        rows=rows,
+        arithmetic="float64 blowups (NaN = exactly constant LN input, counted as bad)",
+        parameters={"N": list(ns), "draws": draws, "zeta": RATE_ZETA, "D": 8, "L": 1},
+        notes=notes,
+        figures=[
+            FigureData(
+                name="lemma_4_2_rate",
+                title="Lemma 4.2: P[beta(x) > N^0.45] under theta + Unif(B_inf(rho))",
+                kind="lines",
+                data={
+                    "series": series,
+                    "xlabel": "N",
+                    "ylabel": "probability",
+                    "logx": True,
+                    "logy": True,
+                },
+            )
         ],
     )
