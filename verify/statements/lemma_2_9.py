@@ -123,8 +123,8 @@ CONSTRUCTION_LENGTHS = Sizes(
 )
 # gradient search: input lengths, random starts, steps per start, by budget
 GRADIENT_LENGTHS = Sizes(quick=(4, 16, 64), default=(4, 16, 64, 256), full=(4, 16, 64, 256, 1024))
-GRADIENT_STARTS = Sizes(quick=3, default=4, full=8)
-GRADIENT_STEPS = Sizes(quick=8, default=10, full=15)
+GRADIENT_STARTS = Sizes(quick=3, default=4, full=4)
+GRADIENT_STEPS = Sizes(quick=8, default=10, full=12)
 
 
 @LEMMA_2_9.check("derivation steps: a near-tight construction per step", policy=Policy.STRICT)
