@@ -190,3 +190,26 @@ def test_exact_constructions_recognise_their_functions() -> None:
     # without positions the output depends only on the count: N + 1 strings decide
     p = majority()
     assert verdict(p, count_strings(7), (2 * count_strings(7).sum(1) > 7), 0.5) is True
+
+
+def test_bias_matched_null() -> None:
+    from verify.boolean.random_functions import exact_probability_some_zero_sensitive
+    from verify.experiments.random_init import bias_matched_null
+    from verify.theory.random_functions import biased_k0_mean
+
+    assert biased_k0_mean(7, 0.5) == pytest.approx(1.0)  # the uniform random function
+    assert biased_k0_mean(4, 0.0) == 16.0  # constant 0: every string zero-sensitive
+    # by brute force at N = 2, p = 0.3: sum over the 16 functions of P(f) K_0(f)
+    from itertools import product
+
+    from verify.boolean import sensitivity
+
+    total = 0.0
+    for bits in product((0, 1), repeat=4):
+        f = np.array(bits, dtype=np.uint8)
+        prob = np.prod(np.where(f == 1, 0.3, 0.7))
+        total += prob * int(np.count_nonzero(sensitivity(f) == 0))
+    assert biased_k0_mean(2, 0.3) == pytest.approx(total)
+    mean, p_some = bias_matched_null(5, 0.5, 400, np.random.default_rng(0))
+    assert mean == pytest.approx(1.0)
+    assert abs(p_some - float(exact_probability_some_zero_sensitive(5))) < 0.08

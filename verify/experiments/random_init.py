@@ -42,6 +42,7 @@ from verify.model import SCHEMES, ModelConfig, Params, forward, init_params
 from verify.model.enclosure import enclose_output
 from verify.model.truth_table import certified_float64, truth_table
 from verify.registry import FigureData, Outcome, Row
+from verify.theory.random_functions import biased_k0_mean
 from verify.validation import check_choice, check_int
 
 D_CHOICES = (8, 16, 24, 32)
@@ -50,13 +51,36 @@ H_CHOICES = (1, 2, 4)
 EPS_CHOICES = (0.0, 1e-5)
 
 
-def draw_config(rng: np.random.Generator) -> ModelConfig:
-    """One architecture from the documented ranges (module doc)."""
+def draw_config(rng: np.random.Generator, pos_encoding: str = "sinusoidal") -> ModelConfig:
+    """One architecture from the documented ranges (module doc), with the given positions."""
     d = int(rng.choice(D_CHOICES))
     layers = int(rng.choice(L_CHOICES))
     heads = int(rng.choice([h for h in H_CHOICES if d % h == 0]))
     eps = float(rng.choice(EPS_CHOICES))
-    return ModelConfig(d_model=d, n_layers=layers, n_heads=heads, ln_eps=eps)
+    return ModelConfig(
+        d_model=d, n_layers=layers, n_heads=heads, ln_eps=eps, pos_encoding=pos_encoding
+    )
+
+
+NULL_DRAWS = 200  # Bernoulli(p) functions per non-constant model in the bias-matched null
+
+
+def bias_matched_null(
+    n_bits: int, p: float, draws: int, rng: np.random.Generator
+) -> tuple[float, float]:
+    """(E[K_0], P[K_0 >= 1 | non-constant]) for f i.i.d. Bernoulli(p) on N bits: the mean from
+    the closed form (verify.theory.random_functions.biased_k0_mean), the probability by seeded
+    Monte Carlo over non-constant draws (rejection of the constant ones)."""
+    hits = kept = 0
+    for _ in range(20 * draws):
+        f = (rng.random(1 << n_bits) < p).astype(np.uint8)
+        if f.min() == f.max():
+            continue
+        kept += 1
+        hits += bool(np.any(sensitivity(f) == 0))
+        if kept == draws:
+            break
+    return biased_k0_mean(n_bits, p), (hits / kept if kept else math.nan)
 
 
 def certify_some_zero_sensitive(params: Params, n_bits: int, max_candidates: int = 4) -> int | None:
@@ -100,6 +124,28 @@ class SchemeResult:
     uncertain_bits: list[int] = field(default_factory=list)  # per full table
     profile_sum: list[float] = field(default_factory=list)  # sum of K_n / 2^N, certified
     profile_models: int = 0
+    pos_encoding: str = "sinusoidal"
+    # per non-constant certified full table: (K_0, P[f = 1], null E[K_0], null P[K_0>=1|nc])
+    nonconstant: list[tuple[int, float, float, float]] = field(default_factory=list)
+
+    def conditioned(self, confidence: float = 0.95) -> dict[str, float | tuple | int]:
+        """P[K_0 >= 1 | non-constant] (Clopper-Pearson) against the bias-matched null's mean
+        P[K_0 >= 1 | non-constant, p], and the median K_0 / E_p[K_0], over the non-constant
+        fully tabulated models."""
+        m = len(self.nonconstant)
+        if not m:
+            return {"models": 0}
+        some = sum(k >= 1 for k, *_ in self.nonconstant)
+        return {
+            "models": m,
+            "p_k0": some / m,
+            "ci": clopper_pearson(some, m, confidence),
+            "null_p_k0": float(np.mean([q for *_, q in self.nonconstant])),
+            "median_k0_over_null_mean": float(
+                np.median([k / e for k, _, e, _ in self.nonconstant])
+            ),
+            "median_k0": float(np.median([k for k, *_ in self.nonconstant])),
+        }
 
     @property
     def models(self) -> int:
@@ -143,9 +189,11 @@ def run_scheme(
     seed: int,
     profile_models: int | None = None,
     progress: bool = False,
+    pos_encoding: str = "sinusoidal",
 ) -> SchemeResult:
     """Draw ``n_models`` (architecture, parameters) for ``scheme`` and decide K_0 >= 1 at N;
-    the first ``profile_models`` (default: all) get the full certified table and profile."""
+    the first ``profile_models`` (default: all) get the full certified table and profile, and
+    the non-constant ones among them the bias-matched null (seeded by the model seed)."""
     check_choice("scheme", scheme, SCHEMES)
     n_models = check_int("n_models", n_models, minimum=1)
     n_bits = check_int("n_bits", n_bits, minimum=1, maximum=20)
@@ -156,10 +204,10 @@ def run_scheme(
         else check_int("profile_models", profile_models, minimum=0)
     )
     s_index = SCHEMES.index(scheme)
-    out = SchemeResult(scheme, n_bits, profile_sum=[0.0] * (n_bits + 1))
+    out = SchemeResult(scheme, n_bits, profile_sum=[0.0] * (n_bits + 1), pos_encoding=pos_encoding)
     for i in range(n_models):
         model_seed = seed * 1_000_003 + 7919 * s_index + i
-        cfg = draw_config(np.random.default_rng(model_seed))
+        cfg = draw_config(np.random.default_rng(model_seed), pos_encoding)
         params = init_params(cfg, scheme, model_seed)
         out.configs.append(cfg.to_dict())
         if i >= n_prof and certify_some_zero_sensitive(params, n_bits) is not None:
@@ -180,6 +228,12 @@ def run_scheme(
                         a + float(b) for a, b in zip(out.profile_sum, prof, strict=True)
                     ]
                     out.profile_models += 1
+                    lab = table.label
+                    if lab.min() != lab.max():  # certified and non-constant
+                        p1 = float(np.mean(lab == 1))
+                        rng_null = np.random.default_rng([model_seed, 17])
+                        null = bias_matched_null(n_bits, p1, NULL_DRAWS, rng_null)
+                        out.nonconstant.append((lo, p1, *null))
         if progress and (i + 1) % 100 == 0:
             print(f"  {scheme}: {i + 1}/{n_models} models", flush=True)
     return out
@@ -217,10 +271,18 @@ def run_experiment(
     profile_models: int | None = None,
     progress: bool = False,
     schemes: tuple[str, ...] = SCHEMES,
+    pos_encodings: tuple[str, ...] = ("sinusoidal",),
 ) -> tuple[dict[str, SchemeResult], Baseline]:
-    """The given init schemes (default all four) and the random-function baseline."""
+    """The given init schemes (default all four) for each positional encoding, and the
+    random-function baseline. Keys: the scheme, or "scheme, positions P" with several P."""
     samples = check_int("baseline_samples", baseline_samples, minimum=1)
-    results = {s: run_scheme(s, n_models, n_bits, seed, profile_models, progress) for s in schemes}
+    results = {
+        (s if len(pos_encodings) == 1 else f"{s}, positions {pe}"): run_scheme(
+            s, n_models, n_bits, seed, profile_models, progress, pe
+        )
+        for pe in pos_encodings
+        for s in schemes
+    }
     return results, random_function_baseline(n_bits, samples, seed)
 
 
@@ -253,6 +315,25 @@ def experiment_outcome(
                     "full_tables": res.full_tables,
                 },
             )
+        )
+        cond = res.conditioned(confidence)
+        if cond["models"]:
+            rows.append(
+                Row(
+                    f"{scheme}: P[K_0 >= 1 | non-constant] ({cond['models']} models) vs"
+                    " bias-matched null",
+                    cond["p_k0"],
+                    cond["null_p_k0"],
+                    ">=",
+                    cond["ci"],
+                    {k: v for k, v in cond.items() if k not in ("p_k0", "ci")},
+                    decisive=False,
+                )
+            )
+        notes.append(
+            f"{scheme}: conditioned on a non-constant computed function: {cond}"
+            if cond["models"]
+            else f"{scheme}: no non-constant fully tabulated model"
         )
         bars_p.append(sure)
         bars_err.append([sure - ci[0], ci[1] - sure])
@@ -316,6 +397,8 @@ def summarise(results: dict[str, SchemeResult], base: Baseline) -> dict:
             "mean_profile": r.mean_profile().tolist(),
             "profile_models": r.profile_models,
             "uncertain_tables": sum(u > 0 for u in r.uncertain_bits),
+            "pos_encoding": r.pos_encoding,
+            "conditioned_on_nonconstant": r.conditioned(),
             "k0_full": r.k0_full,
             "sure": r.sure,
             "configs": r.configs,
@@ -330,6 +413,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--profile-models", type=int, default=200)
     parser.add_argument("--scheme", choices=SCHEMES, action="append", default=None)
+    parser.add_argument("--positions", choices=("sinusoidal", "none"), action="append")
     parser.add_argument("--out", type=str, default="")
     args = parser.parse_args(argv)
     results, base = run_experiment(
@@ -339,13 +423,15 @@ def main(argv: list[str] | None = None) -> int:
         profile_models=args.profile_models,
         progress=True,
         schemes=tuple(args.scheme or SCHEMES),
+        pos_encodings=tuple(args.positions or ("sinusoidal",)),
     )
     summary = summarise(results, base)
     for s, r in results.items():
         sure, possible, ci = r.p_some_zero()
         print(
             f"{s:15s} P[K0>=1] = {sure:.4f} CI [{ci[0]:.4f}, {ci[1]:.4f}] (possible"
-            f" {possible:.4f}); by eps {r.eps_split()}; constant {r.constant_fraction():.3f}"
+            f" {possible:.4f}); by eps {r.eps_split()}; constant {r.constant_fraction():.3f};"
+            f" conditioned on non-constant: {r.conditioned()}"
         )
     print(
         f"random functions N={args.n}: {base.estimate:.4f} CI {base.ci} ({base.method});"

@@ -19,3 +19,12 @@ def chen_stein_radius(n: int) -> float:
     pairs = 1 + n + math.comb(n, 2)
     near = n + math.comb(n, 2)
     return ONE_MINUS_INV_E * (pairs + 2 * near) / 2.0**n
+
+
+def biased_k0_mean(n: int, p: float) -> float:
+    """E[K_0] for f(x) i.i.d. Bernoulli(p) over the 2^N strings: x is zero-sensitive iff x and
+    its N neighbours share one value, so E[K_0] = 2^N (p^(N+1) + (1 - p)^(N+1)) (p = 1/2:
+    E[K_0] = 1, the uniform random function). The bias-matched null of the random-init
+    experiment: a transformer's function with P[f = 1] = p against a random function of the
+    same bias."""
+    return 2.0**n * (p ** (n + 1) + (1.0 - p) ** (n + 1))
