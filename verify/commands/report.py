@@ -143,8 +143,9 @@ def run(args: argparse.Namespace) -> int:
     counts = ", ".join(f"{n} {k}" for k, n in summ["counts"].items() if n) or "no statements"
     kernels = doc.get("kernels") or {}
     _log(
-        f"report: {counts}; checks {summ['runtime_s']:.1f} s"
-        f" (+ {kernels.get('seconds', 0.0):.1f} s compiling or loading kernels)"
+        f"report: {counts}; checks {summ['runtime_s']:.1f} s, figures"
+        f" {summ.get('figures_s', 0.0):.1f} s (+ {kernels.get('seconds', 0.0):.1f} s compiling"
+        " or loading kernels)"
     )
     timed = sorted(
         ((c["runtime_s"], st["id"], c["name"]) for st in doc["statements"] for c in st["checks"]),

@@ -109,7 +109,9 @@ def write_report(
     (plus the ``overview`` figures, which belong to no statement)."""
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
+    drawing = time.perf_counter()
     figures, over, paths = draw_figures(outcomes, out, overview)
+    drawing = time.perf_counter() - drawing
     doc = build_document(
         outcomes,
         run=run,
@@ -120,6 +122,7 @@ def write_report(
         kernels=kernels,
     )
     doc["overview"] = {"figures": over, "notes": [str(n) for n in overview_notes]}
+    doc["summary"]["figures_s"] = drawing  # drawing and writing the figure files
     json_path = out / "report.json"
     json_path.write_text(json.dumps(doc, indent=1, allow_nan=False) + "\n", encoding="utf-8")
     write_rows_csv(doc, out / ROWS_CSV)
