@@ -84,6 +84,8 @@ class RayExecutor(cf.Executor):
         self._ray = ray
         self._owns = not ray.is_initialized()
         if self._owns:
+            if address is None:  # a local ray for this sweep: no dashboard (port, start time)
+                init_kwargs.setdefault("include_dashboard", False)
             ray.init(address=address, **init_kwargs)
         self._remote = ray.remote(_call)
 
