@@ -142,9 +142,9 @@ def test_random_init_pieces() -> None:
 def test_in_action_counts_are_memoised_per_budget_and_seed() -> None:
     from verify.checks.in_action import in_action_counts
 
-    assert in_action_counts("quick", 0) is in_action_counts("quick", 0)
+    assert in_action_counts("quick", 0, "first") is in_action_counts("quick", 0, "first")
     with pytest.raises(ValidationError, match="budget"):
-        in_action_counts("huge", 0)
+        in_action_counts("huge", 0, "first")
 
 
 def test_random_init_does_not_import_the_statements() -> None:

@@ -182,10 +182,14 @@ def test_conj_5_5_is_open_with_its_measure_against_n() -> None:
 @pytest.mark.parametrize(("stmt", "family"), [(s, f) for s, f, _ in IN_ACTION_FAMILIES])
 def test_in_action(stmt: str, family: str) -> None:
     res = check_result(
-        stmt, f"in action: fraction of sampled theta recognising {family.upper()}", BUDGET
+        stmt, "in action: P[still recognised] around an exact construction vs N, rho, D", BUDGET
     )
-    assert res.status is Status.HOLDS
+    # asymptotic: a positive fraction at a tested N is undecided, never a violation
+    assert res.status in (Status.HOLDS, Status.UNDECIDED)
     assert res.rows and res.figures
+    assert all(r.bound == 0.0 and not r.decisive and 0 <= r.measured <= 1 for r in res.rows)
+    smallest = [r for r in res.rows if "rho=0.01, N=4:" in r.label and "still" in r.label]
+    assert smallest and smallest[0].measured >= 0.5  # the construction survives a small ball
 
 
 def test_lemma_4_4_sensitivity_event_and_lemma_4_2_over_n() -> None:

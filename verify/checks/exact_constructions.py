@@ -19,10 +19,10 @@ import numpy as np
 from verify.model import ModelConfig, Params, param_shapes
 from verify.validation import check_int
 
-__all__ = ["dictator_params", "majority_params", "parity_params"]
+__all__ = ["dictator_params", "majority_params", "parity_params", "subset_parity_params"]
 
 MLP_GAIN = 100.0  # amplitude A of PARITY's MLP output against |h| <= sqrt(D)
-ATTENTION_LOGIT = 30.0  # DICTATOR's attention score at position i (the others score 0)
+ATTENTION_LOGIT = 12.0  # score of the attended positions (the others score 0)
 
 
 def _vec(d: int, head: tuple[float, ...]) -> np.ndarray:
@@ -76,6 +76,23 @@ def _parity_feature(n_bits: int, d: int) -> np.ndarray:
     return r * np.sqrt(d / (2 * r * r + 2 * kappa * kappa))
 
 
+def _parity_mlp(arr: dict[str, np.ndarray], phi: np.ndarray, q: np.ndarray) -> None:
+    """Layer 0's MLP: the piecewise-linear interpolant of (phi_c, s_c), s_c = +1 for odd c,
+    -1 for even c (c = 0..len(phi)-1), along q with amplitude MLP_GAIN, from ReLUs reading h_0:
+    unit 0 is relu(phi - phi_0 + 1) (linear on the data), unit j the kink at phi_j."""
+    c = np.arange(phi.size)
+    s = np.where(c % 2 == 1, 1.0, -1.0)
+    slopes = np.diff(s) / np.diff(phi)  # slope of the interpolant on [phi_j, phi_j+1]
+    knots = np.concatenate([[phi[0] - 1.0], phi[1:-1]])
+    weights = np.concatenate([[slopes[0]], np.diff(slopes)])
+    w1 = np.zeros((knots.size, q.size))
+    w1[:, 0] = 1.0
+    arr["layers.0.linear1.weight"] = w1
+    arr["layers.0.linear1.bias"] = -knots
+    arr["layers.0.linear2.weight"] = MLP_GAIN * np.outer(q, weights)
+    arr["layers.0.linear2.bias"] = MLP_GAIN * (s[0] - slopes[0]) * q
+
+
 def parity_params(
     n_bits: int, d_model: int = 4, pos_encoding: str = "learned", max_len: int | None = None
 ) -> Params:
@@ -92,18 +109,7 @@ def parity_params(
     arr["token_embedding"][2] = e
     arr["layers.0.self_attn.in_proj_weight"][2 * d : 3 * d] = np.eye(d)
     arr["layers.0.self_attn.out_proj.weight"] = np.eye(d)
-    phi = _parity_feature(n, d)
-    s = np.where(np.arange(n + 1) % 2 == 1, 1.0, -1.0)
-    slopes = np.diff(s) / np.diff(phi)  # slope of the interpolant on [phi_j, phi_j+1]
-    # unit 0: relu(phi - phi_0 + 1) is linear on the data (slope_0); unit j: the kink at phi_j
-    knots = np.concatenate([[phi[0] - 1.0], phi[1:-1]])
-    weights = np.concatenate([[slopes[0]], np.diff(slopes)])
-    w1 = np.zeros((n, d))
-    w1[:, 0] = 1.0
-    arr["layers.0.linear1.weight"] = w1
-    arr["layers.0.linear1.bias"] = -knots
-    arr["layers.0.linear2.weight"] = MLP_GAIN * np.outer(q, weights)
-    arr["layers.0.linear2.bias"] = MLP_GAIN * (s[0] - slopes[0]) * q
+    _parity_mlp(arr, _parity_feature(n, d), q)
     arr["readout.weight"] = q / 2
     return Params(cfg, arr)
 
@@ -130,4 +136,33 @@ def dictator_params(i: int, max_len: int, d_model: int = 4, negate: bool = False
     arr["layers.0.self_attn.in_proj_bias"][:d] = ATTENTION_LOGIT * math.sqrt(d) * qhat
     arr["layers.0.self_attn.out_proj.weight"] = np.eye(d)
     arr["readout.weight"] = (-g if negate else g) / 2
+    return Params(cfg, arr)
+
+
+def subset_parity_params(subset: list[int], max_len: int, d_model: int = 4) -> Params:
+    """The parity of the bits in ``subset`` (1-based; m-sparse PARITY) at every N in
+    [max(subset), max_len], learned positions: the subset's table rows are q-hat, the query is
+    the constant lambda q-hat, so the eos attends (almost) uniformly to the m subset positions;
+    values project on g, so the eos input is e + r g, r = (2c - m)/m for c ones in the subset;
+    norm1 gives phi_c = r sqrt(D / (2 r^2 + 2)), and the MLP of :func:`_parity_mlp` with m
+    ReLUs maps it to +-1 along q (w = q/2)."""
+    m = len(subset)
+    cfg, arr = _base(d_model, "learned", check_int("max_len", max_len, minimum=max(subset)), m)
+    d = cfg.d_model
+    g, e, q = _vec(d, (1.0, -1.0)), _vec(d, (0.0, 0.0, 1.0, -1.0)), _vec(d, (0.0, 0.0, 1.0, 1.0))
+    qhat = q / math.sqrt(2.0)
+    arr["token_embedding"][0] = -g
+    arr["token_embedding"][1] = g
+    arr["token_embedding"][2] = e
+    for i in subset:
+        arr["pos_embedding"][i - 1] = qhat
+    w = arr["layers.0.self_attn.in_proj_weight"]
+    w[d : 2 * d] = np.outer(qhat, qhat)
+    w[2 * d : 3 * d] = np.outer(g, g) / 2.0
+    arr["layers.0.self_attn.in_proj_bias"][:d] = ATTENTION_LOGIT * math.sqrt(d) * qhat
+    arr["layers.0.self_attn.out_proj.weight"] = np.eye(d)
+    c = np.arange(m + 1)
+    r = (2 * c - m) / m
+    _parity_mlp(arr, r * np.sqrt(d / (2 * r * r + 2)), q)
+    arr["readout.weight"] = q / 2
     return Params(cfg, arr)

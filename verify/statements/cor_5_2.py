@@ -31,10 +31,12 @@ def premise(ctx: CheckContext) -> Outcome:
 
 
 @COR_5_2.check(
-    "in action: fraction of sampled theta recognising SPARSE_PARITY", policy=Policy.ASYMPTOTIC
+    "in action: P[still recognised] around an exact construction vs N, rho, D",
+    policy=Policy.ASYMPTOTIC,
 )
 def in_action(ctx: CheckContext) -> Outcome:
-    """Sampled theta (around a MAJORITY construction and in the box) recognising the 2-sparse
-    PARITY with margin xi at odd N: none expected; a hit at small N is evidence, not a
-    refutation (verify.checks.in_action, one run shared with the other in-action checks)."""
+    """An exact eps = 0 construction recognising the 2-sparse PARITY x_1 XOR x_2 (attention on
+    positions 1, 2) with margin xi, perturbed by Unif([-rho, rho]^M): the certified fraction
+    still recognising against N, rho and D (verify.checks.in_action); a positive fraction at a
+    tested N is evidence, not a refutation (the corollary is about large N)."""
     return in_action_outcome("Cor 5.2", "sparse_parity", ctx, confidence=CONFIDENCE)

@@ -30,10 +30,12 @@ def premise(ctx: CheckContext) -> Outcome:
 
 
 @COR_5_3.check(
-    "in action: fraction of sampled theta recognising DICTATOR", policy=Policy.ASYMPTOTIC
+    "in action: P[still recognised] around an exact construction vs N, rho, D",
+    policy=Policy.ASYMPTOTIC,
 )
 def in_action(ctx: CheckContext) -> Outcome:
-    """Sampled theta (around a MAJORITY construction and in the box) recognising DICTATOR
-    with margin xi at odd N: none expected; a hit at small N is evidence, not a refutation
-    (verify.checks.in_action, one run shared with the other in-action checks)."""
+    """An exact eps = 0 construction recognising DICTATOR x_2 (attention on position 2) with
+    margin xi, perturbed by Unif([-rho, rho]^M): the certified fraction still recognising
+    against N, rho and D (verify.checks.in_action); a positive fraction at a tested N is
+    evidence, not a refutation (the corollary is about large N)."""
     return in_action_outcome("Cor 5.3", "dictator", ctx, confidence=CONFIDENCE)
