@@ -241,3 +241,16 @@ def test_config_fields_match_model_config() -> None:
 
     axes = {"d_model", "n_layers", "n_heads", "ln_eps"}
     assert set(CONFIG_FIELDS) == {f.name for f in fields(ModelConfig)} - axes
+
+
+def test_ctrl_c_anywhere_exits_130(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Ctrl-C outside the checks (e.g. while the kernels compile) ends with 130 and one line."""
+
+    def interrupted(*a: object, **k: object) -> None:
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr("verify.report.generate_report", interrupted)
+    code, err, _ = _cli(["report", "--quick", "--out", str(tmp_path / "r")], capsys)
+    assert code == 130 and err == "python -m verify report: interrupted\n"
