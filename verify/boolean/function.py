@@ -170,9 +170,9 @@ class BooleanFunction:
 
     def _repr_markdown_(self) -> str:
         """Notebook display: the name and the exact sensitivity profile K_0..K_N."""
-        from verify.boolean.analysis import sensitivity_profile
+        from verify.boolean.kernels import profile_counts
 
-        profile = sensitivity_profile(self)
+        profile = profile_counts(self._table, self.n)
         return profile_markdown(f"**{self.name}** on N = {self.n} bits", profile, 1 << self.n)
 
 
