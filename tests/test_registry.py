@@ -195,3 +195,16 @@ def test_worst_skips_vacuous_rows_and_identities() -> None:
     assert only_exact.worst is None and only_exact.worst_text() == "all exact (2 identities)"
     lower = CheckResult("S", "c", Status.HOLDS, rows=[Row("k0", 300.0, 181.0, ">=")])
     assert lower.worst_text() == "k0: 300 >= 181"
+
+
+def test_bound_formulas_are_latex_in_dollars() -> None:
+    """Every 'bound checked' of arXiv 2606.08768 is written as LaTeX inside $...$ (one
+    rendering for the report), never as plain ASCII formulas."""
+    from verify.registry import all_statements
+
+    for stmt in all_statements():
+        if not stmt.paper.startswith("arXiv 2606.08768"):
+            continue
+        f = stmt.bound_formula
+        assert f.startswith("$") and f.count("$") % 2 == 0, (stmt.id, f)
+        assert "||" not in f and "eps^" not in f, (stmt.id, f)  # ASCII leftovers

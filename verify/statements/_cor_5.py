@@ -57,7 +57,7 @@ def define_corollary(cor_id: str, name: str, premise: str, remark: str = "") -> 
         ),
         confidence="[note]",
         hypotheses=(Hypothesis("Cor 4.6", "eps = 0, random theta in a compact box Theta"),),
-        bound_formula=r"K_0(N) = 0 < N^{(D-1)/(2L)-5}",
+        bound_formula=r"$K_0(N) = 0 < N^{(D-1)/(2L)-5}$",
         derivation="docs/boolean.md",
     )
 

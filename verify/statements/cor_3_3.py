@@ -37,7 +37,7 @@ COR_3_3 = define_statement(
     ),
     confidence="[note]+[inferred]",
     hypotheses=(EPS_POSITIVE,),
-    bound_formula=r"||w|| C_infl (1 + eps^{-1/2})^{2K} / N",
+    bound_formula=r"$\|w\|\,C_{\rm infl}\,(1+\epsilon^{-1/2})^{2K}/N$",
     derivation=DERIVATIONS + "#cor-33",
 )
 

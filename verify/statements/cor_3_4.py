@@ -34,7 +34,7 @@ COR_3_4 = define_statement(
         EPS_POSITIVE,
         Hypothesis("eos", "readout at the eos position (not an input bit)", lambda c: c.eos),
     ),
-    bound_formula=r"N* = sup_Theta ||w|| C_infl (1 + eps^{-1/2})^{2K} / (2 xi)",
+    bound_formula=r"$N^* = \sup_\Theta \|w\|\,C_{\rm infl}\,(1+\epsilon^{-1/2})^{2K}/(2\xi)$",
     derivation=DERIVATIONS + "#cor-34",
 )
 

@@ -27,8 +27,8 @@ COR_4_3 = define_statement(
     confidence="[note]",
     hypotheses=(EPS_ZERO,),
     bound_formula=(
-        r"|T(x)-T(x^{\oplus n})| \le \|w\| C_{\rm infl} \beta(x)\beta(x^{\oplus n})/N"
-        r" \le \|w\| C_{\rm infl} N^{\zeta-1}"
+        r"$|T(x)-T(x^{\oplus n})| \le \|w\| C_{\rm infl} \beta(x)\beta(x^{\oplus n})/N"
+        r" \le \|w\| C_{\rm infl} N^{\zeta-1}$"
     ),
     derivation=DERIVATION + "#3-cor-43",
 )

@@ -45,7 +45,10 @@ LEMMA_2_9 = define_statement(
     ),
     confidence="[note]",
     hypotheses=(Hypothesis("any eps >= 0", "holds wherever beta is finite"),),
-    bound_formula=r"C_infl(theta) beta(x) beta(x^n) (1/N + delta_{r,n}), C_infl from the norms",
+    bound_formula=(
+        r"$C_{\rm infl}(\theta)\,\beta(x)\,\beta(x^{\oplus n})\,(1/N + \delta_{r,n})$,"
+        r" $C_{\rm infl}$ from the parameter norms"
+    ),
     derivation=DERIVATIONS + "#lemma-29",
 )
 

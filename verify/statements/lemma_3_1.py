@@ -49,7 +49,7 @@ LEMMA_3_1 = define_statement(
     ),
     confidence="[note]",
     hypotheses=(EPS_POSITIVE, THETA_BOX),
-    bound_formula=r"C_Lip = sqrt(sum_g L_g^2), L_g per parameter group (no N)",
+    bound_formula=r"$C_{\rm Lip} = \sqrt{\sum_g L_g^2}$, $L_g$ per parameter group (no $N$)",
     derivation=DERIVATIONS + "#lemma-31",
 )
 

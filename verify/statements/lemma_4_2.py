@@ -54,9 +54,9 @@ LEMMA_4_2 = define_statement(
         ),
     ),
     bound_formula=(
-        r"P[\text{bad}] \le \min\{1, p(t)(1 + N/(N-k+1))\},\ p(t) = \min\{K S C_{SB}"
+        r"$P[\text{bad}] \le \min\{1, p(t)(1 + N/(N-k+1))\},\ p(t) = \min\{K S C_{SB}"
         r" (t^{1/K}-1)^{-(D-1)}, Q(K, (D-1)(\log t - K u_0))\},\ C_{SB} = \sqrt D V_{D-1}"
-        r" D^{(D-1)/2} (2\rho)^{-(D-1)}"
+        r" D^{(D-1)/2} (2\rho)^{-(D-1)}$"
     ),
     derivation=DERIVATION + "#2-lemma-42",
 )

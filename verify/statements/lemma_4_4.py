@@ -45,9 +45,11 @@ LEMMA_4_4 = define_statement(
     confidence="[note]",
     hypotheses=(EPS_ZERO,),
     bound_formula=(
-        r"P_{\Theta}[\text{bad}] = \sum_c \frac{|c|}{|\Theta|} P_c[\text{bad}]"
+        r"$P_{\Theta}[\text{bad}] = \sum_c \frac{|c|}{|\Theta|} P_c[\text{bad}]"
         r" \le \max_c (\text{Lemma 4.2 bound, side } 2\rho);\ \text{slices: certified"
-        r" measure of } \{\exists k,n: \mathrm{var}(d_{kn}) < \delta\}"
+        r" measure of } \{\exists k,n: \mathrm{var}(d_{kn}) < \delta\}$; sensitivity event:"
+        r" $P[s_N(x) > N-k] \le \min\{1, B_{4.2}(t,k) + \min(1, \|w\|_\Theta"
+        r" C_{\rm infl}(\Theta)\, t^2/N)\}$"
     ),
     derivation=DERIVATION + "#4-lemma-44",
 )

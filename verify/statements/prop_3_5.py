@@ -26,7 +26,9 @@ PROP_3_5 = define_statement(
     ),
     confidence="[note]",
     hypotheses=(EPS_POSITIVE, THETA_BOX),
-    bound_formula=r"M log10(1 + C_Lip diam(Theta) / xi)  (log10 of the cap)",
+    bound_formula=(
+        r"$M \log_{10}(1 + C_{\rm Lip}\,\mathrm{diam}(\Theta)/\xi)$ ($\log_{10}$ of the cap)"
+    ),
     derivation=DERIVATIONS + "#prop-35",
 )
 

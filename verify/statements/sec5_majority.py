@@ -27,7 +27,7 @@ SEC_5_MAJORITY = define_statement(
         "MAJORITY (reconstructed from the discussion after Cor 5.4; unnumbered, id ours)."
     ),
     confidence="[note]",
-    bound_formula=r"K_0(N) > N^c \text{ for } N \ge N^*(c)",
+    bound_formula=r"$K_0(N) > N^c \text{ for } N \ge N^*(c)$",
     derivation="docs/boolean.md#majority",
 )
 

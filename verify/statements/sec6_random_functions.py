@@ -36,7 +36,7 @@ SEC_6_RANDOM_FUNCTIONS = define_statement(
         "unnumbered: the id and its '6' are ours, placing it after Section 5)."
     ),
     confidence="[note]",
-    bound_formula=r"|P[K_0 \ge 1] - (1 - 1/e)| \le (1 - 1/e)(1 + 3N + 3\binom{N}{2}) 2^{-N}",
+    bound_formula=r"$|P[K_0 \ge 1] - (1 - 1/e)| \le (1 - 1/e)(1 + 3N + 3\binom{N}{2}) 2^{-N}$",
     derivation="docs/boolean.md#random-functions",
 )
 
