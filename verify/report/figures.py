@@ -169,6 +169,7 @@ def render(fig: Any):  # -> matplotlib.figure.Figure
                 legend.append((handle, math_label(label)))
             if data.get("logx"):
                 ax.set_xscale("log")
+                _short_log_labels(ax.xaxis, all_x)
             elif _is_integer_axis(all_x):
                 ax.xaxis.set_major_locator(MaxNLocator(integer=True))
         else:
@@ -212,6 +213,7 @@ def render(fig: Any):  # -> matplotlib.figure.Figure
             ax.set_xticklabels(names, rotation=30 if tilt else 0, ha="right" if tilt else "center")
         if data.get("logy"):
             ax.set_yscale("log")
+            _short_log_labels(ax.yaxis, [v for s in series for v in s["y"]])
         elif fig.kind == "lines" and _is_integer_axis([v for s in series for v in s["y"]]):
             ax.yaxis.set_major_locator(MaxNLocator(integer=True))
         ax.set_xlabel(math_label(data.get("xlabel", "")))
@@ -237,6 +239,27 @@ def render(fig: Any):  # -> matplotlib.figure.Figure
                 **({"loc": "upper left", "bbox_to_anchor": (1.01, 1.0)} if outside else {}),
             )
     return mfig
+
+
+def _short_log_labels(axis: Any, values: list[Any]) -> None:
+    """A log axis spanning less than two decades gets plain tick labels (2, 3, 5 instead of
+    2 x 10^0, 3 x 10^0, ...), major and minor alike."""
+    import math
+
+    from matplotlib.ticker import FuncFormatter
+
+    pos = []
+    for v in values:
+        try:
+            f = float(v)
+        except (TypeError, ValueError):
+            continue
+        if f > 0 and math.isfinite(f):
+            pos.append(f)
+    if pos and math.log10(max(pos) / min(pos)) < 2:
+        plain = FuncFormatter(lambda v, _: f"{v:g}")
+        axis.set_major_formatter(plain)
+        axis.set_minor_formatter(plain)
 
 
 def draw_figure(fig: Any, path: str | Path, *, also: Sequence[str] = ()) -> Path:
