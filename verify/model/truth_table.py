@@ -9,7 +9,9 @@ radius), each run on what the previous ones leave open (the tiers, ``TIER_*``):
 2. float64, the per-string kernel with componentwise radii (``verify.model.kernels``); or,
    with ``engine="numpy"``, the :class:`verify.model.arith.MidRadContext` pass for every
    string instead of 1 and 2;
-3. double-double (``verify.model.double_double``: ~106-bit midpoints, componentwise radii);
+3. double-double (``verify.model.double_double``: ~106-bit midpoints, componentwise radii),
+   when at least ``DOUBLE_DOUBLE_MIN_OPEN`` strings are open (below that arb is cheaper than
+   loading the kernel);
 4. arb balls at rising precision (``precisions``, default 128, 256, 512, 1024 bits).
 
 What is still open is reported as uncertain, never guessed. ``method`` keeps three values:
@@ -44,6 +46,9 @@ LABEL_UNDECIDED, LABEL_UNCERTAIN = -1, -2
 DEFAULT_PRECISIONS = (128, 256, 512, 1024)
 _CHUNK = 1 << 16
 _ARB_BATCH = 64  # strings per arb call
+# the double-double tier runs when at least this many strings are open: loading its kernel
+# costs ~0.3-0.7 s (compiling it once per machine ~1-3 min), arb ~5-50 ms per string
+DOUBLE_DOUBLE_MIN_OPEN = 64
 
 
 @dataclass(frozen=True)
@@ -254,7 +259,8 @@ def truth_table(
     precs = [check_int("precisions", p, minimum=53) for p in precisions]
     check_choice("engine", engine, ("numba", "numpy"))
     t, label, tier = _float64_stage(params, n, xi, engine)
-    if double_double and engine == "numba":
+    n_open = np.count_nonzero(label == LABEL_UNCERTAIN)
+    if double_double and engine == "numba" and n_open >= DOUBLE_DOUBLE_MIN_OPEN:
         _double_double_stage(params, n, xi, t, label, tier)
     method = np.full(label.shape, METHOD_UNCERTAIN, dtype=np.int8)
     method[tier <= TIER_PER_STRING] = METHOD_FLOAT64
