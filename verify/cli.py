@@ -47,6 +47,16 @@ def build_parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
     for name in _command_modules():
         importlib.import_module(f"verify.commands.{name}").register(sub)
+    for command in sub.choices.values():  # every command sees families of other packages
+        command.add_argument(
+            "--import",
+            dest="imports",
+            action="append",
+            default=[],
+            metavar="MODULE",
+            help="import MODULE first (repeatable): its families and statements join the"
+            " registries, also in sweep workers (installed packages are found by entry points)",
+        )
     return parser
 
 
@@ -57,6 +67,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         parser.print_help()
         return 2
     try:
+        if args.imports:
+            from verify.plugins import request_imports
+
+            request_imports(args.imports)
         return int(args.func(args) or 0)
     except ValidationError as exc:
         from verify.commands._options import flag_message

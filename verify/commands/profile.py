@@ -110,6 +110,7 @@ def profile_summary(f) -> dict[str, Any]:
     from verify.boolean import (
         average_sensitivity_exact,
         closed_form_profile,
+        get_family,
         has_closed_form,
         sensitivity_profile,
     )
@@ -129,10 +130,18 @@ def profile_summary(f) -> dict[str, Any]:
         "max_sensitivity": nonzero[-1],
     }
     family = f.params.get("family")
+    params = {k: v for k, v in f.params.items() if k not in ("family", "n")}
     if family and has_closed_form(family):
-        params = {k: v for k, v in f.params.items() if k not in ("family", "n")}
         closed = closed_form_profile(family, f.n, **params)
         out["closed_form_agrees"] = bool((closed == profile).all())
+    if family and get_family(family).min_sensitivity is not None:
+        declared = int(
+            get_family(family).min_sensitivity(f.n, **{**get_family(family).defaults, **params})
+        )
+        out["declared_min_sensitivity"] = declared
+        out["declared_min_sensitivity_agrees"] = declared == nonzero[0]
+    # Cor 4.6's criterion: no zero-sensitivity string (K_0 = 0 < N^e) at this N
+    out["cor_4_6_flag"] = int(profile[0]) == 0
     return out
 
 
@@ -151,6 +160,16 @@ def _print_table(summary: dict[str, Any]) -> None:
     )
     if "closed_form_agrees" in summary:
         print(f"closed form agrees: {summary['closed_form_agrees']}")
+    if "declared_min_sensitivity" in summary:
+        print(
+            f"declared minimum sensitivity {summary['declared_min_sensitivity']}:"
+            f" {'agrees' if summary['declared_min_sensitivity_agrees'] else 'DISAGREES'}"
+        )
+    if summary.get("cor_4_6_flag"):
+        print(
+            "Cor 4.6: no zero-sensitivity string at this N (K_0 = 0 < N^e): if that persists,"
+            " unlearnable at eps = 0 for large N (almost every theta fails to recognise it)"
+        )
 
 
 def profile_figure(summary: dict[str, Any]):  # -> FigureData

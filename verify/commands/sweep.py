@@ -81,9 +81,17 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--out", required=True, metavar="FILE", help="results file (JSON lines)")
     p.add_argument(
         "--kind",
-        choices=("transformer", "random_function"),
+        choices=("transformer", "random_function", "family"),
         default="transformer",
-        help="random transformers, or the uniformly random Boolean function baseline",
+        help="random transformers, the uniformly random Boolean function baseline, or the"
+        " registered family --family",
+    )
+    p.add_argument(
+        "--family",
+        default=None,
+        metavar="NAME",
+        help="with --kind family: profile this family at each N; with --kind transformer: record"
+        " each model's agreement with it (families of other packages: --import MODULE)",
     )
     add_model_flags(p, many=True)
     add_n_bits(p, many=True)
@@ -123,6 +131,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
             "model": "--config",
             "executor": "--executor",
             "kind": "--kind",
+            "family": "--family",
             "cells": "--seeds",
         },
     )
@@ -155,16 +164,24 @@ def run(args: argparse.Namespace) -> int:
         check_config_keys(config)
         check_heads(model_value(args, "d_model", many=True), model_value(args, "n_heads"))
 
+    from verify.plugins import requested_modules
     from verify.sweep import SweepGrid
 
     kind_is_model = args.kind == "transformer"
+    if args.kind == "family" and not args.family:
+        raise ValidationError("--family", "a family name with --kind family")
+    if args.family:
+        from verify.boolean import get_family
+
+        get_family(args.family)
     if not kind_is_model:
         from verify.commands._options import typed
 
         ignored = typed(args)
         if ignored or config:
             raise ValidationError(
-                (ignored or ["--config"])[0], "--kind transformer (random functions have no model)"
+                (ignored or ["--config"])[0],
+                "--kind transformer (only transformer cells have a model)",
             )
     else:  # the kernels, as a step of its own (first run: minutes; then the workers load them)
         from verify.report.warmup import compile_kernels
@@ -182,6 +199,8 @@ def run(args: argparse.Namespace) -> int:
         scale=model_value(args, "scale"),
         kind=args.kind,
         model=config,
+        family=args.family,
+        imports=tuple(requested_modules()),
     )
     return _run_grid(args, grid, executor)
 

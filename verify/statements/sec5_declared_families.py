@@ -44,12 +44,16 @@ SEC_5_DECLARED_FAMILIES = define_statement(
 SIZES = Sizes(quick=range(1, 11), default=range(1, 15), full=range(1, 19))
 
 
-def _profile_or_none(name: str, n: int) -> np.ndarray | None:
-    """The exhaustive profile of the family's default member on n bits (None where the family
-    is not defined at this N, e.g. inner_product at odd N)."""
+def _profile_or_none(name: str, n: int, errors: dict[str, str]) -> np.ndarray | None:
+    """The exhaustive profile of the family's default member on n bits; None where the family
+    is not defined at this N (it raises ValidationError, e.g. inner_product at odd N) or its
+    builder fails (recorded in ``errors``: a defect of that family, reported, not hidden)."""
     try:
         return sensitivity_profile(make_family(name, n))
     except ValidationError:
+        return None
+    except Exception as exc:  # a family from another package may raise anything
+        errors.setdefault(name, f"N={n}: {type(exc).__name__}: {exc}")
         return None
 
 
@@ -58,12 +62,12 @@ def declared_facts(ctx: CheckContext) -> Outcome:
     """Closed form and minimum sensitivity, where declared, against the exhaustive profile of
     each family's default member; families with K_0 = 0 at every tested N listed."""
     rows: list[Row] = []
-    flagged, undefined = [], {}
+    flagged, undefined, errors = [], {}, {}
     for name in family_names():
         fam = get_family(name)
         k0_all_zero, defined = True, 0
         for n in ctx.size(SIZES):
-            profile = _profile_or_none(name, n)
+            profile = _profile_or_none(name, n, errors)
             if profile is None:
                 undefined.setdefault(name, []).append(n)
                 continue
@@ -94,12 +98,14 @@ def declared_facts(ctx: CheckContext) -> Outcome:
             "families": family_names(),
             "flagged_by_cor_4_6": flagged,
             "undefined_at": undefined,
+            "builder_errors": errors,
         },
         notes=[
             "no zero-sensitivity string at any tested N (Cor 4.6's premise; unlearnable at"
             " eps = 0 for large N if it persists): " + (", ".join(flagged) or "none"),
             "each family's default member is profiled; families come from the built-ins,"
             " installed packages (entry points 'verify.families') and --import",
+            *[f"family {k} could not be built at {v}" for k, v in errors.items()],
         ],
         counterexample=Counterexample(setting={"N": list(sizes), "families": family_names()}),
     )

@@ -63,12 +63,47 @@ def transformer_cell(cell: dict[str, Any]) -> dict[str, Any]:
     out["decided"] = counts["uncertain"] == 0 and counts["undecided"] == 0
     if out["decided"]:
         out.update(_profile_summary(tt.function().table))
+    if cell.get("family"):
+        out.update(_agreement(tt, cell["family"], cell["n_bits"]))
+    return out
+
+
+def _agreement(tt: Any, family: str, n_bits: int) -> dict[str, Any]:
+    """How far the certified labels agree with ``family`` at N: the fraction of strings whose
+    label is certified equal to the family's value, and whether the model recognises it (every
+    label certified and equal)."""
+    import numpy as np
+
+    from verify.boolean import make_family
+
+    target = make_family(family, n_bits).table.astype(np.int8)
+    agree = tt.certified & (tt.label == target)
+    return {
+        "agreement": float(np.count_nonzero(agree)) / target.size,
+        "recognises": bool(np.all(agree)),
+    }
+
+
+def family_cell(cell: dict[str, Any]) -> dict[str, Any]:
+    """A registered family's default member on N bits: its profile, and whether its declared
+    minimum sensitivity (if any) matches."""
+    from verify.boolean import get_family, make_family
+
+    n = check_int("n_bits", cell.get("n_bits"), minimum=1, maximum=24)
+    fam = get_family(cell["family"])
+    out: dict[str, Any] = {"decided": True, **_profile_summary(make_family(fam.name, n).table)}
+    if fam.min_sensitivity is not None:
+        declared = int(fam.min_sensitivity(n, **fam.defaults))
+        measured = next(k for k, c in enumerate(out["profile"]) if c)
+        out["declared_min_sensitivity"] = declared
+        out["declared_min_sensitivity_holds"] = declared == measured
     return out
 
 
 RUNNERS: dict[str, CellRunner] = {
     "transformer": transformer_cell,
     "random_function": random_function_cell,
+    "family": family_cell,
 }
 
 
@@ -97,6 +132,10 @@ def execute_cell(
     if numba_threads is not None:
         record["numba_threads"] = limit_numba_threads(numba_threads)
     try:
+        if cell.get("imports"):  # --import modules, also on workers of other machines
+            from verify.plugins import import_modules
+
+            import_modules(cell["imports"])
         record["result"] = runner(cell)
         record["status"] = "ok"
         record["error"] = None

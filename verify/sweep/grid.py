@@ -11,7 +11,7 @@ from typing import Any
 from verify.errors import ValidationError
 from verify.validation import check_choice, check_int, check_real
 
-KINDS = ("transformer", "random_function")
+KINDS = ("transformer", "random_function", "family")
 SCHEMES = ("uniform", "gaussian", "xavier_uniform", "xavier_normal")  # = verify.model.SCHEMES
 
 
@@ -21,8 +21,11 @@ class SweepGrid:
     """The cartesian grid init scheme x D x L x eps x N x seeds (in that nesting order).
 
     ``kind="random_function"`` cells ignore the model axes: the grid is N x seeds there.
+    ``kind="family"`` cells profile the registered family ``family`` at each N (no seeds); with
+    ``kind="transformer"``, ``family`` adds each model's agreement with that family.
     ``n_heads``, ``scale`` and ``model`` (further ModelConfig fields, e.g.
-    ``{"norm_first": True, "eos": False}``) are fixed for the whole grid.
+    ``{"norm_first": True, "eos": False}``) are fixed for the whole grid. ``imports``: modules
+    every worker imports before running a cell (families of ``--import``; see verify.plugins).
     """
 
     schemes: tuple[str, ...] = ("uniform",)
@@ -35,9 +38,18 @@ class SweepGrid:
     scale: float = 1.0
     kind: str = "transformer"
     model: Mapping[str, Any] = field(default_factory=dict)  # other ModelConfig fields, fixed
+    family: str | None = None
+    imports: tuple[str, ...] = ()
 
     def __post_init__(self) -> None:
         check_choice("kind", self.kind, KINDS)
+        object.__setattr__(self, "imports", tuple(self.imports))
+        if self.kind == "family" and self.family is None:
+            raise ValidationError("family", "a family name for kind 'family'", None)
+        if self.family is not None:
+            from verify.boolean import get_family
+
+            get_family(self.family)  # ValidationError listing the known families
         for name, vals in (
             ("schemes", self.schemes),
             ("d_model", self.d_model),
@@ -100,11 +112,18 @@ class SweepGrid:
 
     def cells(self) -> list[dict[str, Any]]:
         """Every cell of the grid, as plain dicts, in a fixed order."""
+        extra: dict[str, Any] = {}
+        if self.family is not None:
+            extra["family"] = self.family
+        if self.imports:
+            extra["imports"] = list(self.imports)
         if self.kind == "random_function":
             return [
-                {"kind": self.kind, "n_bits": int(n), "seed": int(s)}
+                {"kind": self.kind, "n_bits": int(n), "seed": int(s), **extra}
                 for n, s in itertools.product(self.n_bits, self.seeds)
             ]
+        if self.kind == "family":
+            return [{"kind": self.kind, "n_bits": int(n), **extra} for n in self.n_bits]
         return [
             {
                 "kind": self.kind,
@@ -117,6 +136,7 @@ class SweepGrid:
                 "n_heads": int(self.n_heads),
                 "scale": float(self.scale),
                 **({"model": dict(self.model)} if self.model else {}),
+                **extra,
             }
             for sc, d, ell, e, n, s in itertools.product(
                 self.schemes, self.d_model, self.n_layers, self.ln_eps, self.n_bits, self.seeds
