@@ -96,6 +96,26 @@ class CertifiedTruthTable:
             "undecided": self.n_undecided,
         }
 
+    def _repr_markdown_(self) -> str:
+        """Notebook display: how the bits were certified, and the profile when all are."""
+        total = self.label.size
+        lines = [
+            f"**certified truth table**, N = {self.n}, margin {self.margin:g}: "
+            + ", ".join(f"{k} {v}" for k, v in self.counts.items()),
+        ]
+        if self.tier_counts:
+            lines.append("tiers: " + ", ".join(f"{k} {v}" for k, v in self.tier_counts.items()))
+        if self.n_uncertain or self.n_undecided:
+            lines.append("not every bit is certified 0 or 1: no profile")
+            return "\n\n".join(lines)
+        return (
+            "\n\n".join(lines)
+            + "\n\n"
+            + self.function()
+            ._repr_markdown_()
+            .replace(f"on N = {self.n} bits", f"on N = {self.n} bits ({total} strings)")
+        )
+
     def function(self) -> BooleanFunction:
         """The computed Boolean function; raises if any bit is uncertain or undecided."""
         if self.n_uncertain or self.n_undecided:
