@@ -120,6 +120,42 @@ def test_softmax_weight_bound_sympy():
     assert sp.simplify(gap * n * (1 + (n - 1) * sp.exp(-2 * r)) - (sp.exp(2 * r) - 1)) == 0
 
 
+def test_softmax_reweighting_covariance_bound():
+    """Lemma 3.1, step 3: ||sum_j (softmax(s + ds) - softmax(s))_j u_j|| <= max_j |ds_j|
+    max_j ||u_j|| for any vectors u_j (the integral along the segment of Cov_p(ds, u), by
+    Cauchy-Schwarz with Var_p ds <= max ds^2): the factor 2 of ||dp||_1 is not needed. Random
+    logits, logit changes (scales 1e-3 to 10) and u (random, or aligned with the sign of ds - p.ds), and
+    the attaining case: uniform p, ds = +-delta and u = +-e_1 on two halves (ratio tanh(d)/d)."""
+    rng = np.random.default_rng(2)
+
+    def softmax(v: np.ndarray) -> np.ndarray:
+        w = np.exp(v - v.max())
+        return w / w.sum()
+
+    worst = 0.0
+    for i in range(3000):
+        n = int(rng.integers(2, 40))
+        s = rng.normal(size=n) * rng.uniform(0, 5)
+        ds = rng.normal(size=n) * 10.0 ** rng.uniform(-3, 1)
+        if i % 2:
+            u = rng.normal(size=(n, 3))
+            u /= np.maximum(np.linalg.norm(u, axis=1, keepdims=True), 1.0)
+        else:  # aligned with the centred logit change at the start: the covariance's extremal
+            u = np.outer(np.sign(ds - softmax(s) @ ds), [1.0, 0.0, 0.0])
+        dp = softmax(s + ds) - softmax(s)
+        meas = float(np.linalg.norm(dp @ u))
+        bound = float(np.abs(ds).max() * np.linalg.norm(u, axis=1).max())
+        assert meas <= bound * (1 + 1e-12) + 1e-15
+        worst = max(worst, meas / bound)
+    assert worst > 0.5  # the factor-1 bound is approached well past the old factor 2's half
+    for delta in (1e-3, 1e-2, 0.1):
+        sign = np.tile([1.0, -1.0], 8)
+        dp = softmax(delta * sign) - softmax(np.zeros(16))
+        ratio = float(np.linalg.norm(dp @ np.outer(sign, [1.0, 0.0]))) / delta
+        assert ratio == pytest.approx(math.tanh(delta) / delta, rel=1e-9)
+        assert 0.99 < ratio <= 1.0
+
+
 # ----------------------------------------------------------------------------- composition
 
 

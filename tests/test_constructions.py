@@ -1,6 +1,7 @@
 """The numpy transcriptions of model-spec used by the unit steps (verify.checks.constructions)
 agree with the float64 forward pass; the constructions do what their docstrings say; the
-Lemma 3.2 rounding allowance is a real allowance; C_Lip does not depend on PYTHONHASHSEED."""
+Lemma 3.2 rounding allowance is a real allowance; C_Lip does not depend on PYTHONHASHSEED; the
+Lemma 3.1 reweighting rows attain the covariance bound."""
 
 from __future__ import annotations
 
@@ -77,3 +78,23 @@ def test_c_lip_independent_of_hash_seed():
         outs.add(subprocess.run([sys.executable, "-c", code], env=env, capture_output=True,
                                 text=True, check=True).stdout)  # fmt: skip
     assert len(outs) == 1
+
+
+def test_lipschitz_reweighting_rows_attain_the_covariance_bound(monkeypatch):
+    """Lemma 3.1's W_q / W_k rows reach the covariance bound max|Δs| V Y (ratio 1 - 2.5e-5, clear
+    of rounding: the same ratio at a 10x smaller step) and fail once it is halved."""
+    from verify.checks import lipschitz_constructions as lc
+
+    def ratios() -> list[float]:
+        return [r.ratio for r in lc.lip_group_rows() if "reweighting" in r.factor]
+
+    assert len(ratios()) == 2 and all(0.9999 < r <= 1.0 for r in ratios())
+    direction = np.outer(np.eye(4)[0], np.ones(4) / 2).reshape(-1)
+    x = (np.arange(16) % 2).astype(np.uint8)
+    for group in ("layers.0.q0.w", "layers.0.k0.w"):
+        coarse, fine = (lc.group_ratio(lc.reweighting_model(), group, direction, x, step)
+                        for step in (1e-4, 1e-5))  # fmt: skip
+        assert coarse[0] == pytest.approx(fine[0], rel=1e-8)
+    original = bounds.lip_reweighting
+    monkeypatch.setattr(bounds, "lip_reweighting", lambda *a: 0.5 * original(*a))
+    assert all(r > 1.99 for r in ratios())

@@ -30,6 +30,7 @@ __all__ = [
     "mlp_model",
     "mlp_weight_model",
     "readout_pair",
+    "reweighting_model",
     "saturated_model",
     "transparent_model",
 ]
@@ -105,6 +106,18 @@ def transparent_model(n_heads: int = 1, *, y: float = 0.1, qk: float = 1.0, v: f
             "layers.0.norm2.bias": w_hat,
             "readout.weight": readout,
         },
+    )
+
+
+def reweighting_model() -> Params:
+    """:func:`transparent_model` with norm2 at gain 1 and bias 0, for the softmax-reweighting
+    rows (W_q, W_k of head 0 on the alternating string): the logit changes are +-max|Δs| on two
+    halves of weight ~1/2 and the values +-V Y, so the covariance bound max|Δs| V Y of Lemma
+    3.1 step 3 is attained up to ~2.5e-5 (the logits +-R = +-0.005 tilt p off 1/2). T stays at
+    the signal's scale (~5e-5, not ~1 as with norm2's bias), so |ΔT| is exact to ~1e-10
+    relative, well inside that gap (no rounding allowance is needed)."""
+    return transparent_model().with_arrays(
+        {"layers.0.norm2.weight": np.ones(4), "layers.0.norm2.bias": np.zeros(4)}
     )
 
 
@@ -217,22 +230,13 @@ def lip_group_rows(n_bits: int = 16) -> list[StepRow]:
     add(t1, "layers.0.v0.b", o_dir, ones_x, "value term (b_v)", reg)
     head0 = np.zeros(4)
     head0[0] = 1.0
-    add(
-        t1,
-        "layers.0.q0.w",
-        np.outer(head0, ones4).reshape(-1),
-        alt_x,
-        "softmax reweighting (query)",
-        reg + ", alternating string",
-    )
-    add(
-        t1,
-        "layers.0.k0.w",
-        np.outer(head0, ones4).reshape(-1),
-        alt_x,
-        "softmax reweighting (key)",
-        reg + ", alternating string",
-    )
+    # softmax reweighting: on the alternating string the logit changes are +-max|Δs| with
+    # weight ~1/2 each and the values +-V Y, so Cov_p(Δs, v) = max|Δs| V Y is attained
+    t_rw = reweighting_model()
+    rw_reg = reg + ", norm2 gain 1, alternating string"
+    for grp, side in (("q0", "query"), ("k0", "key")):
+        qk_dir = np.outer(head0, ones4).reshape(-1)
+        add(t_rw, f"layers.0.{grp}.w", qk_dir, alt_x, f"softmax reweighting ({side})", rw_reg)
     add(t1, "token_embedding", np.stack([0 * w_hat, w_hat, 0 * w_hat]).reshape(-1), ones_x,
         "embedding coefficient 1", reg)  # fmt: skip
     # two heads: an all-ones change of the token row is erased by the norms on the residual

@@ -205,9 +205,9 @@ def derivation_steps(ctx: CheckContext) -> Outcome:
         parameters={"||Δθ_g||": 1e-4, "N": 16},
         notes=[
             *constructions.factor_table(rows),
-            "the softmax-reweighting groups (W_q, W_k) reach 1/2: Σ_j Δp_j v_j = Cov_p(Δs, v) is"
-            " at most max|Δs| max||v - b_v||, half of the derivation's 2 max|Δs| v_c (so the"
-            " factor 2 of ||dp||_1 is not needed in Lemma 3.1; the constant is kept as derived)",
+            "the softmax-reweighting groups (W_q, W_k) reach 1 - 2.5e-5: Σ_j Δp_j (v_j - b_v)"
+            " = Cov_p(Δs, v) along the logit segment, at most max|Δs| V Y (the term of C_Lip;"
+            " the factor 2 of ||dp||_1 is not needed), attained on the alternating string",
             "the MLP weight coefficients reach 1/sqrt(2): the ReLU output of a centred input",
         ],
         figures=[

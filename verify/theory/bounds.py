@@ -317,9 +317,11 @@ def lip_value_term(hd: HeadNorms, inp: _Lin, group: str, y_in: float) -> _Lin:
 def lip_reweighting(
     hd: HeadNorms, y_in: float, sqrt_dh: float, q_bar: float, k_bar: float, dq: _Lin, dk: _Lin
 ) -> _Lin:
-    """Lemma 3.1, step 3: the softmax-reweighting term 2 V Y (k Δq + q Δk) / sqrt(d_h)
-    (||dp||_1 <= 2 max_j |Δs_j|, centred values <= V Y)."""
-    return (2 * hd.wv * y_in / sqrt_dh) * (k_bar * dq + q_bar * dk)
+    """Lemma 3.1, step 3: the softmax-reweighting term V Y (k Δq + q Δk) / sqrt(d_h):
+    sum_j Δp_j (v'_j - b'_v) is the integral of Cov_p(Δs, W'_v y'_j) along the logit segment,
+    at most max_j |Δs_j| V Y by Cauchy-Schwarz (Var_p Δs <= max_j Δs_j^2), with
+    |Δs_j| <= (k Δq + q Δk) / sqrt(d_h) (docs/derivations.md#lemma-31, step 3)."""
+    return (hd.wv * y_in / sqrt_dh) * (k_bar * dq + q_bar * dk)
 
 
 def lip_head_sum(forms: list[_Lin]) -> _Lin:
