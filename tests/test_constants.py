@@ -124,8 +124,9 @@ def test_softmax_reweighting_covariance_bound():
     """Lemma 3.1, step 3: ||sum_j (softmax(s + ds) - softmax(s))_j u_j|| <= max_j |ds_j|
     max_j ||u_j|| for any vectors u_j (the integral along the segment of Cov_p(ds, u), by
     Cauchy-Schwarz with Var_p ds <= max ds^2): the factor 2 of ||dp||_1 is not needed. Random
-    logits, logit changes (scales 1e-3 to 10) and u (random, or aligned with the sign of ds - p.ds), and
-    the attaining case: uniform p, ds = +-delta and u = +-e_1 on two halves (ratio tanh(d)/d)."""
+    logits, logit changes (scales 1e-3 to 10) and u (random, or aligned with the sign of
+    ds - p.ds), and the attaining case: uniform p, ds = +-delta and u = +-e_1 on two halves
+    (ratio tanh(d)/d)."""
     rng = np.random.default_rng(2)
 
     def softmax(v: np.ndarray) -> np.ndarray:
