@@ -145,13 +145,15 @@ def rate_rows(
                 decisive=lo > bound, trivial=1.0)
         )  # fmt: skip
     p = predicted_rate_exponent(d, zeta)
-    positive = [(n, r) for n, r in zip(ns, rates, strict=True) if r > 0]
+    # only unsaturated rates carry a slope: 0 (nothing seen) and 1 (t_N still below the typical
+    # beta: the regime of the bound has not begun) are left out
+    positive = [(n, r) for n, r in zip(ns, rates, strict=True) if 0 < r < 1]
     slope = float("nan")
     if len(positive) >= 2:
         slope = loglog_slope([n for n, _ in positive], [r for _, r in positive])
         rows.append(
             Row(f"D={d}, L={cfg.n_layers}: fitted log-log slope of the rate vs 1 - zeta(D-1)/2",
-                slope, p, "<=", extra={"N with a positive rate": [n for n, _ in positive]},
+                slope, p, "<=", extra={"N with 0 < rate < 1": [n for n, _ in positive]},
                 decisive=False)
         )  # fmt: skip
     return rows, {"ns": list(ns), "rates": rates, "bounds": bounds, "predicted": p, "slope": slope}

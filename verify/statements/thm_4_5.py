@@ -47,8 +47,9 @@ THM_4_5 = define_statement(
         r" zero sensitivity only for outputs at distance $\ge\xi$ from 0). (Reconstruction.)"
         r" Toolkit's own derived result (docs/derivations_eps_zero.md section 5): the sequential"
         r" tail bound makes the series summable for every $e < \zeta(D-1)/2 - 2L - 2$, $\zeta"
-        r" < 1$, i.e. up to $(D-1)/2 - 2L - 2$, larger than $(D-1)/(2L) - 5$ for every $L$ and"
-        r" $D \ge 4$."
+        r" < 1$, i.e. up to $(D-1)/2 - 2L - 2$; this exceeds $(D-1)/(2L) - 5$ iff"
+        r" $(D-1)(L-1)/(2L) > 2L - 3$ (every $D$ for $L = 1$, $D \ge 5$ for $L = 2$, $D \ge 10$"
+        r" for $L = 3$), in particular wherever the paper's exponent is positive."
     ),
     confidence="[note]",
     hypotheses=(
