@@ -161,7 +161,7 @@ def test_a_wrong_declaration_is_a_violation(tmp_path: Path) -> None:
 def test_import_option_and_environment(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     (tmp_path / "my_local_fams.py").write_text(FAMILY_MODULE.format(declared_min=0))
     monkeypatch.syspath_prepend(str(tmp_path))
-    monkeypatch.delenv(plugins.IMPORT_VARIABLE, raising=False)
+    monkeypatch.setenv(plugins.IMPORT_VARIABLE, "")  # restored (removed) after the test
     monkeypatch.setattr(families, "_FAMILIES", dict(families._FAMILIES))
     plugins.request_imports(["my_local_fams"])
     assert get_family("ext_and_two").declared == ["closed_form", "min_sensitivity", "validate"]
