@@ -96,34 +96,63 @@ def col_absmax(x, out):  # pragma: no cover - jitted
 @kernel(types.void(A2, A1, A2, A1, i8, i8, f8, f8, A2, A1, A1, b1))
 def matvec_scalar(
     x, rx, w, bias, r0, r1, wnorm, bnorm, out, rout, xmax, bounds
-):  # pragma: no cover
+):  # pragma: no cover - jitted
     """out[j] = bias[r0+j] + sum_k w[r0+j, k] x[k] for the rows r0..r1-1 of w; with bounds,
     rout = (wnorm (rx + g max|x|) + g bnorm)(1 + (2n + 5)U) + ETA, g = (n + 2)U, where wnorm
-    bounds the max absolute row sum of those rows and bnorm their max |bias|."""
+    bounds the max absolute row sum of those rows and bnorm their max |bias|.
+
+    Two output rows per pass, four input rows per step: each accumulator is loaded and stored
+    once per four products (the loads and stores of the accumulators bound this loop). The sum
+    is then taken in groups ((w0 x0 + w1 x1) + (w2 x2 + w3 x3)); the rounding bound holds for
+    any order and grouping."""
     n = x.shape[0]
     m = r1 - r0
+    n4 = n - n % 4
     for j in range(0, m - 1, 2):  # two rows per pass: each x[k] is loaded once for both
         bj0 = bias[r0 + j]
         bj1 = bias[r0 + j + 1]
+        o0 = out[j]
+        o1 = out[j + 1]
+        wa = w[r0 + j]
+        wb = w[r0 + j + 1]
         for b in range(BS):
-            out[j, b] = bj0
-            out[j + 1, b] = bj1
-        for k in range(n):
-            w0 = w[r0 + j, k]
-            w1 = w[r0 + j + 1, k]
+            o0[b] = bj0
+            o1[b] = bj1
+        for k in range(0, n4, 4):
+            wa0, wa1, wa2, wa3 = wa[k], wa[k + 1], wa[k + 2], wa[k + 3]
+            wb0, wb1, wb2, wb3 = wb[k], wb[k + 1], wb[k + 2], wb[k + 3]
+            x0, x1, x2, x3 = x[k], x[k + 1], x[k + 2], x[k + 3]
             for b in range(BS):
-                xv = x[k, b]
-                out[j, b] += w0 * xv
-                out[j + 1, b] += w1 * xv
+                a0 = x0[b]
+                a1 = x1[b]
+                a2 = x2[b]
+                a3 = x3[b]
+                o0[b] += (wa0 * a0 + wa1 * a1) + (wa2 * a2 + wa3 * a3)
+                o1[b] += (wb0 * a0 + wb1 * a1) + (wb2 * a2 + wb3 * a3)
+        for k in range(n4, n):
+            w0 = wa[k]
+            w1 = wb[k]
+            xk = x[k]
+            for b in range(BS):
+                o0[b] += w0 * xk[b]
+                o1[b] += w1 * xk[b]
     if m % 2 == 1:
         j = m - 1
         bj = bias[r0 + j]
+        oj = out[j]
+        wj = w[r0 + j]
         for b in range(BS):
-            out[j, b] = bj
-        for k in range(n):
-            wv = w[r0 + j, k]
+            oj[b] = bj
+        for k in range(0, n4, 4):
+            w0, w1, w2, w3 = wj[k], wj[k + 1], wj[k + 2], wj[k + 3]
+            x0, x1, x2, x3 = x[k], x[k + 1], x[k + 2], x[k + 3]
             for b in range(BS):
-                out[j, b] += wv * x[k, b]
+                oj[b] += (w0 * x0[b] + w1 * x1[b]) + (w2 * x2[b] + w3 * x3[b])
+        for k in range(n4, n):
+            wv = wj[k]
+            xk = x[k]
+            for b in range(BS):
+                oj[b] += wv * xk[b]
     if bounds:
         g = (n + 2) * U
         col_absmax(x, xmax)
