@@ -2,7 +2,8 @@
 
 Checks: the layer-norm coefficient tail P[z > s] against the exponent D - 1 of the small-ball
 bound (SB) (one forward pass per theta, and deeper by redrawing each norm's bias block), and the
-Monte Carlo bad-event probability under theta + Unif(B_inf(rho)) against the explicit bound.
+Monte Carlo bad-event probability under theta + Unif(B_inf(rho)) against the explicit bound, and
+over N = 8..4096 (by budget) the rate of beta(x) > N^(zeta/2) against the bound and its decay.
 """
 
 from __future__ import annotations

@@ -1,9 +1,12 @@
-"""Lemma 4.4 (arXiv 2606.08768, reconstruction): global blowup bound by cube covering at eps = 0.
+"""Lemma 4.4 (arXiv 2606.08768, reconstruction): global blowup bound by cube covering at eps = 0,
+and its conclusion s_N(x, f_theta) <= N - k with high probability.
 
-Check: on 1-3 dimensional slices of Theta through a degenerate point, certified (arb) bounds on
+Checks: on 1-3 dimensional slices of Theta through a degenerate point, certified (arb) bounds on
 the measure of the bad set by branch and bound over parameter cubes, a Monte Carlo over a cover
 by cubes of side 2 rho that must agree with them, and the explicit slice small-ball bound
-(verify.theory.cube_covering).
+(verify.theory.cube_covering); and the sensitivity event itself, estimated directly from
+certified signs at x and its neighbours against the chain's explicit bound
+(verify.checks.sensitivity_event).
 """
 
 from __future__ import annotations
