@@ -198,8 +198,8 @@ def cube_covering(ctx: CheckContext) -> Outcome:
     )
 
 
-EVENT_N = Sizes(quick=(8, 32, 128), default=(8, 32, 128, 512), full=(8, 64, 512, 2048))
-EVENT_DRAWS = Sizes(quick=60, default=200, full=200)  # (theta, x) pairs per (D, N)
+EVENT_N = Sizes(quick=(8, 32, 128), default=(8, 32, 128, 512), full=(8, 64, 512, 1024))
+EVENT_DRAWS = Sizes(quick=60, default=200, full=150)  # (theta, x) pairs per (D, N)
 EVENT_DIMS = (8, 16)  # D, with L = 1
 
 
