@@ -152,3 +152,29 @@ def test_blowup_cap_union_over_norms_and_positions() -> None:
         cap = hr.blowup_cap(hr.noise_cap_threshold(d, k, s, sigma, 0.5), 0.0, k)
         assert cap <= hr.noise_cap_growth(d, k, s, sigma, 0.5)
         assert cap >= hr.noise_cap_growth(d, k, s, sigma, 0.5) / 100
+
+
+def test_slow_training_checks_on_a_tiny_grid(monkeypatch, scratch_counterexamples) -> None:
+    """The --full checks of both statements (the training experiment, figures in the report),
+    run on a tiny stand-in grid: Cor 5 rows on every model, Thm 6 figures per function."""
+    pytest.importorskip("torch")
+    from verify.experiments import train
+
+    tiny = train.TrainSettings(
+        d_model=8, n_layers=1, d_ff=16, steps=60, batch=32, max_len=8, sharpness_repeats=2,
+        sharpness_strings=16, exhaustive_max=5, tradeoff_max=4,
+    )  # fmt: skip
+    monkeypatch.setitem(train.CHECK_GRIDS, "full", (("parity", "first"), (3, 5), tiny))
+    monkeypatch.setattr(train, "_PARAMS", {})
+    ctx = CheckContext(budget="full", seed=0)
+    cor5 = run_check(COR_5, "training experiment (D=16, L=2, N up to 18)", ctx)
+    print(cor5.summary())
+    assert cor5.status is Status.HOLDS
+    assert len(cor5.rows) == 4  # two models with N <= tradeoff_max, two rows each
+    assert {f.name for f in cor5.figures} >= {"hr_cor_5_beta_mean", "hr_cor_5_beta_hr_mean"}
+    thm6 = run_check(THM_6, "training experiment: sharpness and blowup against N (D=16, L=2)", ctx)
+    print(thm6.summary())
+    assert thm6.status in (Status.HOLDS, Status.UNDECIDED, Status.VACUOUS)
+    names = {f.name for f in thm6.figures}
+    assert {"hr_thm_6_accuracy", "hr_thm_6_as_model"} <= names
+    assert any("| parity | 5 |" in n for n in thm6.notes)
