@@ -24,18 +24,27 @@ from verify.model.rounding import ETA, U
 @kernel(types.void(A2, A2, A2, A2, A1, i8, i8, A2, A2, A2, b1))
 def matvec(x, rx, wt, awt, bias, c0, c1, out, rout, scratch, bounds):  # pragma: no cover
     """out[j, :] = bias[c0+j] + sum_k wt[k, c0+j] x[k, :] (wt = W^T), with radius rout
-    (componentwise; awt = |wt|; scratch holds at least n rows)."""
+    (componentwise; awt = |wt|; scratch holds at least n rows). Four input rows per step, so
+    each accumulator is loaded and stored once per four products; the sums are then grouped
+    ((w0 x0 + w1 x1) + (w2 x2 + w3 x3)), inside the bound for any order and grouping."""
     n = x.shape[0]
     nb = x.shape[1]
     m = c1 - c0
+    n4 = n - n % 4
     g = (n + 2) * U
     for j in range(m):
         o = out[j]
-        bj = bias[c0 + j]
+        c = c0 + j
+        bj = bias[c]
         for b in range(nb):
             o[b] = bj
-        for k in range(n):
-            w = wt[k, c0 + j]
+        for k in range(0, n4, 4):
+            w0, w1, w2, w3 = wt[k, c], wt[k + 1, c], wt[k + 2, c], wt[k + 3, c]
+            x0, x1, x2, x3 = x[k], x[k + 1], x[k + 2], x[k + 3]
+            for b in range(nb):
+                o[b] += (w0 * x0[b] + w1 * x1[b]) + (w2 * x2[b] + w3 * x3[b])
+        for k in range(n4, n):
+            w = wt[k, c]
             xk = x[k]
             for b in range(nb):
                 o[b] += w * xk[b]
@@ -46,11 +55,17 @@ def matvec(x, rx, wt, awt, bias, c0, c1, out, rout, scratch, bounds):  # pragma:
         inflate = 1.0 + (2 * n + 5) * U
         for j in range(m):
             ro = rout[j]
-            rb = g * abs(bias[c0 + j])
+            c = c0 + j
+            rb = g * abs(bias[c])
             for b in range(nb):
                 ro[b] = rb
-            for k in range(n):
-                aw = awt[k, c0 + j]
+            for k in range(0, n4, 4):
+                a0, a1, a2, a3 = awt[k, c], awt[k + 1, c], awt[k + 2, c], awt[k + 3, c]
+                s0, s1, s2, s3 = scratch[k], scratch[k + 1], scratch[k + 2], scratch[k + 3]
+                for b in range(nb):
+                    ro[b] += (a0 * s0[b] + a1 * s1[b]) + (a2 * s2[b] + a3 * s3[b])
+            for k in range(n4, n):
+                aw = awt[k, c]
                 sk = scratch[k]
                 for b in range(nb):
                     ro[b] += aw * sk[b]
