@@ -131,7 +131,26 @@ def load_checkpoint(args: argparse.Namespace) -> tuple[Any, dict[str, Any], Any]
     source = module if module is not None else state
     params = from_torch(source, key_map=key_map or None, prefix=args.prefix, **fields)
     _, mapping = spec_state_dict(state, key_map=key_map or None, prefix=args.prefix)
+    assumed = []
+    if module is None:
+        cfg = params.config
+        if not args.pre_ln:
+            assumed.append(
+                "pre-LN (a final norm was found)"
+                if cfg.norm_first
+                else "post-LN (torch's default; a state_dict does not tell: --pre-ln otherwise)"
+            )
+        if not args.no_eos:
+            assumed.append(
+                "an eos token appended, read out there (3-row token table; --no-eos otherwise)"
+                if cfg.eos
+                else "no eos token (2-row token table): read out at the last bit"
+            )
+        assumed.append(
+            f"embedding {cfg.embedding} (from the table widths), positions from 0, tokens 0/1/2"
+        )
     info = {
+        "assumed": assumed,
         "format": "torch nn.Module" if module is not None else "torch state_dict",
         "keys_found": len(mapping.found),
         "renamed": [
@@ -371,6 +390,8 @@ def _print(out: dict[str, Any]) -> None:
         layer_lines = [r for r in load["renamed"] if ".layers." in r or r.startswith("layers.")]
         if layer_lines:
             print(f"    ... and {len(layer_lines)} encoder-layer arrays (prefix removed)")
+    for line in load.get("assumed", []):
+        print(f"  assumed: {line}")
     c = out["config"]
     print(
         f"config: D={c['d_model']} L={c['n_layers']} H={c['n_heads']} d_ff={c['d_ff']}"
