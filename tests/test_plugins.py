@@ -19,7 +19,10 @@ import pytest
 from verify import plugins
 from verify.boolean import families, get_family
 from verify.errors import ValidationError
-from verify.registry import CheckContext, Status, core, run_check
+from verify.registry import CheckContext, Status, core, run_check, slugify
+
+STATEMENT = "Sec 5 declared families"
+CHECK = "declared facts against exhaustive profiles"
 
 FAMILY_MODULE = '''
 """An outside package's family: x_1 AND x_2, with its declarations."""
@@ -144,7 +147,9 @@ def test_a_wrong_declaration_is_a_violation(tmp_path: Path) -> None:
     site = make_site(tmp_path, declared_min=1)
     code = textwrap.dedent(
         """
-        from verify.registry import CheckContext, run_check
+        import pathlib
+        from verify.registry import CheckContext, counterexamples, run_check
+        counterexamples.COUNTEREXAMPLES = pathlib.Path("cex")  # not the repository's folder
         r = run_check("Sec 5 declared families", "declared facts against exhaustive profiles",
                       CheckContext(budget="quick"))
         print(r.status.value, [row.label for row in r.rows if not row.ok][:1])
@@ -156,6 +161,9 @@ def test_a_wrong_declaration_is_a_violation(tmp_path: Path) -> None:
     )
     assert out.returncode == 0, out.stderr
     assert out.stdout.startswith("violated ['ext_and_two(N=2): min_x s(x)"), out.stdout
+    saved_file = tmp_path / "cex" / f"{slugify(STATEMENT)}_{slugify(CHECK)}.json"
+    saved = json.loads(saved_file.read_text())
+    assert saved["failing_rows"][0]["label"].startswith("ext_and_two(N=2)")
 
 
 def test_import_option_and_environment(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
