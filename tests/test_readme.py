@@ -77,7 +77,14 @@ def test_python_tour_runs(capsys) -> None:
 
 
 def _doc() -> dict:
-    row = {"label": "x", "measured": 2.0, "bound": 1.0, "relation": "<=", "ratio": 2.0}
+    row = {
+        "label": "x",
+        "measured": 2.0,
+        "bound": 1.0,
+        "relation": "<=",
+        "shown_relation": ">",
+        "ratio": 2.0,
+    }
     return {
         "run": {"budget": "quick", "seed": 0},
         "generated_at": "2026-11-30T00:00:00Z",
@@ -89,6 +96,7 @@ def _doc() -> dict:
                 "confidence": "[note]",
                 "status": "violated",
                 "worst": {**row, "check": "c"},
+                "row_counts": {"holds": 1, "vacuous": 0, "exact": 0, "fails": 1},
             },
             {
                 "id": "Conj 5.5",
@@ -110,7 +118,8 @@ def test_update_readme_table(tmp_path: Path) -> None:
     assert text.startswith("intro\n" + BEGIN) and text.endswith(END + "\noutro\n")
     assert "\nold\n" not in text
     assert "| [Lemma 3.2](docs/reports/example/report.md#lemma_3_2) | A \\| B | [note] |" in text
-    assert "violated | x: 2 <= 1 |" in text and "| unchecked |  |" in text
+    # a failing row is printed with the relation that is true of its numbers
+    assert "violated | 1 / 0 / 0 / 1 | x: 2 > 1 |" in text and "| unchecked |  |" in text
     assert statements_table(_doc(), "r.md") in text.replace(
         "docs/reports/example/report.md", "r.md"
     )

@@ -230,7 +230,7 @@ def test_report_all_outcomes(
     assert "## Summary" in md and md.index("## Summary") < md.index("## Lemma 1.1")
     assert "![x^2 against x](figures/square.png)" in md
     assert "ZeroDivisionError" in md and "deliberate failure in a check" in md
-    assert "**VIOLATED**" in md and "| x | 2 | <= | 1 | 2 |" in md
+    assert "**VIOLATED**" in md and "| x | 2 | > | 1 | 2 |" in md  # the true relation
     assert "CI of measured" in md and "[-1, 1]" in md
     assert "numba" in md and "python-flint" in md
     assert "Reconstructed statement" in md

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import datetime as _dt
 import math
+import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -23,7 +24,8 @@ from verify.report.runner import (
 )
 
 SCHEMA = "verify-report"
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2  # 2: rows carry verdict, shown_relation, tightness (trivial, vacuous);
+# checks and statements carry row_counts and worst_text; worst is the worst *informative* row
 INTERRUPTED_EXIT = 130  # the exit code of a run stopped by Ctrl-C (128 + SIGINT)
 NONFINITE = {"inf": math.inf, "-inf": -math.inf, "nan": math.nan}
 
@@ -51,6 +53,16 @@ def jsonable(obj: Any) -> Any:
     return str(obj)
 
 
+_N_IN_LABEL = re.compile(r"\bN\s*=\s*(\d+)")
+
+
+def fmt_number(x: Any) -> str:
+    """A measured value or bound for text (6 significant digits; inf / nan spelled out)."""
+    if isinstance(x, str):
+        return x
+    return f"{x:.6g}"
+
+
 def tightness(row: Row) -> float:
     """How close a row is to its bound, > 1 meaning outside it: measured/bound for '<=' and
     bound/measured for '>=' when both are >= 0 (a ratio of signed values means nothing, so
@@ -65,39 +77,84 @@ def tightness(row: Row) -> float:
 
 
 def worst_row(rows: Sequence[Row]) -> Row | None:
-    """The row of largest :func:`tightness` (NaN rows first: they decide nothing)."""
-    best, best_t = None, -math.inf
-    for r in rows:
+    """The row of largest :func:`tightness` (NaN rows first: they decide nothing). Ties go to
+    the row at the largest N named in its label ("N=12"), then to the later row: at equal
+    tightness the largest size is the informative one."""
+    best, best_key = None, None
+    for i, r in enumerate(rows):
         try:
             t = tightness(r)
         except Exception:
             t = math.nan
         if math.isnan(t):
             return r
-        if best is None or t > best_t:
-            best, best_t = r, t
+        ns = [int(m) for m in _N_IN_LABEL.findall(r.label)]
+        key = (t, max(ns) if ns else -1, i)
+        if best_key is None or key > best_key:
+            best, best_key = r, key
     return best
 
 
 def row_json(row: Row) -> dict[str, Any]:
-    return jsonable(
-        {
-            "label": row.label,
-            "measured": row.measured,
-            "bound": row.bound,
-            "relation": row.relation,
-            "ratio": row.ratio,
-            "ok": row.ok,
-            "ci": list(row.ci) if row.ci is not None else None,
-            "extra": row.extra,
-        }
-    )
+    """A row as in report.json: the comparison, the relation that is true of its numbers
+    (``shown_relation``: ">" for a failing "<="), its verdict (holds / vacuous / exact /
+    fails), its tightness and, where set, its trivial bound."""
+    out = {
+        "label": row.label,
+        "measured": row.measured,
+        "bound": row.bound,
+        "relation": row.relation,
+        "shown_relation": row.shown_relation,
+        "ratio": row.ratio,
+        "tightness": row.tightness,
+        "ok": row.ok,
+        "verdict": row.verdict,
+        "decisive": row.decisive,
+        "ci": list(row.ci) if row.ci is not None else None,
+        "extra": row.extra,
+    }
+    if row.trivial is not None:
+        out["trivial"] = row.trivial
+        out["vacuous"] = row.vacuous
+    return jsonable(out)
+
+
+VERDICTS = ("holds", "vacuous", "exact", "fails")
+
+
+def rows_text(rows: Sequence[Row]) -> str:
+    """What rows with no informative comparison are: "all exact (n identities, N = a..b)",
+    "all vacuous (n rows, ...)", or both counts; the N range from the rows' labels."""
+    counts = {v: sum(r.verdict == v for r in rows) for v in VERDICTS}
+    ns = sorted({int(m) for r in rows for m in _N_IN_LABEL.findall(r.label)})
+    span = f", N = {ns[0]}..{ns[-1]}" if len(ns) > 1 else (f", N = {ns[0]}" if ns else "")
+    if not rows:
+        return "no rows"
+    if counts["exact"] and not counts["vacuous"]:
+        return f"all exact ({counts['exact']} identities{span})"
+    if counts["vacuous"] and not counts["exact"]:
+        return f"all vacuous ({counts['vacuous']} rows{span})"
+    return f"{counts['exact']} identities, {counts['vacuous']} vacuous rows{span}"
+
+
+def informative_worst(rows: Sequence[Row]) -> Row | None:
+    """The informative row (neither vacuous nor an identity) of largest tightness; a row
+    whose tightness is NaN first (it decides nothing)."""
+    return worst_row([r for r in rows if r.verdict in ("holds", "fails")])
+
+
+def _worst_json(row: Row | None, rows: Sequence[Row]) -> tuple[dict[str, Any] | None, str]:
+    if row is None:
+        return None, rows_text(rows)
+    text = f"{row.label}: {row.measured:.6g} {row.shown_relation} {row.bound:.6g}"
+    return {**row_json(row), "tightness": jsonable(tightness(row))}, text
 
 
 def check_json(outcome: CheckOutcome, figures: list[dict[str, Any]]) -> dict[str, Any]:
     """One check's entry of report.json (``figures`` as drawn by the writer)."""
     r = outcome.result
-    worst = worst_row(r.rows) if r is not None else None
+    rows = r.rows if r is not None else []
+    worst, worst_txt = _worst_json(informative_worst(rows), rows)
     return {
         "name": outcome.check_name,
         "slow": outcome.slow,
@@ -109,8 +166,10 @@ def check_json(outcome: CheckOutcome, figures: list[dict[str, Any]]) -> dict[str
         "parameters": jsonable(r.parameters) if r else {},
         "notes": [str(n) for n in r.notes] if r else [],
         "counterexample": r.counterexample if r else None,
-        "rows": [row_json(x) for x in r.rows] if r else [],
-        "worst": ({**row_json(worst), "tightness": jsonable(tightness(worst))} if worst else None),
+        "rows": [row_json(x) for x in rows],
+        "row_counts": {v: sum(x.verdict == v for x in rows) for v in VERDICTS},
+        "worst": worst,
+        "worst_text": worst_txt if r is not None else "",
         "figures": figures,
         "error": (
             {
@@ -133,14 +192,23 @@ def statement_json(
     checks = [check_json(c, figures.get((s.id, c.check_name), [])) for c in outcome.checks]
     worst: dict[str, Any] | None = None
     best = -math.inf
+    all_rows: list[Row] = []
     for c, cj in zip(outcome.checks, checks, strict=True):
-        w = worst_row(c.result.rows) if c.result is not None else None
+        rows = c.result.rows if c.result is not None else []
+        all_rows += rows
+        w = informative_worst(rows)
         if w is None:
             continue
         t = tightness(w)
         t = math.inf if math.isnan(t) else t
         if worst is None or t > best:
             worst, best = {**cj["worst"], "check": c.check_name}, t
+    worst_txt = (
+        f"{worst['label']}: {fmt_number(worst['measured'])} {worst['shown_relation']}"
+        f" {fmt_number(worst['bound'])}"
+        if worst
+        else rows_text(all_rows)
+    )
     return {
         "id": s.id,
         "slug": s.slug,
@@ -154,6 +222,8 @@ def statement_json(
         "status": outcome.status,
         "runtime_s": outcome.runtime_s,
         "worst": worst,
+        "worst_text": worst_txt,
+        "row_counts": {v: sum(c["row_counts"][v] for c in checks) for v in VERDICTS},
         "not_run": list(outcome.not_run),
         "interrupted": list(outcome.interrupted),
         "warnings": outcome.warnings
@@ -184,6 +254,7 @@ def build_document(
     for st in statements:
         counts[st["status"]] += 1
     n_run = sum(len(st["checks"]) for st in statements)
+    row_counts = {v: sum(st["row_counts"][v] for st in statements) for v in VERDICTS}
     code = exit_code(outcomes)
     n_interrupted = sum(len(st["interrupted"]) for st in statements)
     if n_interrupted:
@@ -201,6 +272,7 @@ def build_document(
                 "exit_code": code,
                 "all_hold": code == 0,
                 "counts": counts,
+                "row_counts": row_counts,
                 "n_statements": len(statements),
                 "n_checks_run": n_run,
                 "n_checks_not_run": sum(len(st["not_run"]) for st in statements),
@@ -226,7 +298,7 @@ def _number(x: Any) -> bool:
 
 
 def validate_document(doc: Any) -> list[str]:
-    """Problems with ``doc`` as a report.json document (empty list: valid, schema version 1)."""
+    """Problems with ``doc`` as a report.json document (empty list: valid, schema version 2)."""
     errs: list[str] = []
 
     def need(obj: Any, key: str, types: Any, where: str) -> Any:
@@ -294,6 +366,8 @@ def validate_document(doc: Any) -> list[str]:
                         errs.append(f"{cw}.rows[{k}].{key}: expected a number")
                 if row.get("relation") not in ("<=", ">=", "=="):
                     errs.append(f"{cw}.rows[{k}].relation: expected <=, >= or ==")
+                if row.get("verdict") not in VERDICTS:
+                    errs.append(f"{cw}.rows[{k}].verdict: expected one of {VERDICTS}")
     if code is not None and code != INTERRUPTED_EXIT and code != int(failing):
         errs.append("summary.exit_code: does not match the statements' statuses")
     return errs

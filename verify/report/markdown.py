@@ -48,16 +48,29 @@ def _row_line(r: Mapping[str, Any], check: str | None = None) -> str:
     ci = f"[{fmt(r['ci'][0])}, {fmt(r['ci'][1])}]" if r.get("ci") else ""
     ok = "yes" if r.get("ok") else "**no**"
     lead = f"{cell(check)} | " if check is not None else ""
+    relation = r.get("shown_relation", r["relation"])
+    verdict = r.get("verdict", "")
+    ok = {"fails": "**no**", "vacuous": "vacuous", "exact": "exact"}.get(verdict, ok)
     return (
-        f"| {lead}{cell(r['label'])} | {fmt(r['measured'])} | {cell(r['relation'])} |"
+        f"| {lead}{cell(r['label'])} | {fmt(r['measured'])} | {cell(relation)} |"
         f" {fmt(r['bound'])} | {fmt(r['ratio'])} | {ci} | {ok} |"
     )
 
 
-def worst_text(w: Mapping[str, Any] | None) -> str:
+def worst_text(w: Mapping[str, Any] | None, fallback: str = "") -> str:
+    """The worst informative row as "label: measured REL bound" (the relation true of the
+    numbers), else ``fallback`` (what the rows are: "all exact (...)", "all vacuous (...)")."""
     if not w:
+        return cell(fallback)
+    rel = w.get("shown_relation", w["relation"])
+    return f"{cell(w['label'])}: {fmt(w['measured'])} {rel} {fmt(w['bound'])}"
+
+
+def counts_text(c: Mapping[str, int] | None) -> str:
+    """Row verdict counts as "h / v / e / f" (holds, vacuous, exact, fails)."""
+    if not c:
         return ""
-    return f"{cell(w['label'])}: {fmt(w['measured'])} {w['relation']} {fmt(w['bound'])}"
+    return f"{c['holds']} / {c['vacuous']} / {c['exact']} / {c['fails']}"
 
 
 def repo_link(path: str, repo_prefix: str | None) -> str:
@@ -136,23 +149,33 @@ def render_markdown(doc: Mapping[str, Any], repo_prefix: str | None = None) -> s
     add("## Summary")
     add("")
     add(
-        "| statement | title | status | checks run | worst case (measured vs bound) | ratio |"
-        " time (s) |"
+        "| statement | title | status | checks run | rows h / v / e / f |"
+        " worst informative case (measured vs bound) | ratio | time (s) |"
     )
-    add("|---|---|---|---|---|---|---|")
+    add("|---|---|---|---|---|---|---|---|")
     for st in doc["statements"]:
         w = st.get("worst")
         nrun = len(st["checks"])
         nr = f"{nrun}" + (f" (+{len(st['not_run'])} slow not run)" if st["not_run"] else "")
         add(
             f"| [{cell(st['id'])}](#{st['slug']}) | {cell(st['title'])} |"
-            f" {_BADGE.get(st['status'], st['status'])} | {nr} | {worst_text(w)} |"
+            f" {_BADGE.get(st['status'], st['status'])} | {nr} |"
+            f" {counts_text(st.get('row_counts'))} | {worst_text(w, st.get('worst_text', ''))} |"
             f" {fmt(w['ratio']) if w else ''} | {fmt(st['runtime_s'])} |"
         )
     add("")
+    rc = summ.get("row_counts")
+    if rc:
+        add(
+            f"Rows: {rc['holds']} hold with content, {rc['vacuous']} are vacuous (the bound is no"
+            f" better than the trivial one at the tested size), {rc['exact']} are exact"
+            f" identities, {rc['fails']} fail."
+        )
+        add("")
     add(
         "Ratio is measured / bound; for a `<=` bound a ratio <= 1 means it holds, for a `>=`"
-        " bound a ratio >= 1 does."
+        " bound a ratio >= 1 does. The worst case is the informative row (neither vacuous nor an"
+        " identity) closest to, or furthest past, its bound."
     )
     add("")
     add("## Environment")
@@ -211,6 +234,10 @@ def _statement(st: Mapping[str, Any], repo_prefix: str | None = None) -> list[st
     if st.get("worst"):
         w = st["worst"]
         line += f" Worst case ({cell(w['check'])}): {worst_text(w)}, ratio {fmt(w['ratio'])}."
+    elif st.get("worst_text"):
+        line += f" No informative row: {cell(st['worst_text'])}."
+    if st.get("row_counts"):
+        line += f" Rows (holds / vacuous / exact / fails): {counts_text(st['row_counts'])}."
     add(line)
     add("")
     if st["not_run"]:
@@ -267,6 +294,9 @@ def _check(c: Mapping[str, Any], repo_prefix: str | None = None) -> list[str]:
             add("")
         if w:
             add(f"Worst case: {worst_text(w)} (ratio {fmt(w['ratio'])}).")
+            add("")
+        elif c.get("worst_text"):
+            add(f"No informative row: {cell(c['worst_text'])}.")
             add("")
     for n in c["notes"]:
         add(f"- {n}")

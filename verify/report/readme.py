@@ -11,7 +11,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from verify.report.markdown import cell, worst_text
+from verify.report.markdown import cell, counts_text, worst_text
 
 BEGIN = "<!-- statements:begin -->"
 END = "<!-- statements:end -->"
@@ -25,15 +25,20 @@ def statements_table(doc: Mapping[str, Any], report_link: str) -> str:
         f"Statuses from the example report ([{report_link}]({report_link}), budget"
         f" `{run['budget']}`, seed {run['seed']}, generated {doc['generated_at']}):",
         "",
-        "| statement | title | confidence | status | worst case (measured vs bound) |",
-        "|---|---|---|---|---|",
+        "| statement | title | confidence | status | rows h / v / e / f |"
+        " worst informative case (measured vs bound) |",
+        "|---|---|---|---|---|---|",
     ]
     for st in doc["statements"]:
         lines.append(
             f"| [{cell(st['id'])}]({report_link}#{st['slug']}) | {cell(st['title'])} |"
-            f" {cell(st['confidence'])} | {st['status']} | {worst_text(st.get('worst'))} |"
+            f" {cell(st['confidence'])} | {st['status']} | {counts_text(st.get('row_counts'))} |"
+            f" {worst_text(st.get('worst'), st.get('worst_text', ''))} |"
         )
     lines += [
+        "",
+        "*rows h / v / e / f*: comparisons that hold with content / are vacuous (the bound no"
+        " better than the trivial one at that size) / are exact identities / fail.",
         "",
         "*holds*: every measured value is within its computed bound; *vacuous*: the bound says"
         " nothing at the tested sizes; *violated*: a finding, its parameters saved under"
