@@ -69,6 +69,16 @@ class Check:
     policy: Policy = Policy.STRICT
     slow: bool = False  # only in --runslow / report --full
     finding: Finding | None = None
+    # optional packages the check needs (e.g. ("torch",)): without them it reports undecided
+    # with the reason, and the theorem suite skips it
+    requires: tuple[str, ...] = ()
+
+    @property
+    def missing(self) -> list[str]:
+        """The packages of ``requires`` that are not installed."""
+        import importlib.util
+
+        return [m for m in self.requires if importlib.util.find_spec(m) is None]
 
     @property
     def expected_violation(self) -> str | None:
@@ -138,13 +148,15 @@ class Statement:
         policy: Policy = Policy.STRICT,
         slow: bool = False,
         finding: Finding | None = None,
+        requires: tuple[str, ...] = (),
     ) -> Callable[[Callable[[CheckContext], Outcome]], Callable[[CheckContext], Outcome]]:
-        """Decorator attaching a check (``policy`` decides its status from its rows)."""
+        """Decorator attaching a check (``policy`` decides its status from its rows;
+        ``requires`` names optional packages it needs)."""
 
         def deco(func: Callable[[CheckContext], Outcome]) -> Callable[[CheckContext], Outcome]:
             if any(c.name == name for c in self.checks):
                 raise ValueError(f"{self.id} already has a check named {name!r}")
-            self.checks.append(Check(name, func, Policy(policy), slow, finding))
+            self.checks.append(Check(name, func, Policy(policy), slow, finding, tuple(requires)))
             return func
 
         return deco

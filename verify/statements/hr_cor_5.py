@@ -51,7 +51,9 @@ HR_COR_5 = define_statement(
         Hypothesis("margin", "xi = min_x |T(x)| > 0 (T recognises the function it computes)"),
         Hypothesis("any eps >= 0", "wherever beta is finite (Lemma 2.9 needs no eps > 0)"),
     ),
-    bound_formula=r"2 xi as_N(f) <= c_r ||w|| C_infl(theta) E_x[beta(x)^2]",
+    bound_formula=(
+        r"$2\xi\,\mathrm{as}_N(f) \le c_r \|w\|\, C_{\rm infl}(\theta)\, E_x[\beta(x)^2]$"
+    ),
     derivation=DERIVATION + "#cor-5",
 )
 
@@ -254,14 +256,19 @@ def _trained_outcome(ctx: CheckContext, budget: str) -> Outcome:
     )
 
 
-@HR_COR_5.check("trained models (small, seconds)", policy=Policy.STRICT)
+@HR_COR_5.check("trained models (small, seconds)", policy=Policy.STRICT, requires=("torch",))
 def trained_models(ctx: CheckContext) -> Outcome:
     """Tiny models trained on PARITY, MAJORITY, FIRST (quick) or all five targets (default):
     the learned function's 2 xi as_N against the bound."""
     return _trained_outcome(ctx, "quick" if ctx.budget == "quick" else "default")
 
 
-@HR_COR_5.check("training experiment (D=16, L=2, N up to 18)", policy=Policy.STRICT, slow=True)
+@HR_COR_5.check(
+    "training experiment (D=16, L=2, N up to 18)",
+    policy=Policy.STRICT,
+    slow=True,
+    requires=("torch",),
+)
 def training_experiment(ctx: CheckContext) -> Outcome:
     """The full training grid (verify.experiments.train.CHECK_GRIDS['full']): Cor 5 on every
     model with N <= 12, and the blowup / parameter norm against N per function."""

@@ -55,7 +55,8 @@ HR_THM_6 = define_statement(
     confidence="[inferred]",
     hypotheses=(NOISY_BIAS,),
     bound_formula=(
-        r"P[beta(theta + Delta, x) >= (1 + (t + eps)^{-1/2})^K] <= K S F_{chi2_{D-1}}(t D/sigma^2)"
+        r"$P[\beta(\theta + \Delta, x) \ge (1 + (t + \epsilon)^{-1/2})^K]"
+        r" \le K S\, F_{\chi^2_{D-1}}(t D/\sigma^2)$"
     ),
     derivation=DERIVATION + "#thm-6",
 )
@@ -183,7 +184,9 @@ def _trained(ctx: CheckContext, budget: str):
     return check_models(budget, ctx.seed), CHECK_GRIDS[budget]
 
 
-@HR_THM_6.check("trained models: noise caps the blowup", policy=Policy.STATISTICAL)
+@HR_THM_6.check(
+    "trained models: noise caps the blowup", policy=Policy.STATISTICAL, requires=("torch",)
+)
 def trained_blowup_cap(ctx: CheckContext) -> Outcome:
     """The trained models of the quick/default grid: at the string of largest blowup, how often
     H&R's noise (sigma = 0.02) leaves beta' above the cap; their sharpness in the notes."""
@@ -250,7 +253,11 @@ def _ordering_rows(records: list[dict], min_accuracy: float = 0.99) -> tuple[lis
     return rows, notes
 
 
-@HR_THM_6.check("sharpness grows with sensitivity (trained, evidence)", policy=Policy.ASYMPTOTIC)
+@HR_THM_6.check(
+    "sharpness grows with sensitivity (trained, evidence)",
+    policy=Policy.ASYMPTOTIC,
+    requires=("torch",),
+)
 def sharpness_ordering(ctx: CheckContext) -> Outcome:
     """H&R's empirical claim on the small trained models: sharper minima for more sensitive
     targets (compared only among fitted models; evidence, never a refutation)."""
@@ -270,6 +277,7 @@ def sharpness_ordering(ctx: CheckContext) -> Outcome:
     "training experiment: sharpness and blowup against N (D=16, L=2)",
     policy=Policy.ASYMPTOTIC,
     slow=True,
+    requires=("torch",),
 )
 def training_experiment(ctx: CheckContext) -> Outcome:
     """The full grid of verify.experiments.train (PARITY, sparse PARITY, MAJORITY, FIRST,
