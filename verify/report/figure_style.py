@@ -107,14 +107,28 @@ def math_label(text: Any) -> str:
 # ------------------------------------------------------------------------ series grouping
 _BAND = re.compile(r"^(?P<base>.*?)\s*(?P<side>CI low|CI high|CI lower|CI upper|lower|upper)$")
 _SETTING = re.compile(
-    r"^((?:[A-Za-z_][\w]*\s*=\s*[^\s,]+(?:,\s*|\s+(?=[A-Za-z_]\w*\s*=)))*"
-    r"[A-Za-z_][\w]*\s*=\s*[^\s,]+)(?=\s|$)"
+    r"^((?:[A-Za-z_][\w]*\s*=\s*[^\s,:]+(?:,\s*|\s+(?=[A-Za-z_]\w*\s*=)))*"
+    r"[A-Za-z_][\w]*\s*=\s*[^\s,:]+)(?=[\s:]|$)"
 )
 
 
 def _setting(label: str) -> str:
     m = _SETTING.match(label)
     return m.group(1) if m else label
+
+
+def _group_of(label: str, labels: list[str]) -> str:
+    """The colour group of a series: its leading "key=value" settings, else the longest other
+    label it extends ("rho=0.02, all N' <= N" goes with "rho=0.02")."""
+    setting = _setting(label)
+    if setting != label:
+        return setting
+    prefixes = [
+        other
+        for other in labels
+        if other and other != label and label.startswith(other) and label[len(other)] in " ,;("
+    ]
+    return _setting(max(prefixes, key=len)) if prefixes else label
 
 
 def plan_lines(series: list[dict[str, Any]]) -> list[dict[str, Any]]:
@@ -160,7 +174,11 @@ def plan_lines(series: list[dict[str, Any]]) -> list[dict[str, Any]]:
         if i in bands:
             b = bands[i]
             owner = b["owner"]
-            group = _setting(labels[owner]) if owner is not None else _setting(b["base"])
+            group = (
+                _group_of(labels[owner], labels)
+                if owner is not None
+                else _group_of(b["base"], labels)
+            )
             is_ci = "CI" in labels[b["lo"]]
             name = b["base"] if not is_ci or "CI" in b["base"] else f"{b['base']} CI".strip()
             if owner is not None:  # one legend entry with the line: "<line> (band: <name>)"
@@ -177,7 +195,12 @@ def plan_lines(series: list[dict[str, Any]]) -> list[dict[str, Any]]:
             )
         elif i not in used:
             items.append(
-                {"kind": "line", "series": [s], "group": _setting(labels[i]), "label": labels[i]}
+                {
+                    "kind": "line",
+                    "series": [s],
+                    "group": _group_of(labels[i], labels),
+                    "label": labels[i],
+                }
             )
     return items
 

@@ -258,8 +258,13 @@ def _short_log_labels(axis: Any, values: list[Any]) -> None:
             pos.append(f)
     if pos and math.log10(max(pos) / min(pos)) < 2:
         plain = FuncFormatter(lambda v, _: f"{v:g}")
+
+        def sparse(v: float, _: Any) -> str:  # minor ticks: label only 2x and 5x a decade
+            mantissa = round(v / 10 ** math.floor(math.log10(v)), 6) if v > 0 else 0
+            return f"{v:g}" if mantissa in (2.0, 5.0) else ""
+
         axis.set_major_formatter(plain)
-        axis.set_minor_formatter(plain)
+        axis.set_minor_formatter(FuncFormatter(sparse))
 
 
 def draw_figure(fig: Any, path: str | Path, *, also: Sequence[str] = ()) -> Path:
