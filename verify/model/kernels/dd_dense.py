@@ -41,15 +41,55 @@ def matvec_dd(xh, xl, rx, wt, awt, bias, c0, c1, oh, ol, ro, scratch, bounds):  
     products w xl' <= u^2 M: error <= (3n (n + 2) + 1) u^2 M <= (n + 2)^2 UU M."""
     n = xh.shape[0]
     nb = xh.shape[1]
+    n4 = n - n % 4
     for j in range(c1 - c0):
-        bj = bias[c0 + j]
+        c = c0 + j
+        bj = bias[c]
         ohj = oh[j]
         olj = ol[j]
         for b in range(nb):
             ohj[b] = bj
             olj[b] = 0.0
-        for k in range(n):
-            w = wt[k, c0 + j]
+        # four input rows per step (the accumulators stay in registers for four terms; the
+        # terms are applied in order k, so the result is that of one row per step)
+        for k in range(0, n4, 4):
+            w0, w1, w2, w3 = wt[k, c], wt[k + 1, c], wt[k + 2, c], wt[k + 3, c]
+            h0, h1, h2, h3 = xh[k], xh[k + 1], xh[k + 2], xh[k + 3]
+            l0, l1, l2, l3 = xl[k], xl[k + 1], xl[k + 2], xl[k + 3]
+            for b in range(nb):
+                a = ohj[b]
+                lo = olj[b]
+                x = h0[b]
+                p = w0 * x
+                e = fma(w0, x, -p)
+                s = a + p
+                bb = s - a
+                lo = fma(w0, l0[b], lo + (((a - (s - bb)) + (p - bb)) + e))
+                a = s
+                x = h1[b]
+                p = w1 * x
+                e = fma(w1, x, -p)
+                s = a + p
+                bb = s - a
+                lo = fma(w1, l1[b], lo + (((a - (s - bb)) + (p - bb)) + e))
+                a = s
+                x = h2[b]
+                p = w2 * x
+                e = fma(w2, x, -p)
+                s = a + p
+                bb = s - a
+                lo = fma(w2, l2[b], lo + (((a - (s - bb)) + (p - bb)) + e))
+                a = s
+                x = h3[b]
+                p = w3 * x
+                e = fma(w3, x, -p)
+                s = a + p
+                bb = s - a
+                lo = fma(w3, l3[b], lo + (((a - (s - bb)) + (p - bb)) + e))
+                ohj[b] = s
+                olj[b] = lo
+        for k in range(n4, n):
+            w = wt[k, c]
             xhk = xh[k]
             xlk = xl[k]
             for b in range(nb):
