@@ -4,6 +4,7 @@ with componentwise float64 radii (the rules of ``kernels.attention.attention_at`
 
 from __future__ import annotations
 
+import numpy as np
 from numba import types
 
 from verify._numba import kernel
@@ -30,38 +31,52 @@ def attention_dd(
     acm = abs(cmh) + abs(cml)
     g_dot = (dh + 3) * (dh + 3) * UU
     g_av = (s + 3) * (s + 3) * UU
+    # per string accumulators: the loops over strings are innermost (they vectorise); each
+    # string's operations run in the same order as one string at a time
+    acc_h = np.empty(nb)
+    acc_l = np.empty(nb)
+    mag = np.empty(nb)
+    rad = np.empty(nb)
     for hd in range(n_heads):
         c0 = hd * dh
         for j in range(s):
             for b in range(nb):
-                sh = 0.0
-                sl = 0.0
-                mag = 0.0
-                rad = 0.0
-                for e in range(dh):
-                    ah = qh[i, c0 + e, b]
-                    al = ql[i, c0 + e, b]
-                    bh = qh[j, d + c0 + e, b]
-                    bl = ql[j, d + c0 + e, b]
+                acc_h[b] = 0.0
+                acc_l[b] = 0.0
+                mag[b] = 0.0
+                rad[b] = 0.0
+            for e in range(dh):
+                qhe = qh[i, c0 + e]
+                qle = ql[i, c0 + e]
+                khe = qh[j, d + c0 + e]
+                kle = ql[j, d + c0 + e]
+                for b in range(nb):
+                    ah = qhe[b]
+                    al = qle[b]
+                    bh = khe[b]
+                    bl = kle[b]
                     p = ah * bh
                     err = fma(ah, bh, -p)
+                    sh = acc_h[b]
                     t = sh + p
                     bb = t - sh
-                    sl += (((sh - (t - bb)) + (p - bb)) + err) + fma(ah, bl, al * bh)
-                    sh = t
-                    if bounds:
-                        aa = abs(ah) + abs(al)
-                        ab = abs(bh) + abs(bl)
-                        ra = qr[i, c0 + e, b]
-                        rb = qr[j, d + c0 + e, b]
-                        mag += aa * ab
-                        rad += aa * rb + ra * (ab + rb)
-                sh, sl = two_sum(sh, sl)
+                    acc_l[b] += (((sh - (t - bb)) + (p - bb)) + err) + fma(ah, bl, al * bh)
+                    acc_h[b] = t
+                if bounds:
+                    qre = qr[i, c0 + e]
+                    kre = qr[j, d + c0 + e]
+                    for b in range(nb):
+                        aa = abs(qhe[b]) + abs(qle[b])
+                        ab = abs(khe[b]) + abs(kle[b])
+                        mag[b] += aa * ab
+                        rad[b] += aa * kre[b] + qre[b] * (ab + kre[b])
+            for b in range(nb):
+                sh, sl = two_sum(acc_h[b], acc_l[b])
                 sch, scl = dd_mul(sh, sl, cmh, cml)
                 ph[j, b] = sch
                 pl[j, b] = scl
                 if bounds:
-                    racc = (rad + g_dot * mag) * (1 + (2 * dh + 6) * U) + ETA
+                    racc = (rad[b] + g_dot * mag[b]) * (1 + (2 * dh + 6) * U) + ETA
                     asc = abs(sch) + abs(scl)
                     pr[j, b] = ((abs(sh) + abs(sl)) * cr + racc * (acm + cr) + DD_MUL * asc) * (
                         1 + 4 * U
@@ -69,32 +84,38 @@ def attention_dd(
         softmax_dd(ph, pl, pr, bounds)
         for e in range(dh):
             for b in range(nb):
-                sh = 0.0
-                sl = 0.0
-                mag = 0.0
-                rad = 0.0
-                for j in range(s):
+                acc_h[b] = 0.0
+                acc_l[b] = 0.0
+                mag[b] = 0.0
+                rad[b] = 0.0
+            for j in range(s):
+                vhe = qh[j, 2 * d + c0 + e]
+                vle = ql[j, 2 * d + c0 + e]
+                for b in range(nb):
                     ah = ph[j, b]
                     al = pl[j, b]
-                    bh = qh[j, 2 * d + c0 + e, b]
-                    bl = ql[j, 2 * d + c0 + e, b]
+                    bh = vhe[b]
+                    bl = vle[b]
                     p = ah * bh
                     err = fma(ah, bh, -p)
+                    sh = acc_h[b]
                     t = sh + p
                     bb = t - sh
-                    sl += (((sh - (t - bb)) + (p - bb)) + err) + fma(ah, bl, al * bh)
-                    sh = t
-                    if bounds:
-                        aa = abs(ah) + abs(al)
-                        ab = abs(bh) + abs(bl)
-                        rb = qr[j, 2 * d + c0 + e, b]
-                        mag += aa * ab
-                        rad += aa * rb + pr[j, b] * (ab + rb)
-                sh, sl = two_sum(sh, sl)
+                    acc_l[b] += (((sh - (t - bb)) + (p - bb)) + err) + fma(ah, bl, al * bh)
+                    acc_h[b] = t
+                if bounds:
+                    vre = qr[j, 2 * d + c0 + e]
+                    for b in range(nb):
+                        aa = abs(ph[j, b]) + abs(pl[j, b])
+                        ab = abs(vhe[b]) + abs(vle[b])
+                        mag[b] += aa * ab
+                        rad[b] += aa * vre[b] + pr[j, b] * (ab + vre[b])
+            for b in range(nb):
+                sh, sl = two_sum(acc_h[b], acc_l[b])
                 ath[c0 + e, b] = sh
                 atl[c0 + e, b] = sl
                 if bounds:
-                    atr[c0 + e, b] = (rad + g_av * mag) * (1 + (2 * s + 6) * U) + ETA
+                    atr[c0 + e, b] = (rad[b] + g_av * mag[b]) * (1 + (2 * s + 6) * U) + ETA
 
 
 @kernel(
