@@ -39,7 +39,7 @@ def test_extending_doc_runs(isolated_registries: None, capsys: pytest.CaptureFix
     for block in blocks:
         exec(compile(block, str(DOC), "exec"), ns)
     out = capsys.readouterr().out
-    assert "Example 1 holds K_0 at N=" in out
+    assert "Example 1 holds all exact (9 identities, N = 2..10)" in out
     # the statement is in the registry and its check holds at the quick budget
     result = run_check("Example 1", "exhaustive count", CheckContext(budget="quick"))
     assert result.status is Status.HOLDS and len(result.rows) == 9
