@@ -429,3 +429,17 @@ def test_documented_finding_is_a_strict_xfail(
     st = rep.document["statements"][0]
     assert st["status"] == "not_reproduced" and rep.exit_code == 1
     assert any("did not reproduce" in w for w in st["warnings"])
+
+
+def test_check_needing_a_missing_package_is_not_run(
+    isolated_registry: dict, tmp_path: Path
+) -> None:
+    """A check whose optional package is absent is listed as not run (with the package), never
+    run into an 'undecided'; the statement's other checks decide its status."""
+    stmt = define_statement(id="Lemma 6.1", title="t", statement="s")
+    stmt.check("needs an extra", requires=("no_such_package_here",))(lambda ctx: Outcome())
+    stmt.check("plain")(lambda ctx: Outcome([Row("a", 1.0, 2.0)]))
+    rep = generate_report(tmp_path, progress=False)
+    (st,) = rep.document["statements"]
+    assert st["not_run"] == ["needs an extra (needs no_such_package_here)"]
+    assert [c["name"] for c in st["checks"]] == ["plain"] and st["status"] == "holds"

@@ -156,7 +156,7 @@ def render_markdown(doc: Mapping[str, Any], repo_prefix: str | None = None) -> s
     for st in doc["statements"]:
         w = st.get("worst")
         nrun = len(st["checks"])
-        nr = f"{nrun}" + (f" (+{len(st['not_run'])} slow not run)" if st["not_run"] else "")
+        nr = f"{nrun}" + (f" (+{len(st['not_run'])} not run)" if st["not_run"] else "")
         add(
             f"| [{cell(st['id'])}](#{st['slug']}) | {cell(st['title'])} |"
             f" {_BADGE.get(st['status'], st['status'])} | {nr} |"
@@ -241,7 +241,11 @@ def _statement(st: Mapping[str, Any], repo_prefix: str | None = None) -> list[st
     add(line)
     add("")
     if st["not_run"]:
-        add("Slow checks not run at this budget: " + ", ".join(st["not_run"]) + ".")
+        add(
+            "Checks not run (slow at this budget, or an optional package missing): "
+            + ", ".join(st["not_run"])
+            + "."
+        )
         add("")
     if st.get("interrupted"):
         add("Checks not reached (the run was interrupted): " + ", ".join(st["interrupted"]) + ".")

@@ -102,7 +102,8 @@ class StatementOutcome:
 
     statement: Statement
     checks: list[CheckOutcome] = field(default_factory=list)
-    not_run: list[str] = field(default_factory=list)  # slow checks, not run at this budget
+    # checks not run: slow at this budget, or needing an optional package that is missing
+    not_run: list[str] = field(default_factory=list)
     interrupted: list[str] = field(default_factory=list)  # not reached: Ctrl-C during the run
 
     @property
@@ -230,6 +231,8 @@ def run_statements(
         for c in o.statement.checks:
             if c.slow and not include_slow:
                 o.not_run.append(c.name)
+            elif c.missing:  # an optional extra is not installed: not run, and said so
+                o.not_run.append(f"{c.name} (needs {', '.join(c.missing)})")
             else:
                 todo.append((o, c))
     ctx = CheckContext(budget=budget, seed=seed, progress=False)
