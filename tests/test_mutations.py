@@ -60,7 +60,7 @@ def zero(f: Callable) -> Callable:
 
 
 def zero_form(f: Callable) -> Callable:
-    return lambda *a: bounds._Lin()
+    return lambda *a: bounds.LinearForm()
 
 
 def lin_halved(f: Callable) -> Callable:
@@ -74,7 +74,7 @@ def head_max(f: Callable) -> Callable:
 def lin_head_max(f: Callable) -> Callable:
     def weak(forms):
         keys = sorted({k for form in forms for k in form.c})
-        return bounds._Lin({k: max(form.c.get(k, 0.0) for form in forms) for k in keys})
+        return bounds.LinearForm({k: max(form.c.get(k, 0.0) for form in forms) for k in keys})
 
     return weak
 

@@ -28,8 +28,8 @@ from verify.model import ModelConfig, Params, n_params, param_shapes
 from verify.theory.norms import (  # beta_lower_bound, ln_input_norm_bounds: re-exported
     HeadNorms,
     LayerNorms,
+    LinearForm,
     ParamNorms,
-    _Lin,
     beta_lower_bound,
     box_half_widths,
     box_norms,
@@ -309,14 +309,20 @@ def lip_ln_bias_coefficient() -> float:
     return 1.0
 
 
-def lip_value_term(hd: HeadNorms, inp: _Lin, group: str, y_in: float) -> _Lin:
+def lip_value_term(hd: HeadNorms, inp: LinearForm, group: str, y_in: float) -> LinearForm:
     """Lemma 3.1, step 3: the value change Δv <= V e + Y ||ΔW_v^h|| + ||Δb_v^h||."""
-    return hd.wv * inp + _Lin.unit(f"{group}.w", y_in) + _Lin.unit(f"{group}.b")
+    return hd.wv * inp + LinearForm.unit(f"{group}.w", y_in) + LinearForm.unit(f"{group}.b")
 
 
 def lip_reweighting(
-    hd: HeadNorms, y_in: float, sqrt_dh: float, q_bar: float, k_bar: float, dq: _Lin, dk: _Lin
-) -> _Lin:
+    hd: HeadNorms,
+    y_in: float,
+    sqrt_dh: float,
+    q_bar: float,
+    k_bar: float,
+    dq: LinearForm,
+    dk: LinearForm,
+) -> LinearForm:
     """Lemma 3.1, step 3: the softmax-reweighting term V Y (k Δq + q Δk) / sqrt(d_h):
     sum_j Δp_j (v'_j - b'_v) is the integral of Cov_p(Δs, W'_v y'_j) along the logit segment,
     at most max_j |Δs_j| V Y by Cauchy-Schwarz (Var_p Δs <= max_j Δs_j^2), with
@@ -324,9 +330,9 @@ def lip_reweighting(
     return (hd.wv * y_in / sqrt_dh) * (k_bar * dq + q_bar * dk)
 
 
-def lip_head_sum(forms: list[_Lin]) -> _Lin:
+def lip_head_sum(forms: list[LinearForm]) -> LinearForm:
     """Lemma 3.1, step 3: heads combined through W_o by Minkowski (per group, l2 over heads)."""
-    return _Lin.l2_combine(forms)
+    return LinearForm.l2_combine(forms)
 
 
 def lip_out_proj_factor(lay: LayerNorms) -> float:
@@ -395,37 +401,37 @@ def lipschitz_coefficients(source: Params | ParamNorms) -> dict[str, float]:
     d, dh = cfg.d_model, cfg.d_head
     sq = math.sqrt(dh)
     cmax = lip_ln_gain_coefficient(d)  # ||LN-normalised vector||_inf <= sqrt(D - 1)
-    e = _Lin.unit("token_embedding")
+    e = LinearForm.unit("token_embedding")
     if cfg.pos_encoding == "learned":
-        e = e + _Lin.unit("pos_embedding")
+        e = e + LinearForm.unit("pos_embedding")
 
-    def norm_delta(name: str, gain: float, inp: _Lin) -> _Lin:
+    def norm_delta(name: str, gain: float, inp: LinearForm) -> LinearForm:
         out = lip_ln_input_factor(gain, cfg) * inp
         if cfg.ln_affine:
-            out = out + _Lin.unit(name + ".weight", cmax)
-            out = out + _Lin.unit(name + ".bias", lip_ln_bias_coefficient())
+            out = out + LinearForm.unit(name + ".weight", cmax)
+            out = out + LinearForm.unit(name + ".bias", lip_ln_bias_coefficient())
         return out
 
-    def attention(p: str, lay: LayerNorms, y_in: float, inp: _Lin) -> _Lin:
+    def attention(p: str, lay: LayerNorms, y_in: float, inp: LinearForm) -> LinearForm:
         heads, vbar = [], []
         for i, hd in enumerate(lay.heads):
             qn, kn = hd.wq * y_in + hd.bq, hd.wk * y_in + hd.bk
-            dq = hd.wq * inp + _Lin.unit(f"{p}q{i}.w", y_in) + _Lin.unit(f"{p}q{i}.b")
-            dk = hd.wk * inp + _Lin.unit(f"{p}k{i}.w", y_in) + _Lin.unit(f"{p}k{i}.b")
+            dq = hd.wq * inp + LinearForm.unit(f"{p}q{i}.w", y_in) + LinearForm.unit(f"{p}q{i}.b")
+            dk = hd.wk * inp + LinearForm.unit(f"{p}k{i}.w", y_in) + LinearForm.unit(f"{p}k{i}.b")
             dv = lip_value_term(hd, inp, f"{p}v{i}", y_in)
             heads.append(dv + lip_reweighting(hd, y_in, sq, qn, kn, dq, dk))
             vbar.append(hd.wv * y_in + hd.bv)
         out = lip_out_proj_factor(lay) * lip_head_sum(heads)
         wo_coef = lip_out_proj_weight_coefficient(vbar)
-        out = out + _Lin.unit(p + "self_attn.out_proj.weight", wo_coef)
-        return out + _Lin.unit(p + "self_attn.out_proj.bias", lip_out_proj_bias_coefficient())
+        out = out + LinearForm.unit(p + "self_attn.out_proj.weight", wo_coef)
+        return out + LinearForm.unit(p + "self_attn.out_proj.bias", lip_out_proj_bias_coefficient())
 
-    def ffn(p: str, lay: LayerNorms, y_in: float, inp: _Lin) -> _Lin:
+    def ffn(p: str, lay: LayerNorms, y_in: float, inp: LinearForm) -> LinearForm:
         c1, c2 = lip_ffn_weight_coefficients(lay, y_in)
-        pre = lip_ffn_input_factor(lay) * inp + _Lin.unit(p + "linear1.weight", c1)
-        pre = pre + _Lin.unit(p + "linear1.bias")
-        out = lip_ffn_output_factor(lay) * pre + _Lin.unit(p + "linear2.weight", c2)
-        return out + _Lin.unit(p + "linear2.bias")
+        pre = lip_ffn_input_factor(lay) * inp + LinearForm.unit(p + "linear1.weight", c1)
+        pre = pre + LinearForm.unit(p + "linear1.bias")
+        out = lip_ffn_output_factor(lay) * pre + LinearForm.unit(p + "linear2.weight", c2)
+        return out + LinearForm.unit(p + "linear2.bias")
 
     y_out = nm.emb_max
     for i, lay in enumerate(nm.layers):
@@ -446,8 +452,8 @@ def lipschitz_coefficients(source: Params | ParamNorms) -> dict[str, float]:
         e = norm_delta("final_norm", nm.gf, e)
         y_out = nm.gf * math.sqrt(d) + nm.nf
     t = lip_readout_factor(nm) * e
-    t = t + _Lin.unit("readout.weight", lip_readout_weight_coefficient(y_out))
-    t = t + _Lin.unit("readout.bias", lip_readout_bias_coefficient())
+    t = t + LinearForm.unit("readout.weight", lip_readout_weight_coefficient(y_out))
+    t = t + LinearForm.unit("readout.bias", lip_readout_bias_coefficient())
     return {k: t.c[k] for k in sorted(t.c) if t.c[k] != 0.0}
 
 

@@ -325,7 +325,7 @@ def beta_lower_bound(source: Params | ParamNorms) -> float:
 
 
 # ----------------------------------------------------------------------------- Lemma 3.1
-class _Lin:
+class LinearForm:
     """A linear form sum_g c_g ||Δtheta_g||_2 over parameter groups (plus the zero form)."""
 
     __slots__ = ("c",)
@@ -333,22 +333,22 @@ class _Lin:
     def __init__(self, c: dict[str, float] | None = None) -> None:
         self.c = dict(c or {})
 
-    def __add__(self, other: _Lin) -> _Lin:
+    def __add__(self, other: LinearForm) -> LinearForm:
         out = dict(self.c)
         for k, v in other.c.items():
             out[k] = out.get(k, 0.0) + v
-        return _Lin(out)
+        return LinearForm(out)
 
-    def __rmul__(self, s: float) -> _Lin:
-        return _Lin({k: s * v for k, v in self.c.items()})
-
-    @staticmethod
-    def unit(group: str, s: float = 1.0) -> _Lin:
-        return _Lin({group: s})
+    def __rmul__(self, s: float) -> LinearForm:
+        return LinearForm({k: s * v for k, v in self.c.items()})
 
     @staticmethod
-    def l2_combine(forms: list[_Lin]) -> _Lin:
+    def unit(group: str, s: float = 1.0) -> LinearForm:
+        return LinearForm({group: s})
+
+    @staticmethod
+    def l2_combine(forms: list[LinearForm]) -> LinearForm:
         """Minkowski: sqrt(sum_h (sum_g c_hg d_g)^2) <= sum_g d_g sqrt(sum_h c_hg^2). Groups in
         sorted order (deterministic: no dependence on PYTHONHASHSEED)."""
         keys = sorted({k for f in forms for k in f.c})
-        return _Lin({k: math.sqrt(sum(f.c.get(k, 0.0) ** 2 for f in forms)) for k in keys})
+        return LinearForm({k: math.sqrt(sum(f.c.get(k, 0.0) ** 2 for f in forms)) for k in keys})
