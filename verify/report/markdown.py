@@ -169,7 +169,10 @@ def render_markdown(doc: Mapping[str, Any], repo_prefix: str | None = None) -> s
         add(
             f"Rows: {rc['holds']} hold with content, {rc['vacuous']} are vacuous (the bound is no"
             f" better than the trivial one at the tested size), {rc['exact']} are exact"
-            f" identities, {rc['fails']} fail."
+            f" identities, {rc['fails']} lie outside their bound at the tested sizes (a"
+            " violation only where the check's policy makes it one: a strict bound, or a"
+            " decisive statistical row; for an asymptotic statement it is evidence, and the"
+            " status is undecided)."
         )
         add("")
     add(
