@@ -157,6 +157,25 @@ def _attention_cfg(n_heads: int) -> ModelConfig:
     return ModelConfig(d_model=4, n_layers=1, n_heads=n_heads, d_ff=4, ln_eps=1e-2)
 
 
+def _reader_attention(cfg: ModelConfig, query_axis: int, scale: float) -> Params:
+    """One attention layer whose heads all read one axis: head h's query reads e_{query_axis},
+    its key and value read e1 (first row of the head; query and key scaled by ``scale``, value
+    by 1), and W_o = I."""
+    d, dh = cfg.d_model, cfg.d_head
+    wq, wk, wv = np.zeros((d, d)), np.zeros((d, d)), np.zeros((d, d))
+    for h in range(cfg.n_heads):
+        wq[h * dh, query_axis] = scale
+        wk[h * dh, 0] = scale
+        wv[h * dh, 0] = 1.0
+    return build(
+        cfg,
+        {
+            "layers.0.self_attn.in_proj_weight": _in_proj(d, wq, wk, wv),
+            "layers.0.self_attn.out_proj.weight": np.eye(d),
+        },
+    )
+
+
 def step_attention_concentrated(r: float, seq_len: int, n_heads: int = 1) -> StepRow:
     """Step 3, another position m (the readout): S ||Δ MHA_m|| <= e^{2R} (V + 2 v_c G_k) a.
 
@@ -168,19 +187,8 @@ def step_attention_concentrated(r: float, seq_len: int, n_heads: int = 1) -> Ste
     and W_o = I, so the per-head Minkowski sum sqrt(sum_h c_h^2) is attained."""
     cfg = _attention_cfg(n_heads)
     d, dh = cfg.d_model, cfg.d_head
-    s = math.sqrt(r * math.sqrt(dh))  # R = s^2 Y^2 / sqrt(d_h) with Y = 1
-    wq, wk, wv = np.zeros((d, d)), np.zeros((d, d)), np.zeros((d, d))
-    for h in range(n_heads):
-        wq[h * dh, 1] = s  # query reads e2
-        wk[h * dh, 0] = s  # key reads e1
-        wv[h * dh, 0] = 1.0  # value reads e1
-    p = build(
-        cfg,
-        {
-            "layers.0.self_attn.in_proj_weight": _in_proj(d, wq, wk, wv),
-            "layers.0.self_attn.out_proj.weight": np.eye(d),
-        },
-    )
+    # R = s^2 Y^2 / sqrt(d_h) with Y = 1; queries read e2, keys and values e1
+    p = _reader_attention(cfg, 1, math.sqrt(r * math.sqrt(dh)))
     n = 0
     y = np.tile(-_e(d, 0), (seq_len, 1))
     y[-1] = _e(d, 1)  # the readout (query) position
@@ -211,16 +219,7 @@ def step_attention_radial(r: float, seq_len: int, eps: float = 1e-3) -> StepRow:
     eps -> 0), which is what halving the reweighting term would break."""
     cfg = _attention_cfg(1)
     d, dh = cfg.d_model, cfg.d_head
-    s = math.sqrt(r * math.sqrt(dh))
-    wq, wk, wv = np.zeros((d, d)), np.zeros((d, d)), np.zeros((d, d))
-    wq[0, 1], wk[0, 0], wv[0, 0] = s, s, 1.0
-    p = build(
-        cfg,
-        {
-            "layers.0.self_attn.in_proj_weight": _in_proj(d, wq, wk, wv),
-            "layers.0.self_attn.out_proj.weight": np.eye(d),
-        },
-    )
+    p = _reader_attention(cfg, 1, math.sqrt(r * math.sqrt(dh)))
     n = 0
     y = np.tile(-_e(d, 0), (seq_len, 1))
     y[-1] = _e(d, 1)
@@ -252,16 +251,7 @@ def step_attention_at_flip(qky2: float, seq_len: int, a: float = 1e-4) -> StepRo
     here; with the reweighting term removed the bound is V a and fails once QKY^2 > 2."""
     cfg = _attention_cfg(1)
     d = cfg.d_model
-    q = math.sqrt(qky2)
-    wq, wk, wv = np.zeros((d, d)), np.zeros((d, d)), np.zeros((d, d))
-    wq[0, 2], wk[0, 0], wv[0, 0] = q, q, 1.0
-    p = build(
-        cfg,
-        {
-            "layers.0.self_attn.in_proj_weight": _in_proj(d, wq, wk, wv),
-            "layers.0.self_attn.out_proj.weight": np.eye(d),
-        },
-    )
+    p = _reader_attention(cfg, 2, math.sqrt(qky2))
     n = seq_len - 1
     signs = np.where(np.arange(seq_len) % 2 == 0, 1.0, -1.0)
     y = signs[:, None] * _e(d, 0)[None, :]
