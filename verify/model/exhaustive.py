@@ -25,6 +25,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+import numba
 import numpy as np
 
 from verify.errors import ValidationError
@@ -73,7 +74,11 @@ from verify.model.kernels.tables import low_sums
 from verify.model.params import Params
 from verify.model.rounding import U, sum_upper
 
-_BLOCKS_PER_CALL = 1024  # 2^16 strings per kernel call
+_BLOCKS_PER_CALL = 1 << 14  # 2^20 strings per kernel call (one parallel launch)
+# below this many blocks a call runs on one thread: waking the other thread costs up to a
+# scheduler time slice (4-8 ms measured for the one-block probe when another process holds
+# the other core, against 0.03 ms on one thread)
+_MIN_PARALLEL_BLOCKS = 64
 
 
 def _nan_to_inf(x: np.ndarray) -> np.ndarray:
@@ -268,14 +273,28 @@ def exhaustive_T(
     t = np.empty(stop - start)
     r = np.empty_like(t)
     first, blk = start // step, start // step
-    tb = tables
+    threads = numba.get_num_threads()
+    if stop // step - blk < _MIN_PARALLEL_BLOCKS:
+        numba.set_num_threads(1)
+    try:
+        _run_blocks(tables, bounds, blk, stop // step, first, t, r)
+    finally:
+        numba.set_num_threads(threads)
+    return t, r
+
+
+def _run_blocks(
+    tb: ExhaustiveTables, bounds: bool, blk: int, end: int, first: int, t: np.ndarray,
+    r: np.ndarray,
+) -> None:  # fmt: skip
+    """The kernel on blocks blk..end-1, written from block ``first`` on."""
+    step = 1 << tb.lo_bits
     with np.errstate(all="ignore"):
-        while blk < stop // step:
-            blk1 = min(stop // step, blk + _BLOCKS_PER_CALL)
+        while blk < end:
+            blk1 = min(end, blk + _BLOCKS_PER_CALL)
             out = slice((blk - first) * step, (blk1 - first) * step)
             kernel.exhaustive_T(
                 tb.n_bits, tb.lo_bits, blk, blk1, tb.per_string.scalars, tb.layer0, tb.layers,
                 tb.norms, tb.readout, tb.bounds, bounds, t[out], r[out],
             )  # fmt: skip
             blk = blk1
-    return t, r

@@ -45,6 +45,9 @@ TIER_NAMES = ("float64_exhaustive", "float64_per_string", "double_double", "arb"
 LABEL_UNDECIDED, LABEL_UNCERTAIN = -1, -2
 DEFAULT_PRECISIONS = (128, 256, 512, 1024)
 _CHUNK = 1 << 16
+# strings per exhaustive-kernel call: each call is one parallel launch, which costs up to a
+# scheduler time slice (~4 ms measured) when another process holds a core
+_EXHAUSTIVE_CHUNK = 1 << 20
 _ARB_BATCH = 64  # strings per arb call
 # the double-double tier runs when at least this many strings are open: loading its kernel
 # costs ~0.3-0.7 s (compiling it once per machine ~1-3 min), arb ~5-50 ms per string
@@ -204,8 +207,24 @@ def _float64_stage(
 
     def settle(start: int, stop: int, mid: np.ndarray, rad: np.ndarray) -> np.ndarray:
         t[start:stop] = mid
-        label[start:stop] = _labels_from_midrad(mid, rad, xi)
-        tier[start:stop][label[start:stop] != LABEL_UNCERTAIN] = TIER_EXHAUSTIVE
+        if engine == "numpy":
+            label[start:stop] = _labels_from_midrad(mid, rad, xi)
+            tier[start:stop][label[start:stop] != LABEL_UNCERTAIN] = TIER_EXHAUSTIVE
+        else:  # the same labels, one parallel pass (kernels.labels)
+            import numba
+
+            from verify.model.kernels.labels import midrad_labels
+
+            threads = numba.get_num_threads()
+            if stop - start <= _CHUNK:  # ~0.3 ms on one thread: not worth waking another
+                numba.set_num_threads(1)
+            try:
+                n_open = midrad_labels(mid, rad, xi, TIER_EXHAUSTIVE, label[start:stop],
+                                       tier[start:stop])  # fmt: skip
+            finally:
+                numba.set_num_threads(threads)
+            if n_open == 0:
+                return np.arange(0)
         return np.flatnonzero(label[start:stop] == LABEL_UNCERTAIN) + start
 
     if engine == "numpy":
@@ -222,8 +241,8 @@ def _float64_stage(
     mid, rad = exhaustive_T(params, n, tables=tables, start=0, stop=1 << tables.lo_bits)
     open_probe = np.count_nonzero(_labels_from_midrad(mid, rad, xi) == LABEL_UNCERTAIN)
     first_pass = open_probe <= mid.size // 2
-    for start in range(0, size, _CHUNK):
-        stop = min(size, start + _CHUNK)
+    for start in range(0, size, _EXHAUSTIVE_CHUNK):
+        stop = min(size, start + _EXHAUSTIVE_CHUNK)
         if first_pass:
             mid, rad = exhaustive_T(params, n, tables=tables, start=start, stop=stop)
             open_idx = settle(start, stop, mid, rad)
