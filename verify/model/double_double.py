@@ -13,7 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
-from flint import arb
+from flint import arb, arb_mat
 
 from verify.model.arith import arb_precision, sinusoidal_arb
 from verify.model.fast import kernel_scalars, layer_weights_t, norm_affine
@@ -41,6 +41,8 @@ class DoubleDoubleInputs:
     tables: DoubleDoubleTables
     layers: LayerWeightsT
     norms: NormAffine
+    spectral: np.ndarray  # (L, 3 heads + 3): ``layer_spectral_norms``
+    readout_norm: float  # >= |readout weight|_2
 
 
 def _to_dd(x: arb) -> tuple[float, float, float]:
@@ -58,6 +60,51 @@ def _dd_array(values: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     for idx in np.ndindex(values.shape):
         hi[idx], lo[idx], rad[idx] = _to_dd(values[idx])
     return hi, lo, rad
+
+
+_SQUARINGS = 4
+
+
+def spectral_norm_upper(w: np.ndarray) -> float:
+    """An upper bound of the spectral norm |W|_2 of a float64 matrix, within a factor
+    n^(1/64) (n = the smaller side) of it: with G the smaller Gram matrix (W W^T or W^T W,
+    symmetric positive semi-definite, largest eigenvalue |W|_2^2) and k = 2^_SQUARINGS,
+    lambda^k <= |G^k|_F <= sqrt(n) lambda^k, so |W|_2 <= |G^k|_F^(1/(2k)). G^k by repeated
+    squaring in arb (every ball contains the exact entry); the bound is the ball's upper end,
+    rounded up."""
+    m = np.asarray(w, dtype=np.float64)
+    if m.shape[0] > m.shape[1]:
+        m = m.T
+    if not np.any(m):
+        return 0.0
+    k = 1 << _SQUARINGS
+    with arb_precision(128):
+        a = arb_mat(m.tolist())
+        g = a * a.transpose()
+        for _ in range(_SQUARINGS):
+            g = g * g
+        fro = sum((g[i, j] ** 2 for i in range(g.nrows()) for j in range(g.ncols())), arb(0))
+        bound = (fro.log() / (4 * k)).exp()  # |G^k|_F^(1/(2k)) = exp(log(|G^k|_F^2) / (4k))
+        up = bound.mid() + bound.rad()
+        return float(up) * (1 + 4 * U) + ETA
+
+
+def layer_spectral_norms(params: Params) -> np.ndarray:
+    """(L, 3 H + 3): per layer the spectral norm bounds of in_proj's query blocks (one per
+    head), key blocks, value blocks, then out_proj, linear1, linear2."""
+    cfg = params.config
+    d, h, dh = cfg.d_model, cfg.n_heads, cfg.d_head
+    out = np.empty((cfg.n_layers, 3 * h + 3))
+    for layer in range(cfg.n_layers):
+        w_in = f64(params[f"layers.{layer}.self_attn.in_proj_weight"])
+        for blk in range(3):
+            for hd in range(h):
+                r0 = blk * d + hd * dh
+                out[layer, blk * h + hd] = spectral_norm_upper(w_in[r0 : r0 + dh])
+        for c, name in enumerate(("self_attn.out_proj", "linear1", "linear2")):
+            w = f64(params[f"layers.{layer}.{name}.weight"])
+            out[layer, 3 * h + c] = spectral_norm_upper(w)
+    return out
 
 
 def prepare_dd(params: Params, n_bits: int) -> DoubleDoubleInputs:
@@ -90,7 +137,8 @@ def prepare_dd(params: Params, n_bits: int) -> DoubleDoubleInputs:
     gains, biases = norm_affine(params)
     return DoubleDoubleInputs(
         n_bits=n, scalars=kernel_scalars(params), tables=tables, layers=layer_weights_t(params),
-        norms=NormAffine(f64(gains), f64(biases)),
+        norms=NormAffine(f64(gains), f64(biases)), spectral=layer_spectral_norms(params),
+        readout_norm=spectral_norm_upper(w[None, :]),
     )  # fmt: skip
 
 
@@ -116,6 +164,7 @@ def dd_T(
         with np.errstate(all="ignore"):
             certified_T_dd(
                 np.ascontiguousarray(arr[start:stop]), inputs.scalars, inputs.tables,
-                inputs.layers, inputs.norms, bounds, t[start:stop], r[start:stop],
+                inputs.layers, inputs.norms, inputs.spectral, inputs.readout_norm, bounds,
+                t[start:stop], r[start:stop],
             )  # fmt: skip
     return t, r

@@ -1,12 +1,20 @@
 """The double-double driver: T(x) of any batch of strings with DD midpoints (about 106 bits)
-and componentwise float64 radii, the middle tier between the float64 kernels and arb.
+and one 2-norm radius per vector, the middle tier between the float64 kernels and arb.
 
 Every layer is computed from the embeddings (no float64 tables: their radii would be the
 float64 ones); the last layer only at the readout position. Strings go in blocks of
 ``STRINGS_PER_BLOCK`` along the last axis; blocks run in parallel (prange).
+
+Radii (``kernels.dd_l2``): rho bounds |x_exact - x_mid|_2 of the residual stream at each
+position and of every intermediate vector. A stage f costs |f(x_exact) - f(x_mid)| <= Lip(f)
+rho (a matrix: its spectral norm, ``wn``, bounded with arb before the call; a layer norm: its
+Lipschitz constant on the ball; relu: 1) plus the 2-norm of the stage kernel's componentwise
+rounding bound at the midpoint (the ``dd_dense`` / ``dd_norm`` kernels with zero input radii).
 """
 
 from __future__ import annotations
+
+import math
 
 import numpy as np
 from numba import prange, types
@@ -14,15 +22,18 @@ from numba import prange, types
 from verify._numba import kernel
 from verify.model.kernels.bundles import (
     A1,
+    A2,
     DOUBLE_DOUBLE_TABLES,
     LAYER_WEIGHTS_T,
     NORM_AFFINE,
     SCALARS,
     U2,
     b1,
+    f8,
+    i8,
 )
-from verify.model.kernels.dd_dense import matvec_dd
-from verify.model.kernels.dd_layers import attention_dd, finish_position_dd
+from verify.model.kernels.dd_dense import add_into_dd, matvec_dd, relu_dd
+from verify.model.kernels.dd_l2 import SQ_SLACK, attention_l2, l2_rows, layer_norm_lipschitz
 from verify.model.kernels.dd_norm import layer_norm_dd
 from verify.model.rounding import ETA, U
 
@@ -30,21 +41,144 @@ STRINGS_PER_BLOCK = 16
 EOS = 2  # the eos token
 
 
+@kernel(types.void(A2, A1, A1, f8, A1))
+def _combine(r, base, tmp, lip, out):  # pragma: no cover - jitted
+    """out[b] >= lip base[b] + |r[:, b]|_2 (tmp: work)."""
+    l2_rows(r, 0, r.shape[0], tmp)
+    for b in range(out.shape[0]):
+        out[b] = (lip * base[b] + tmp[b]) * (1 + 2 * U)
+
+
+@kernel(types.void(A2, A1, A1, A1, A1))
+def _sum3(r, ra, rb, tmp, out):  # pragma: no cover - jitted
+    """out[b] >= ra[b] + rb[b] + |r[:, b]|_2 (a residual addition)."""
+    l2_rows(r, 0, r.shape[0], tmp)
+    for b in range(out.shape[0]):
+        out[b] = (ra[b] + rb[b] + tmp[b]) * (1 + 2 * U)
+
+
+@kernel(types.void(A2, A2, A1, A1, f8, A1, f8, A2, A2, A2, A1, A1))
+def _norm_l2(vh, vl, rv, gain, eps, bias, gmax, oh, ol, ro, tmp, rout):  # pragma: no cover
+    """Layer norm of v into o with rout >= Lip rv + |rounding|_2 (gmax = max |gain|)."""
+    layer_norm_lipschitz(vh, vl, rv, eps, gmax, rout)
+    zero = np.zeros_like(vh)
+    layer_norm_dd(vh, vl, zero, gain, bias, eps, oh, ol, ro, True)
+    l2_rows(ro, 0, ro.shape[0], tmp)
+    for b in range(rout.shape[0]):
+        rout[b] = (rout[b] * rv[b] + tmp[b]) * (1 + 2 * U)
+
+
 @kernel(
-    types.void(U2, SCALARS, DOUBLE_DOUBLE_TABLES, LAYER_WEIGHTS_T, NORM_AFFINE, b1, A1, A1),
+    types.void(
+        i8, SCALARS, LAYER_WEIGHTS_T, NORM_AFFINE, A2, A1,
+        A2, A2, A1, A2, A2, A2, A1, A2, A2, A2, A2, A2, A2, A2, A1, A1, b1,
+    )
+)  # fmt: skip
+def _finish_position(
+    layer,
+    sc,
+    lw,
+    ln,
+    wn,
+    gm,
+    yh,
+    yl,
+    ry,
+    ah,
+    al,
+    ar,
+    ra,
+    hh,
+    hl,
+    hr,
+    th,
+    tl,
+    tr,
+    scratch,
+    r1,
+    tmp,
+    bounds,
+):  # pragma: no cover - jitted
+    """Given the residual input y (radius ry) and the attention output a after out_proj (ra)
+    at one position, the layer's output there into y and ry; a, ra are overwritten."""
+    d = yh.shape[0]
+    f = hh.shape[0]
+    k1 = 2 * layer
+    eps = sc.eps
+    nh3 = 3 * sc.n_heads
+    w1t, aw1t, b1v = lw.lin1_t[layer], lw.lin1_t_abs[layer], lw.lin1_bias[layer]
+    w2t, aw2t, b2v = lw.lin2_t[layer], lw.lin2_t_abs[layer], lw.lin2_bias[layer]
+    zd = np.zeros_like(yh)
+    zf = np.zeros_like(hh)
+    g1, g2 = gm[k1], gm[k1 + 1]
+    if sc.norm_first:
+        tr[:] = 0.0
+        add_into_dd(yh, yl, tr, ah, al, zd, bounds)  # h = y + MHA(LN1(y))
+        if bounds:
+            _sum3(tr, ry, ra, tmp, ry)
+            _norm_l2(yh, yl, ry, ln.gains[k1 + 1], eps, ln.biases[k1 + 1], g2, th, tl, tr, tmp, r1)
+        else:
+            layer_norm_dd(yh, yl, zd, ln.gains[k1 + 1], ln.biases[k1 + 1], eps, th, tl, tr, bounds)
+        matvec_dd(th, tl, zd, w1t, aw1t, b1v, 0, f, hh, hl, hr, scratch, bounds)
+        relu_dd(hh, hl, zf, bounds)
+        if bounds:
+            _combine(hr, r1, tmp, wn[layer, nh3 + 1], r1)  # relu is 1-Lipschitz
+        matvec_dd(hh, hl, zf, w2t, aw2t, b2v, 0, d, th, tl, tr, scratch, bounds)
+        if bounds:
+            _combine(tr, r1, tmp, wn[layer, nh3 + 2], r1)
+        ar[:] = 0.0
+        add_into_dd(yh, yl, ar, th, tl, zd, bounds)  # y' = h + FFN(LN2(h))
+        if bounds:
+            _sum3(ar, ry, r1, tmp, ry)
+    else:
+        ar[:] = 0.0
+        add_into_dd(ah, al, ar, yh, yl, zd, bounds)  # y + MHA(y)
+        if bounds:
+            _sum3(ar, ra, ry, tmp, ra)
+            _norm_l2(ah, al, ra, ln.gains[k1], eps, ln.biases[k1], g1, yh, yl, tr, tmp, ry)  # h
+        else:
+            layer_norm_dd(ah, al, zd, ln.gains[k1], ln.biases[k1], eps, yh, yl, tr, bounds)
+        matvec_dd(yh, yl, zd, w1t, aw1t, b1v, 0, f, hh, hl, hr, scratch, bounds)
+        relu_dd(hh, hl, zf, bounds)
+        if bounds:
+            _combine(hr, ry, tmp, wn[layer, nh3 + 1], r1)
+        matvec_dd(hh, hl, zf, w2t, aw2t, b2v, 0, d, th, tl, tr, scratch, bounds)
+        if bounds:
+            _combine(tr, r1, tmp, wn[layer, nh3 + 2], r1)
+        ar[:] = 0.0
+        add_into_dd(th, tl, ar, yh, yl, zd, bounds)  # h + FFN(h)
+        if bounds:
+            _sum3(ar, r1, ry, tmp, r1)
+            _norm_l2(th, tl, r1, ln.gains[k1 + 1], eps, ln.biases[k1 + 1], g2, yh, yl, tr, tmp, ry)
+        else:
+            layer_norm_dd(
+                th, tl, zd, ln.gains[k1 + 1], ln.biases[k1 + 1], eps, yh, yl, tr, bounds
+            )  # fmt: skip
+
+
+@kernel(
+    types.void(U2, SCALARS, DOUBLE_DOUBLE_TABLES, LAYER_WEIGHTS_T, NORM_AFFINE, A2, f8, b1, A1, A1),
     parallel=True,
 )
-def certified_T_dd(bits, sc, dt, lw, ln, bounds, t_out, r_out):  # pragma: no cover - jitted
+def certified_T_dd(bits, sc, dt, lw, ln, wn, wr, bounds, t_out, r_out):  # pragma: no cover
     """T(x) for each row of ``bits``: t_out = the high part of the DD value, r_out a rigorous
-    bound of |T_exact - t_out| (the radius plus the low part), or 0 without bounds."""
+    bound of |T_exact - t_out| (the radius plus the low part), or 0 without bounds.
+
+    wn[layer] >= the spectral norms of in_proj's query blocks (one per head), key blocks, value
+    blocks, then out_proj, linear1, linear2; wr >= |readout weight|_2."""
     n_str = bits.shape[0]
     n = bits.shape[1]
     s = n + 1 if sc.eos else n
     n_layers = lw.in_t.shape[0]
-    n_heads = sc.n_heads
+    nhd = sc.n_heads
     d = dt.y0_hi.shape[2]
+    dh = d // nhd
     f = lw.lin1_t.shape[2]
     n_norms = ln.gains.shape[0]
+    gm = np.zeros(n_norms)
+    for k in range(n_norms):
+        for e in range(d):
+            gm[k] = max(gm[k], abs(ln.gains[k, e]))
     bs = STRINGS_PER_BLOCK
     n_blocks = (n_str + bs - 1) // bs
     big = max(3 * d, f)
@@ -54,19 +188,21 @@ def certified_T_dd(bits, sc, dt, lw, ln, bounds, t_out, r_out):  # pragma: no co
         nb = min(bs, n_str - start)
         yh = np.empty((s, d, nb))
         yl = np.empty((s, d, nb))
-        yr = np.zeros((s, d, nb))
+        ry = np.zeros((s, nb))
         xh = np.empty((s, d, nb))
         xl = np.empty((s, d, nb))
-        xr = np.zeros((s, d, nb))
+        rx = np.zeros((s, nb))
         qh = np.empty((s, 3 * d, nb))
         ql = np.empty((s, 3 * d, nb))
         qr = np.zeros((s, 3 * d, nb))
+        rq = np.zeros((s, 3 * nhd, nb))
         ath = np.empty((d, nb))
         atl = np.empty((d, nb))
-        atr = np.zeros((d, nb))
+        rat = np.zeros(nb)
         ah = np.empty((d, nb))
         al = np.empty((d, nb))
         ar = np.zeros((d, nb))
+        ra = np.zeros(nb)
         hh = np.empty((f, nb))
         hl = np.empty((f, nb))
         hr = np.zeros((f, nb))
@@ -76,56 +212,76 @@ def certified_T_dd(bits, sc, dt, lw, ln, bounds, t_out, r_out):  # pragma: no co
         ph = np.empty((s, nb))
         pl = np.empty((s, nb))
         pr = np.zeros((s, nb))
+        r1 = np.zeros(nb)
+        tmp = np.zeros(nb)
+        zd = np.zeros((d, nb))
         scratch = np.empty((big, nb))
         for b in range(nb):
             for i in range(s):
                 t = EOS if i == n else bits[start + b, i]
+                sq = 0.0
                 for e in range(d):
                     yh[i, e, b] = dt.y0_hi[t, i, e]
                     yl[i, e, b] = dt.y0_lo[t, i, e]
-                    yr[i, e, b] = dt.y0_rad[t, i, e]
+                    sq += dt.y0_rad[t, i, e] * dt.y0_rad[t, i, e]
+                ry[i, b] = math.sqrt(sq * (1 + (d + 3) * U) + SQ_SLACK) * (1 + 2 * U)
         for layer in range(n_layers):
             k1 = 2 * layer
             wint, awint, binv = lw.in_t[layer], lw.in_t_abs[layer], lw.in_bias[layer]
             for j in range(s):  # queries, keys, values of every position (pre-LN: of LN1(y))
                 if sc.norm_first:
-                    layer_norm_dd(
-                        yh[j], yl[j], yr[j], ln.gains[k1], ln.biases[k1], sc.eps, xh[j], xl[j],
-                        xr[j], bounds,
-                    )  # fmt: skip
-                    matvec_dd(xh[j], xl[j], xr[j], wint, awint, binv, 0, 3 * d, qh[j], ql[j],
+                    if bounds:
+                        _norm_l2(yh[j], yl[j], ry[j], ln.gains[k1], sc.eps, ln.biases[k1],
+                                 gm[k1], xh[j], xl[j], tr, tmp, rx[j])  # fmt: skip
+                    else:
+                        layer_norm_dd(yh[j], yl[j], zd, ln.gains[k1], ln.biases[k1], sc.eps,
+                                      xh[j], xl[j], tr, bounds)  # fmt: skip
+                    matvec_dd(xh[j], xl[j], zd, wint, awint, binv, 0, 3 * d, qh[j], ql[j],
                               qr[j], scratch, bounds)  # fmt: skip
+                    src = rx[j]
                 else:
-                    matvec_dd(yh[j], yl[j], yr[j], wint, awint, binv, 0, 3 * d, qh[j], ql[j],
+                    matvec_dd(yh[j], yl[j], zd, wint, awint, binv, 0, 3 * d, qh[j], ql[j],
                               qr[j], scratch, bounds)  # fmt: skip
+                    src = ry[j]
+                if bounds:
+                    for c in range(3 * nhd):
+                        r0 = (c // nhd) * d + (c % nhd) * dh
+                        l2_rows(qr[j], r0, r0 + dh, tmp)
+                        for b in range(nb):
+                            rq[j, c, b] = (wn[layer, c] * src[b] + tmp[b]) * (1 + 2 * U)
             first = s - 1 if layer == n_layers - 1 else 0  # the last layer: readout only
             for i in range(first, s):
-                attention_dd(
-                    qh, ql, qr, i, n_heads, cmh, cml, cr, ath, atl, atr, ph, pl, pr, bounds
-                )
-                matvec_dd(ath, atl, atr, lw.out_t[layer], lw.out_t_abs[layer],
+                attention_l2(qh, ql, rq, i, nhd, cmh, cml, cr, ath, atl, rat, ph, pl, pr)
+                matvec_dd(ath, atl, zd, lw.out_t[layer], lw.out_t_abs[layer],
                           lw.out_bias[layer], 0, d, ah, al, ar, scratch, bounds)  # fmt: skip
+                if bounds:
+                    _combine(ar, rat, tmp, wn[layer, 3 * nhd], ra)
                 # keys and values were all taken already: position i may be overwritten
-                finish_position_dd(
-                    layer, sc, lw, ln, yh[i], yl[i], yr[i], ah, al, ar, hh, hl, hr, th, tl,
-                    tr, scratch, bounds,
+                _finish_position(
+                    layer, sc, lw, ln, wn, gm, yh[i], yl[i], ry[i], ah, al, ar, ra, hh, hl,
+                    hr, th, tl, tr, scratch, r1, tmp, bounds,
                 )  # fmt: skip
         r = s - 1
         if sc.norm_first:
-            layer_norm_dd(
-                yh[r], yl[r], yr[r], ln.gains[n_norms - 1], ln.biases[n_norms - 1], sc.eps,
-                th, tl, tr, bounds,
-            )  # fmt: skip
+            k = n_norms - 1
+            if bounds:
+                _norm_l2(yh[r], yl[r], ry[r], ln.gains[k], sc.eps, ln.biases[k], gm[k],
+                         th, tl, tr, tmp, r1)  # fmt: skip
+            else:
+                layer_norm_dd(yh[r], yl[r], zd, ln.gains[k], ln.biases[k], sc.eps, th, tl, tr,
+                              bounds)  # fmt: skip
             for e in range(d):
                 for b in range(nb):
                     yh[r, e, b] = th[e, b]
                     yl[r, e, b] = tl[e, b]
-                    yr[r, e, b] = tr[e, b]
-        matvec_dd(yh[r], yl[r], yr[r], dt.readout_t, dt.readout_t_abs, dt.readout_bias, 0, 1,
+            for b in range(nb):
+                ry[r, b] = r1[b]
+        matvec_dd(yh[r], yl[r], zd, dt.readout_t, dt.readout_t_abs, dt.readout_bias, 0, 1,
                   ah, al, ar, scratch, bounds)  # fmt: skip
         for b in range(nb):
             t_out[start + b] = ah[0, b]
             if bounds:
-                r_out[start + b] = (ar[0, b] + abs(al[0, b])) * (1 + 2 * U) + ETA
+                rt = (ar[0, b] + wr * ry[r, b]) * (1 + 2 * U)
+                r_out[start + b] = (rt + abs(al[0, b])) * (1 + 2 * U) + ETA
             else:
                 r_out[start + b] = 0.0
