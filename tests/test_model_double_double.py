@@ -14,11 +14,12 @@ from hypothesis import strategies as st
 from verify.boolean.function import all_bit_strings
 from verify.model import ModelConfig, Params, init_params, truth_table
 from verify.model.arith import arb_precision
-from verify.model.double_double import dd_T
+from verify.model.double_double import dd_T, spectral_norm_upper
 from verify.model.enclosure import enclose_output
 from verify.model.fast import fast_T
 from verify.model.kernels import dd
 from verify.model.kernels.dd_dense import inverse_dd, rsqrt_dd
+from verify.model.kernels.dd_l2 import layer_norm_lipschitz
 from verify.model.reference import reference_forward
 from verify.model.truth_table import TIER_DOUBLE_DOUBLE, TIER_NAMES
 from verify.strategies import SPEC_OPTION_GRID, adversarial_params
@@ -107,7 +108,7 @@ def _grid_config(i: int, n_layers: int) -> ModelConfig:
 
 @pytest.mark.parametrize("i", range(0, len(SPEC_OPTION_GRID), 3))
 def test_radius_contains_the_arb_enclosure(i: int) -> None:
-    for n_layers, n in ((1, 5), (2, 4), (4, 3)):
+    for n_layers, n in ((1, 5), (2, 4), (4, 3), (6, 3)):
         p = init_params(_grid_config(i, n_layers), "gaussian", seed=i, scale=0.7)
         bits = np.random.default_rng(i).integers(0, 2, size=(3, n)).astype(np.uint8)
         t, r = dd_T(p, bits)
@@ -145,8 +146,13 @@ def test_radius_encloses_the_exact_value_on_adversarial_parameters(p: Params, n:
             assert _within(t[k], r[k], value), (t[k], r[k], value)
 
 
-def test_deep_model_is_settled_by_the_double_double_tier() -> None:
-    cfg = ModelConfig(d_model=16, n_layers=5, n_heads=2, ln_eps=0.0)
+@pytest.mark.parametrize(
+    ("d", "n_layers", "norm_first"), [(16, 5, False), (32, 6, False), (16, 6, True)]
+)
+def test_deep_model_is_settled_by_the_double_double_tier(
+    d: int, n_layers: int, norm_first: bool
+) -> None:
+    cfg = ModelConfig(d_model=d, n_layers=n_layers, n_heads=2, ln_eps=0.0, norm_first=norm_first)
     p = init_params(cfg, "xavier_uniform", seed=0)
     tt = truth_table(p, 6)
     counts = tt.tier_counts
@@ -160,3 +166,56 @@ def test_deep_model_is_settled_by_the_double_double_tier() -> None:
     plain = truth_table(p, 6, double_double=False)
     assert np.array_equal(plain.label, tt.label)
     assert plain.tier_counts["double_double"] == 0
+
+
+def test_spectral_norm_upper_bounds_and_is_tight() -> None:
+    rng = np.random.default_rng(3)
+    cases = [rng.normal(size=shape) for shape in ((5, 5), (3, 17), (40, 8), (1, 9), (9, 1))]
+    cases += [np.diag([3.0, -7.5, 1e-3]), np.outer([1.0, 2.0, -2.0], [0.5, 0.5]), np.zeros((3, 4))]
+    cases += [rng.normal(size=(6, 6)) * 1e-150, rng.normal(size=(4, 4)) * 1e150]
+    for w in cases:
+        bound = spectral_norm_upper(w)
+        with mpmath.workdps(60):  # sigma_max as the square root of the Gram matrix's top eigenvalue
+            g = mpmath.matrix(w.tolist())
+            g = g * g.T if w.shape[0] <= w.shape[1] else g.T * g
+            sigma = mpmath.sqrt(max(mpmath.eigsy(g)[0]))
+            assert sigma <= bound <= sigma * min(w.shape) ** (1 / 64) * (1 + 1e-12) + 1e-300
+
+
+def _ln(x: list[mpmath.mpf], gain: np.ndarray, eps: float) -> list[mpmath.mpf]:
+    mean = mpmath.fsum(x) / len(x)
+    var = mpmath.fsum((a - mean) ** 2 for a in x) / len(x)
+    return [g * (a - mean) / mpmath.sqrt(var + eps) for a, g in zip(x, gain, strict=True)]
+
+
+@pytest.mark.parametrize("eps", [0.0, 1e-5])
+def test_layer_norm_lipschitz_bounds_sampled_perturbations(eps: float) -> None:
+    rng = np.random.default_rng(4)
+    for trial in range(40):
+        d = int(rng.integers(2, 12))
+        vh = rng.normal(size=(d, 1)) * 10.0 ** rng.integers(-3, 3)
+        vh[:, 0] += rng.normal() * 10.0 ** rng.integers(-2, 3)  # an offset: the mean cancels
+        vl = vh * rng.uniform(-1, 1, size=(d, 1)) * 2.0**-53
+        spread = np.std(vh)
+        rho = np.array([spread * np.sqrt(d) * 10.0 ** rng.uniform(-8, 0.3)])
+        gain = rng.normal(size=d)
+        out = np.empty(1)
+        layer_norm_lipschitz(vh, vl, rho, eps, float(np.max(np.abs(gain))), out)
+        if spread * np.sqrt(d) > 2 * rho[0] and eps == 0.0 or eps > 0.0:
+            assert np.isfinite(out[0]), trial
+        if not np.isfinite(out[0]):
+            continue
+        # no looser than max|g| / sqrt((|P v| - rho)^2 / d + eps) by more than rounding
+        t = max(float(np.linalg.norm(vh[:, 0] - vh[:, 0].mean())) - rho[0], 0.0)
+        assert out[0] <= np.max(np.abs(gain)) / np.sqrt(t * t / d + eps) * (1 + 1e-9)
+        with mpmath.workdps(60):
+            mid = [_mp(a, b) for a, b in zip(vh[:, 0], vl[:, 0], strict=True)]
+            base = _ln(mid, gain, eps)
+            for _ in range(5):
+                e = rng.normal(size=d)
+                e *= rho[0] / np.linalg.norm(e) * rng.uniform(0.5, 1.0)
+                moved = _ln([a + mpmath.mpf(b) for a, b in zip(mid, e, strict=True)], gain, eps)
+                dist = mpmath.sqrt(
+                    mpmath.fsum((a - b) ** 2 for a, b in zip(moved, base, strict=True))
+                )
+                assert dist <= out[0] * mpmath.mpf(rho[0]), (trial, dist, out[0] * rho[0])

@@ -56,7 +56,8 @@ def layer_norm_lipschitz(vh, vl, rho, eps, gmax, out):  # pragma: no cover - jit
     h(t_min) (|P| = 1). A lower bound of |P v_m|: with m the float64 mean of vh, a_i =
     fl(vh_i - m), c_i = fl(a_i + vl_i) and x_i = v_m,i - m exactly, |c_i - x_i| <= U (|a_i| +
     |c_i|) =: e_i; |x|_2 >= |c|_2 - sum e, |sum x| <= |sum c| + sum e, |P v_m|^2 = |P x|^2 =
-    |x|^2 - (sum x)^2 / d."""
+    |x|^2 - (sum x)^2 / d; the float64 sum of c is within d u sum |c| of sum c (cancellation:
+    a bound relative to sum |c|, not to |sum c|)."""
     d = vh.shape[0]
     nb = vh.shape[1]
     for b in range(nb):
@@ -78,7 +79,7 @@ def layer_norm_lipschitz(vh, vl, rho, eps, gmax, out):  # pragma: no cover - jit
         nx = (nc - e1) * (1 - U)
         t = 0.0
         if nx > 0:
-            sx = (abs(sc) * (1 + (d + 2) * U) + e1) * (1 + 2 * U)
+            sx = (abs(sc) + (d + 2) * U * se + e1) * (1 + 2 * U)
             p2 = (nx * nx * (1 - U) - sx * sx / d * (1 + 3 * U)) * (1 - U)
             if p2 > 0:
                 t = math.sqrt(p2) * (1 - 2 * U)
