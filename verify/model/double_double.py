@@ -41,8 +41,8 @@ class DoubleDoubleInputs:
     tables: DoubleDoubleTables
     layers: LayerWeightsT
     norms: NormAffine
-    spectral: np.ndarray  # (L, 3 heads + 3): ``layer_spectral_norms``
-    readout_norm: float  # >= |readout weight|_2
+    matrix_norms: np.ndarray  # (L, 3, 3 heads + 3): ``layer_norms``
+    readout_norms: np.ndarray  # (3,): the same bounds for the readout (weight, weight, bias)
 
 
 def _to_dd(x: arb) -> tuple[float, float, float]:
@@ -89,21 +89,38 @@ def spectral_norm_upper(w: np.ndarray) -> float:
         return float(up) * (1 + 4 * U) + ETA
 
 
-def layer_spectral_norms(params: Params) -> np.ndarray:
-    """(L, 3 H + 3): per layer the spectral norm bounds of in_proj's query blocks (one per
-    head), key blocks, value blocks, then out_proj, linear1, linear2."""
+def _l2_upper(x: np.ndarray) -> float:
+    """An upper bound of the 2-norm (Frobenius norm) of a float64 array."""
+    x = np.asarray(x, dtype=np.float64)
+    return float(np.sqrt(np.sum(x * x) * (1 + (x.size + 4) * U) + 1e-300) * (1 + 2 * U))
+
+
+def layer_norms(params: Params) -> np.ndarray:
+    """(L, 3, 3 H + 3): per layer, for in_proj's query blocks (one per head), key blocks, value
+    blocks, then out_proj, linear1, linear2: upper bounds of the matrix's spectral norm (row 0)
+    and Frobenius norm (row 1) and of its bias's 2-norm (row 2)."""
     cfg = params.config
     d, h, dh = cfg.d_model, cfg.n_heads, cfg.d_head
-    out = np.empty((cfg.n_layers, 3 * h + 3))
+    out = np.empty((cfg.n_layers, 3, 3 * h + 3))
+
+    def put(layer: int, c: int, w: np.ndarray, bias: np.ndarray) -> None:
+        out[layer, :, c] = spectral_norm_upper(w), _l2_upper(w), _l2_upper(bias)
+
     for layer in range(cfg.n_layers):
-        w_in = f64(params[f"layers.{layer}.self_attn.in_proj_weight"])
+        pre = f"layers.{layer}."
+        w_in = f64(params[pre + "self_attn.in_proj_weight"])
+        b_in = f64(params[pre + "self_attn.in_proj_bias"])
         for blk in range(3):
             for hd in range(h):
                 r0 = blk * d + hd * dh
-                out[layer, blk * h + hd] = spectral_norm_upper(w_in[r0 : r0 + dh])
+                put(layer, blk * h + hd, w_in[r0 : r0 + dh], b_in[r0 : r0 + dh])
         for c, name in enumerate(("self_attn.out_proj", "linear1", "linear2")):
-            w = f64(params[f"layers.{layer}.{name}.weight"])
-            out[layer, 3 * h + c] = spectral_norm_upper(w)
+            put(
+                layer,
+                3 * h + c,
+                f64(params[pre + name + ".weight"]),
+                f64(params[pre + name + ".bias"]),
+            )
     return out
 
 
@@ -135,10 +152,11 @@ def prepare_dd(params: Params, n_bits: int) -> DoubleDoubleInputs:
         inv_sqrt_dh_hi=ch, inv_sqrt_dh_lo=cl, inv_sqrt_dh_rad=cr,
     )  # fmt: skip
     gains, biases = norm_affine(params)
+    w_bias = tables.readout_bias
     return DoubleDoubleInputs(
         n_bits=n, scalars=kernel_scalars(params), tables=tables, layers=layer_weights_t(params),
-        norms=NormAffine(f64(gains), f64(biases)), spectral=layer_spectral_norms(params),
-        readout_norm=spectral_norm_upper(w[None, :]),
+        norms=NormAffine(f64(gains), f64(biases)), matrix_norms=layer_norms(params),
+        readout_norms=f64([spectral_norm_upper(w[None, :]), _l2_upper(w), _l2_upper(w_bias)]),
     )  # fmt: skip
 
 
@@ -164,7 +182,7 @@ def dd_T(
         with np.errstate(all="ignore"):
             certified_T_dd(
                 np.ascontiguousarray(arr[start:stop]), inputs.scalars, inputs.tables,
-                inputs.layers, inputs.norms, inputs.spectral, inputs.readout_norm, bounds,
+                inputs.layers, inputs.norms, inputs.matrix_norms, inputs.readout_norms, bounds,
                 t[start:stop], r[start:stop],
             )  # fmt: skip
     return t, r

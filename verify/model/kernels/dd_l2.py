@@ -217,3 +217,32 @@ def attention_l2(
             tot[b] += rh * rh
     for b in range(nb):
         rat[b] = math.sqrt(tot[b] * (1 + (n_heads + 3) * U) + SQ_SLACK) * (1 + 2 * U)
+
+
+@kernel(types.void(A2, A2, A1))
+def abs_l2(xh, xl, out):  # pragma: no cover - jitted
+    """out[b] >= the 2-norm of column b of |xh| + |xl| (an upper bound of |x_mid|_2)."""
+    n = xh.shape[0]
+    nb = xh.shape[1]
+    for b in range(nb):
+        out[b] = 0.0
+    for i in range(n):
+        for b in range(nb):
+            a = abs(xh[i, b]) + abs(xl[i, b])
+            out[b] += a * a
+    for b in range(nb):
+        out[b] = math.sqrt(out[b] * (1 + (n + 4) * U) + SQ_SLACK) * (1 + 2 * U)
+
+
+@kernel(types.void(A1, A1, i8, i8, f8, f8, f8, A1))
+def matvec_radius(rho, na, n, rows, spec, fro, bnorm, out):  # pragma: no cover - jitted
+    """out[b] >= spec rho[b] + the 2-norm over ``rows`` output rows of ``matvec_dd``'s rounding
+    error (computed without its componentwise bounds): per row it is <= (n + 2)^2 UU (|b_j| +
+    sum_k |w_jk| a_k) (1 + (2n + 5) U) + ETA with a = |xh| + |xl| (n inputs), so over the rows
+    <= (n + 2)^2 UU (|b|_2 + |W|_F |a|_2) (1 + (2n + 7) U) + rows ETA, since
+    | |W| a |_2 <= | |W| |_F |a|_2 = |W|_F |a|_2 (spec >= |W|_2, fro >= |W|_F and bnorm >= |b|_2
+    of the rows; na[b] >= |a|_2)."""
+    g = (n + 2) * (n + 2) * UU * (1 + U)
+    for b in range(out.shape[0]):
+        rr = g * (bnorm + fro * na[b]) * (1 + (2 * n + 9) * U) + rows * ETA
+        out[b] = (spec * rho[b] + rr) * (1 + 2 * U)

@@ -23,6 +23,7 @@ from verify._numba import kernel
 from verify.model.kernels.bundles import (
     A1,
     A2,
+    A3,
     DOUBLE_DOUBLE_TABLES,
     LAYER_WEIGHTS_T,
     NORM_AFFINE,
@@ -33,7 +34,14 @@ from verify.model.kernels.bundles import (
     i8,
 )
 from verify.model.kernels.dd_dense import add_into_dd, matvec_dd, relu_dd
-from verify.model.kernels.dd_l2 import SQ_SLACK, attention_l2, l2_rows, layer_norm_lipschitz
+from verify.model.kernels.dd_l2 import (
+    SQ_SLACK,
+    abs_l2,
+    attention_l2,
+    l2_rows,
+    layer_norm_lipschitz,
+    matvec_radius,
+)
 from verify.model.kernels.dd_norm import layer_norm_dd
 from verify.model.rounding import ETA, U
 
@@ -41,12 +49,10 @@ STRINGS_PER_BLOCK = 16
 EOS = 2  # the eos token
 
 
-@kernel(types.void(A2, A1, A1, f8, A1))
-def _combine(r, base, tmp, lip, out):  # pragma: no cover - jitted
-    """out[b] >= lip base[b] + |r[:, b]|_2 (tmp: work)."""
-    l2_rows(r, 0, r.shape[0], tmp)
-    for b in range(out.shape[0]):
-        out[b] = (lip * base[b] + tmp[b]) * (1 + 2 * U)
+@kernel(types.void(A3, i8, i8, A1, A1, i8, i8, A1))
+def _mv_radius(wn, layer, c, rho, na, n, rows, out):  # pragma: no cover - jitted
+    """``matvec_radius`` with the norms of column c of wn[layer] (spectral, Frobenius, bias)."""
+    matvec_radius(rho, na, n, rows, wn[layer, 0, c], wn[layer, 1, c], wn[layer, 2, c], out)
 
 
 @kernel(types.void(A2, A1, A1, A1, A1))
@@ -70,7 +76,7 @@ def _norm_l2(vh, vl, rv, gain, eps, bias, gmax, oh, ol, ro, tmp, rout):  # pragm
 
 @kernel(
     types.void(
-        i8, SCALARS, LAYER_WEIGHTS_T, NORM_AFFINE, A2, A1,
+        i8, SCALARS, LAYER_WEIGHTS_T, NORM_AFFINE, A3, A1,
         A2, A2, A1, A2, A2, A2, A1, A2, A2, A2, A2, A2, A2, A2, A1, A1, b1,
     )
 )  # fmt: skip
@@ -119,13 +125,15 @@ def _finish_position(
             _norm_l2(yh, yl, ry, ln.gains[k1 + 1], eps, ln.biases[k1 + 1], g2, th, tl, tr, tmp, r1)
         else:
             layer_norm_dd(yh, yl, zd, ln.gains[k1 + 1], ln.biases[k1 + 1], eps, th, tl, tr, bounds)
-        matvec_dd(th, tl, zd, w1t, aw1t, b1v, 0, f, hh, hl, hr, scratch, bounds)
-        relu_dd(hh, hl, zf, bounds)
         if bounds:
-            _combine(hr, r1, tmp, wn[layer, nh3 + 1], r1)  # relu is 1-Lipschitz
-        matvec_dd(hh, hl, zf, w2t, aw2t, b2v, 0, d, th, tl, tr, scratch, bounds)
+            abs_l2(th, tl, tmp)
+            _mv_radius(wn, layer, nh3 + 1, r1, tmp, d, f, r1)
+        matvec_dd(th, tl, zd, w1t, aw1t, b1v, 0, f, hh, hl, hr, scratch, False)
+        relu_dd(hh, hl, zf, bounds)  # relu is 1-Lipschitz
         if bounds:
-            _combine(tr, r1, tmp, wn[layer, nh3 + 2], r1)
+            abs_l2(hh, hl, tmp)
+            _mv_radius(wn, layer, nh3 + 2, r1, tmp, f, d, r1)
+        matvec_dd(hh, hl, zf, w2t, aw2t, b2v, 0, d, th, tl, tr, scratch, False)
         ar[:] = 0.0
         add_into_dd(yh, yl, ar, th, tl, zd, bounds)  # y' = h + FFN(LN2(h))
         if bounds:
@@ -138,13 +146,15 @@ def _finish_position(
             _norm_l2(ah, al, ra, ln.gains[k1], eps, ln.biases[k1], g1, yh, yl, tr, tmp, ry)  # h
         else:
             layer_norm_dd(ah, al, zd, ln.gains[k1], ln.biases[k1], eps, yh, yl, tr, bounds)
-        matvec_dd(yh, yl, zd, w1t, aw1t, b1v, 0, f, hh, hl, hr, scratch, bounds)
-        relu_dd(hh, hl, zf, bounds)
         if bounds:
-            _combine(hr, ry, tmp, wn[layer, nh3 + 1], r1)
-        matvec_dd(hh, hl, zf, w2t, aw2t, b2v, 0, d, th, tl, tr, scratch, bounds)
+            abs_l2(yh, yl, tmp)
+            _mv_radius(wn, layer, nh3 + 1, ry, tmp, d, f, r1)
+        matvec_dd(yh, yl, zd, w1t, aw1t, b1v, 0, f, hh, hl, hr, scratch, False)
+        relu_dd(hh, hl, zf, bounds)  # relu is 1-Lipschitz
         if bounds:
-            _combine(tr, r1, tmp, wn[layer, nh3 + 2], r1)
+            abs_l2(hh, hl, tmp)
+            _mv_radius(wn, layer, nh3 + 2, r1, tmp, f, d, r1)
+        matvec_dd(hh, hl, zf, w2t, aw2t, b2v, 0, d, th, tl, tr, scratch, False)
         ar[:] = 0.0
         add_into_dd(th, tl, ar, yh, yl, zd, bounds)  # h + FFN(h)
         if bounds:
@@ -157,15 +167,16 @@ def _finish_position(
 
 
 @kernel(
-    types.void(U2, SCALARS, DOUBLE_DOUBLE_TABLES, LAYER_WEIGHTS_T, NORM_AFFINE, A2, f8, b1, A1, A1),
+    types.void(U2, SCALARS, DOUBLE_DOUBLE_TABLES, LAYER_WEIGHTS_T, NORM_AFFINE, A3, A1, b1, A1, A1),
     parallel=True,
 )
 def certified_T_dd(bits, sc, dt, lw, ln, wn, wr, bounds, t_out, r_out):  # pragma: no cover
     """T(x) for each row of ``bits``: t_out = the high part of the DD value, r_out a rigorous
     bound of |T_exact - t_out| (the radius plus the low part), or 0 without bounds.
 
-    wn[layer] >= the spectral norms of in_proj's query blocks (one per head), key blocks, value
-    blocks, then out_proj, linear1, linear2; wr >= |readout weight|_2."""
+    wn[layer, 0] >= the spectral norms of in_proj's query blocks (one per head), key blocks,
+    value blocks, then out_proj, linear1, linear2; wn[layer, 1] >= their Frobenius norms,
+    wn[layer, 2] >= the 2-norms of their biases; wr the same three for the readout."""
     n_str = bits.shape[0]
     n = bits.shape[1]
     s = n + 1 if sc.eos else n
@@ -194,7 +205,7 @@ def certified_T_dd(bits, sc, dt, lw, ln, wn, wr, bounds, t_out, r_out):  # pragm
         rx = np.zeros((s, nb))
         qh = np.empty((s, 3 * d, nb))
         ql = np.empty((s, 3 * d, nb))
-        qr = np.zeros((s, 3 * d, nb))
+        qr = np.zeros((3 * d, nb))  # unused: matvec_dd without componentwise bounds
         rq = np.zeros((s, 3 * nhd, nb))
         ath = np.empty((d, nb))
         atl = np.empty((d, nb))
@@ -237,25 +248,27 @@ def certified_T_dd(bits, sc, dt, lw, ln, wn, wr, bounds, t_out, r_out):  # pragm
                         layer_norm_dd(yh[j], yl[j], zd, ln.gains[k1], ln.biases[k1], sc.eps,
                                       xh[j], xl[j], tr, bounds)  # fmt: skip
                     matvec_dd(xh[j], xl[j], zd, wint, awint, binv, 0, 3 * d, qh[j], ql[j],
-                              qr[j], scratch, bounds)  # fmt: skip
+                              qr, scratch, False)  # fmt: skip
                     src = rx[j]
+                    if bounds:
+                        abs_l2(xh[j], xl[j], tmp)
                 else:
                     matvec_dd(yh[j], yl[j], zd, wint, awint, binv, 0, 3 * d, qh[j], ql[j],
-                              qr[j], scratch, bounds)  # fmt: skip
+                              qr, scratch, False)  # fmt: skip
                     src = ry[j]
+                    if bounds:
+                        abs_l2(yh[j], yl[j], tmp)
                 if bounds:
                     for c in range(3 * nhd):
-                        r0 = (c // nhd) * d + (c % nhd) * dh
-                        l2_rows(qr[j], r0, r0 + dh, tmp)
-                        for b in range(nb):
-                            rq[j, c, b] = (wn[layer, c] * src[b] + tmp[b]) * (1 + 2 * U)
+                        _mv_radius(wn, layer, c, src, tmp, d, dh, rq[j, c])
             first = s - 1 if layer == n_layers - 1 else 0  # the last layer: readout only
             for i in range(first, s):
                 attention_l2(qh, ql, rq, i, nhd, cmh, cml, cr, ath, atl, rat, ph, pl, pr)
                 matvec_dd(ath, atl, zd, lw.out_t[layer], lw.out_t_abs[layer],
-                          lw.out_bias[layer], 0, d, ah, al, ar, scratch, bounds)  # fmt: skip
+                          lw.out_bias[layer], 0, d, ah, al, ar, scratch, False)  # fmt: skip
                 if bounds:
-                    _combine(ar, rat, tmp, wn[layer, 3 * nhd], ra)
+                    abs_l2(ath, atl, tmp)
+                    _mv_radius(wn, layer, 3 * nhd, rat, tmp, d, d, ra)
                 # keys and values were all taken already: position i may be overwritten
                 _finish_position(
                     layer, sc, lw, ln, wn, gm, yh[i], yl[i], ry[i], ah, al, ar, ra, hh, hl,
@@ -277,11 +290,13 @@ def certified_T_dd(bits, sc, dt, lw, ln, wn, wr, bounds, t_out, r_out):  # pragm
             for b in range(nb):
                 ry[r, b] = r1[b]
         matvec_dd(yh[r], yl[r], zd, dt.readout_t, dt.readout_t_abs, dt.readout_bias, 0, 1,
-                  ah, al, ar, scratch, bounds)  # fmt: skip
+                  ah, al, ar, scratch, False)  # fmt: skip
+        if bounds:
+            abs_l2(yh[r], yl[r], tmp)
+            matvec_radius(ry[r], tmp, d, 1, wr[0], wr[1], wr[2], r1)
         for b in range(nb):
             t_out[start + b] = ah[0, b]
             if bounds:
-                rt = (ar[0, b] + wr * ry[r, b]) * (1 + 2 * U)
-                r_out[start + b] = (rt + abs(al[0, b])) * (1 + 2 * U) + ETA
+                r_out[start + b] = (r1[b] + abs(al[0, b])) * (1 + 2 * U) + ETA
             else:
                 r_out[start + b] = 0.0
