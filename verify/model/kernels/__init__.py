@@ -10,8 +10,9 @@
 - ``tables``: layer 0 from its (token, position) tables.
 - ``per_string``: the driver for any batch of strings, componentwise radii (``certified_T``).
 - ``exhaustive``: the driver for all 2^N strings, scalar radii (``exhaustive_T``).
-- ``dd``, ``dd_dense``, ``dd_norm``, ``dd_layers``: double-double arithmetic with its error
-  bounds, and the stages built on it.
+- ``dd``, ``dd_dense``, ``dd_norm``: double-double arithmetic with its error bounds, and the
+  stages built on it (componentwise rounding bounds).
+- ``dd_l2``: 2-norm radii (layer-norm Lipschitz constant, attention, matrix-vector radius).
 - ``per_string_dd``: the double-double driver for any batch of strings (``certified_T_dd``).
 
 The drivers are not imported here, so importing one does not load (or compile) the others.
