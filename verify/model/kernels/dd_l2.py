@@ -97,14 +97,16 @@ def layer_norm_lipschitz(vh, vl, rho, eps, gmax, out):  # pragma: no cover - jit
 def attention_l2(
     qh, ql, rq, i, n_heads, cmh, cml, cr, ath, atl, rat, ph, pl, pr
 ):  # pragma: no cover - jitted
-    """Concatenated head outputs at query position i (midpoints as ``dd_layers.attention_dd``)
-    and rat[b] >= their 2-norm error, from the queries, keys and values q* (s, 3d, nb) with
+    """Concatenated head outputs at query position i (before out_proj) and rat[b] >= their
+    2-norm error, from the queries, keys and values q* (s, 3d, nb) with
     2-norm radii rq (s, 3 n_heads, nb): per position, the query block of each head, then the
     key blocks, then the value blocks.
 
     Scores c q.k: |(q + dq).(k + dk) - q.k| <= |q| |dk| + |dq| |k| + |dq| |dk| (Cauchy-Schwarz;
-    |q| from |high| + |low|), plus the dot product's rounding (m + 3)^2 UU sum |q| |k| and the
-    rule of ``attention_dd`` for the factor c; the componentwise score radii go through
+    |q| from |high| + |low|), plus the dot product's rounding (m + 3)^2 UU sum |q| |k| (TwoProd
+    of the high parts and TwoSum accumulate exactly, the cross terms go to a float64
+    accumulator; |.| = |high| + |low|); the factor c = 1/sqrt(d_h) (DD cmh + cml, radius cr):
+    |c' a' - c a~| <= cr (|a~| + r_a) + |c| r_a + DD_MUL |c a~|; the score radii go through
     ``softmax_dd``. Head output sum_j p_j v_j: |sum p'_j v'_j - computed| <= |sum p_j v_j -
     computed| + |sum (p'_j - p_j) v_j| + |sum p'_j (v'_j - v_j)|; the first two componentwise
     (rounding and sum_j r_p,j |v_j,e|), the third <= sum_j (|p_j| + r_p,j) rho_v,j."""
