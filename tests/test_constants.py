@@ -157,6 +157,40 @@ def test_softmax_reweighting_covariance_bound():
         assert 0.99 < ratio <= 1.0
 
 
+def test_softmax_reweighting_range_bound():
+    """Lemma 2.9, step 3 at the flipped position: ||sum_j (softmax(s + ds) - softmax(s))_j u_j||
+    <= (max_j ds_j - min_j ds_j) / 2 max_j ||u_j|| (the covariance bound with Popoviciu's
+    Var_p ds <= range^2 / 4). Random logits, changes and u, a shifted ds (the bound does not
+    move, max |ds| does), and the attaining case: p = (1/2, 1/2), ds = (2d, -d), u = +-e_1."""
+    rng = np.random.default_rng(3)
+
+    def softmax(v: np.ndarray) -> np.ndarray:
+        w = np.exp(v - v.max())
+        return w / w.sum()
+
+    worst = 0.0
+    for i in range(3000):
+        n = int(rng.integers(2, 40))
+        s = rng.normal(size=n) * rng.uniform(0, 5)
+        ds = rng.normal(size=n) * 10.0 ** rng.uniform(-3, 1) + rng.normal() * (i % 3)
+        if i % 2:
+            u = rng.normal(size=(n, 3))
+            u /= np.maximum(np.linalg.norm(u, axis=1, keepdims=True), 1.0)
+        else:
+            u = np.outer(np.sign(ds - softmax(s) @ ds), [1.0, 0.0, 0.0])
+        dp = softmax(s + ds) - softmax(s)
+        meas = float(np.linalg.norm(dp @ u))
+        bound = float((ds.max() - ds.min()) / 2 * np.linalg.norm(u, axis=1).max())
+        assert meas <= bound * (1 + 1e-12) + 1e-15
+        worst = max(worst, meas / bound)
+    assert worst > 0.5
+    for d in (1e-4, 1e-3, 1e-2):
+        dp = softmax(np.array([2 * d, -d])) - softmax(np.zeros(2))
+        ratio = float(np.linalg.norm(dp @ np.array([[1.0], [-1.0]]))) / (1.5 * d)
+        assert ratio == pytest.approx(math.tanh(1.5 * d) / (1.5 * d), rel=1e-9)
+        assert 0.9999 < ratio <= 1.0
+
+
 # ----------------------------------------------------------------------------- composition
 
 
@@ -171,12 +205,13 @@ def test_c_infl_composition_matches_symbolic_recursion():
     syms = sp.symbols("a0 g1 g2 F Wo V Q K Y bq bk dh", nonnegative=True)
     a0, g1, g2, ff, wo, vv, qq, kk, yy, bq, bk, dh = syms
     qn, kn, vc = qq * yy + bq, kk * yy + bk, vv * yy
-    big_g, gk, big_e = (
-        (qq * kn + qn * kk) / sp.sqrt(dh),
+    gq, gk, big_e = (
+        qq * kn / sp.sqrt(dh),
         qn * kk / sp.sqrt(dh),
         sp.exp(2 * qn * kn / sp.sqrt(dh)),
     )
-    m_n = wo * (vv + 2 * vc * big_g) * a0  # at the flipped position (bt = 0 before layer 1)
+    # at the flipped position (bt = 0 before layer 1): v_c times half the logit-change range
+    m_n = wo * (vv + vc * (gq + gk / 2)) * a0
     m_o = wo * big_e * (vv + 2 * vc * gk) * a0  # S * at every other position
     lam = (g1 / 4) * (g2 / 4) * (1 + ff)
     c_sym = sp.Max(lam * (a0 + m_n), lam * m_o)

@@ -13,6 +13,8 @@ import numpy as np
 import pytest
 
 from verify.checks import constructions as con
+from verify.checks import infl_constructions as ic
+from verify.checks import lipschitz_constructions as lc
 from verify.model import ModelConfig, forward, init_params
 from verify.statements.lemma_3_2 import rounded_bounds, rounding_allowance
 from verify.theory import bounds
@@ -42,6 +44,31 @@ def test_ln_corner_is_nearly_tight_and_mlp_corner_too():
     for build in (con.ln_corner, con.mlp_corner):
         m, b, _ = con.influence(build(64), 64, 63)
         assert 0.98 < m / b <= 1.0
+
+
+def test_pre_ln_corner_attains_the_layer_norm_factors():
+    """Pre-LN, the change through norm2, the MLP and the final norm: ratio -> (1 + s)/(4 + s)
+    N/(N + 1) (the plain pre-LN corner stays at 1/16)."""
+    m, b, _ = con.influence(ic.pre_ln_corner(1024), 1024, 1023)
+    assert 0.99 < m / b <= 1.0
+    m, b, _ = con.influence(con.ln_corner(1024, True), 1024, 1023)
+    assert m / b < 1 / 16
+
+
+def test_flipped_position_reweighting_is_attained(monkeypatch):
+    """The split query/key turn attains v_c range(Δs)/2 (ratio 1.5x/(1 + 1.5x)); the query
+    turn alone reaches 2/3 of it; halving the term is a violation."""
+    row = ic.step_attention_at_flip_split()
+    assert row.ratio == pytest.approx(150 / 151, rel=1e-4) and row.ratio <= 1.0
+    assert ic.step_attention_at_flip(400.0, 4097).ratio == pytest.approx(2 / 3, rel=1e-2)
+    original = bounds.infl_reweighting_at_flip
+    monkeypatch.setattr(bounds, "infl_reweighting_at_flip", lambda *a: original(*a) / 2)
+    assert ic.step_attention_at_flip_split().ratio > 1.9
+
+
+def test_lipschitz_mlp_weight_rows_are_tight():
+    rows = [r for r in lc.lip_group_rows() if "MLP weight" in r.factor or "per-head" in r.factor]
+    assert len(rows) == 3 and all(0.999 < r.ratio <= 1.0 for r in rows)
 
 
 def test_concentrated_attention_needs_the_softmax_factor(monkeypatch):

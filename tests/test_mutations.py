@@ -13,8 +13,9 @@ is still a valid bound) would be declared with ``survives=`` as a strict xfail, 
 is noticed. Halving C_Lip's softmax-reweighting term was one, until the term was tightened to
 the covariance bound max|Δs| V Y (Σ_j Δp_j v_j = Cov_p(Δs, v), docs/derivations.md#lemma-31):
 the alternating-string construction attains that bound, and halving it now fails the Lemma 3.1
-derivation steps (ratio ~2). (In C_infl the factor 2 is needed: the radial-change
-construction of the Lemma 2.9 unit steps attains the reweighting term at another position.)
+derivation steps (ratio ~2). (In C_infl the factor 2 is needed at another position: the
+radial-change construction of the Lemma 2.9 unit steps attains it there; at the flipped position
+C_infl's term is v_c (max Δs - min Δs) / 2, attained by the split query/key turn.)
 
 Marker ``mutation``; part of the default ``pytest`` run (about 30 s on 2 cores).
 """
@@ -96,6 +97,18 @@ MUTANTS = [
     Mutant("C_infl: value term V halved", "infl_value_term", halved, INFL),
     Mutant("C_infl: softmax reweighting 2 v_c G removed", "infl_reweighting", zero, INFL),
     Mutant("C_infl: softmax reweighting 2 v_c G halved", "infl_reweighting", halved, INFL),
+    Mutant(
+        "C_infl: reweighting at the flipped position removed",
+        "infl_reweighting_at_flip",
+        zero,
+        INFL,
+    ),
+    Mutant(
+        "C_infl: reweighting at the flipped position halved",
+        "infl_reweighting_at_flip",
+        halved,
+        INFL,
+    ),
     Mutant("C_infl: W_o factor halved", "infl_out_proj", halved, INFL),
     Mutant("C_infl: per-head sum -> max over heads", "head_sum", head_max, INFL),
     Mutant("C_infl: residual stream dropped", "infl_residual", lambda f: lambda s, b: b, INFL),

@@ -9,11 +9,13 @@ number written here. That is what lets a weakened factor (tests/test_mutations.p
 violation of the check that uses it.
 
 - :class:`StepRow`: one comparison with the regime and the factor it targets.
-- Unit steps of Lemma 2.9 (:func:`infl_steps`): the layer norm's endpoint bound, attention at
-  another position (concentrated attention: the softmax weight e^{2R}, the value term), attention
-  at the flipped position (the softmax reweighting), two heads (the per-head sum), the MLP. The
-  blocks are evaluated by the numpy transcriptions :func:`layer_norm`, :func:`mha`, :func:`ffn`
-  of model-spec (tests/test_constructions.py checks them against ``verify.model.forward``).
+- Unit steps of Lemma 2.9: the layer norm's endpoint bound, attention at another position
+  (concentrated attention: the softmax weight e^{2R}, the value term; radial change: the
+  reweighting term), two heads (the per-head sum), the MLP; the steps at the flipped position
+  and the list of all steps (``infl_steps``) are in :mod:`verify.checks.infl_constructions`.
+  The blocks are evaluated by the numpy transcriptions :func:`layer_norm`, :func:`mha`,
+  :func:`ffn` of model-spec (tests/test_constructions.py checks them against
+  ``verify.model.forward``).
 - Full-model constructions of Lemma 2.9 (:func:`ln_corner`, :func:`mlp_corner`,
   :func:`concentrated_attention`) evaluated with ``verify.model.forward``.
 - The constructions of Lemma 3.1 and Prop 3.5 are in :mod:`verify.checks.lipschitz_constructions`.
@@ -39,7 +41,6 @@ __all__ = [
     "factor_figure",
     "factor_table",
     "ffn",
-    "infl_steps",
     "influence",
     "layer_norm",
     "ln_corner",
@@ -240,37 +241,6 @@ def step_attention_radial(r: float, seq_len: int, eps: float = 1e-3) -> StepRow:
     )
 
 
-def step_attention_at_flip(qky2: float, seq_len: int, a: float = 1e-4) -> StepRow:
-    """Step 3, the flipped position n: ||Δ MHA_n|| <= (V + 2 v_c G) a (first layer, bt = 0).
-
-    n's query turns (its input moves by a along the query axis, keys and value of n stay 0);
-    the other positions alternate keys and values +-Y along one axis, so the query change moves
-    softmax weight from the negative to the positive values: the reweighting term alone acts
-    (Cov_p(Δs, v) = max|Δs| v_c at uniform weights). Measured over bound tends to
-    (QKY^2/2)/(1 + 2QKY^2) <= 1/4: the factor 2 of ||dp||_1 and the key part of G are not met
-    here; with the reweighting term removed the bound is V a and fails once QKY^2 > 2."""
-    cfg = _attention_cfg(1)
-    d = cfg.d_model
-    p = _reader_attention(cfg, 2, math.sqrt(qky2))
-    n = seq_len - 1
-    signs = np.where(np.arange(seq_len) % 2 == 0, 1.0, -1.0)
-    y = signs[:, None] * _e(d, 0)[None, :]
-    y[n] = 0.0
-    y2 = y.copy()
-    y2[n] = a * _e(d, 2)
-    at = slice(n, n + 1)
-    meas = float(np.linalg.norm(mha(y2, p, rows=at)[0] - mha(y, p, rows=at)[0]))
-    bound = _attention_step_bound(p, [y, y2], a, 0.0)[0]
-    return StepRow(
-        "Lemma 2.9 step 3: attention at the flipped position, ||Δo_n||",
-        "softmax reweighting 2 v_c G",
-        f"query change, QKY^2 = {qky2:g}, S = {seq_len}",
-        meas,
-        bound,
-        {"QKY^2": qky2, "S": seq_len},
-    )
-
-
 def step_mlp() -> StepRow:
     """Step 4: ||Δ FFN|| <= ||W_2|| ||W_1|| ||Δ||, every ReLU active and W_2 W_1 = 3 I on the
     direction of the change (up to a 0.1 component on a shorter axis)."""
@@ -295,19 +265,6 @@ def step_mlp() -> StepRow:
         meas,
         bound,
     )
-
-
-def infl_steps(seq_len: int) -> list[StepRow]:
-    """The unit steps of C_infl, each nearly tight in its regime (module doc)."""
-    rows = [step_layer_norm()]
-    for r in (0.05, 0.5, 2.0):
-        rows.append(step_attention_concentrated(r, seq_len))
-    rows.append(step_attention_concentrated(0.05, seq_len, n_heads=2))
-    rows.append(step_attention_radial(1.0, seq_len))
-    for k in (1.0, 4.0):
-        rows.append(step_attention_at_flip(k, seq_len))
-    rows.append(step_mlp())
-    return rows
 
 
 # ----------------------------------------------------------------------------- Lemma 2.9 models

@@ -159,24 +159,31 @@ def mlp_model(s: float = 2.0) -> Params:
     )
 
 
-def mlp_weight_model() -> Params:
-    """Post-LN, attention off, norm1 saturated (its output h has norm ~ sqrt(D)), FFN with
-    W_1 = [I; -I], W_2 = [-I, I] (so FFN(h) = -h and norm2's input is constant, variance 0):
-    the coefficients of ||ΔW_1|| and ||ΔW_2|| are met up to 1/sqrt(2) (||r|| = ||h|| against
-    ||W_1|| Y = sqrt(2) Y)."""
+def mlp_weight_model(b1: float = 1.0) -> Params:
+    """Post-LN, attention off, norm1 saturated (its output h ~ 2 e for token 1, e =
+    (1,-1,1,-1)/2, ||h|| = sqrt(D) (1 - 5e-5) ~ Y), a rank-one FFN: W_1 = u e^T and b_1 = b1 u
+    with u = (1,1,1,1)/2 (||W_1|| = 1; W_1 h + b_1 = (||h|| + b1) u has every entry positive,
+    so every ReLU is active and ||r|| = ||W_1 h|| + ||b_1|| = ||W_1|| ||h|| + ||b_1||), W_2 =
+    -e u^T and b_2 = b1 e (||W_2|| = 1; FFN(h) = -h, so norm2's input is 0 on the all-ones
+    string: z = eps^{-1/2}); readout w = e. The coefficients ||W_1|| Y + ||b_1|| of ||ΔW_2|| and
+    Y of ||ΔW_1|| are met up to ||h|| / Y. (W_1 = [I; -I] instead loses 1/sqrt(2): ReLU keeps
+    half of W_1 h, ||r|| = ||h|| against ||W_1|| Y = sqrt(2) Y.)"""
     cfg = ModelConfig(
-        d_model=4, n_layers=1, n_heads=1, d_ff=8, ln_eps=1e-2, eos=False, pos_encoding="none",
+        d_model=4, n_layers=1, n_heads=1, d_ff=4, ln_eps=1e-2, eos=False, pos_encoding="none",
         max_len=64,
     )  # fmt: skip
-    tok = 10.0 * np.array([1.0, -1, 1, -1])
-    eye = np.eye(4)
+    e = np.array([1.0, -1, 1, -1]) / 2.0
+    u = np.ones(4) / 2.0
+    tok = 20.0 * e
     return build(
         cfg,
         {
             "token_embedding": np.stack([-tok, tok, tok]),
-            "layers.0.linear1.weight": np.concatenate([eye, -eye]),
-            "layers.0.linear2.weight": np.concatenate([-eye, eye], axis=1),
-            "readout.weight": np.array([1.0, -1, -1, 1]) / 2.0,
+            "layers.0.linear1.weight": np.outer(u, e),
+            "layers.0.linear1.bias": b1 * u,
+            "layers.0.linear2.weight": -np.outer(e, u),
+            "layers.0.linear2.bias": b1 * e,
+            "readout.weight": e,
         },
     )
 
@@ -188,8 +195,8 @@ def lip_group_rows(n_bits: int = 16) -> list[StepRow]:
     ones_x = np.ones(n_bits, dtype=np.uint8)
     alt_x = (np.arange(n_bits) % 2).astype(np.uint8)
 
-    def add(p, group, dirn, x, factor, regime):
-        ratio, lg = group_ratio(p, group, dirn, x)
+    def add(p, group, dirn, x, factor, regime, step=1e-4):
+        ratio, lg = group_ratio(p, group, dirn, x, step)
         rows.append(StepRow(f"Lemma 3.1: |ΔT|/||Δθ_g|| for g = {group}", factor, regime, ratio, lg))
 
     t1 = transparent_model()
@@ -240,10 +247,13 @@ def lip_group_rows(n_bits: int = 16) -> list[StepRow]:
     add(t1, "token_embedding", np.stack([0 * w_hat, w_hat, 0 * w_hat]).reshape(-1), ones_x,
         "embedding coefficient 1", reg)  # fmt: skip
     # two heads: an all-ones change of the token row is erased by the norms on the residual
-    # path and passes through both heads' values: the per-head Minkowski sum is met
-    t2 = transparent_model(2, y=1e-4, qk=0.0, v=1e4)
+    # path and passes through both heads' values: the per-head Minkowski sum is met, up to the
+    # residual's share 1 / (1 + ||W_o|| sqrt(2) V) = 1 / 1415 of the bound; the token rows
+    # (1e-9) and the step (1e-7) keep both norms' inputs at variance << eps (linear regime)
+    t2 = transparent_model(2, y=1e-9, qk=0.0, v=1e6)
     add(t2, "token_embedding", np.stack([0 * ones4, ones4, 0 * ones4]).reshape(-1), ones_x,
-        "per-head sum (2 heads)", "transparent model, 2 heads, W_o W_v large")  # fmt: skip
+        "per-head sum (2 heads)", "transparent model, 2 heads, ||W_o|| V = 1e3",
+        step=1e-7)  # fmt: skip
     ts = saturated_model()
     sat = "saturated final norm (variance >> eps)"
     add(ts, "layers.0.norm2.weight", _e(4, 0), ones_x, "gain coefficient sqrt(D - 1)", sat)
@@ -255,16 +265,13 @@ def lip_group_rows(n_bits: int = 16) -> list[StepRow]:
     add(tm, "layers.0.self_attn.out_proj.bias", w_hat, ones_x, "MLP factor 1 + ||W_2|| ||W_1||",
         mreg)  # fmt: skip
     tw = mlp_weight_model()
-    hdir = np.array([1.0, -1, 1, -1]) / 2.0  # direction of norm1's output for token 1
-    r_dir = np.concatenate([np.maximum(hdir, 0), np.maximum(-hdir, 0)])
-    out_dir = np.array([1.0, -1, -1, 1]) / 2.0
-    wreg = "saturated norm1, FFN(h) = -h, norm2 at variance 0"
-    add(tw, "layers.0.linear2.weight", np.outer(out_dir, r_dir).reshape(-1), ones_x,
+    e_dir = np.array([1.0, -1, 1, -1]) / 2.0  # norm1's output direction for token 1
+    u_dir = np.ones(4) / 2.0  # the hidden pre-activation direction (every unit active)
+    wreg = "saturated norm1, rank-one FFN(h) = -h with every ReLU active, norm2 at variance 0"
+    add(tw, "layers.0.linear2.weight", np.outer(e_dir, u_dir).reshape(-1), ones_x,
         "MLP weight coefficient ||W_1|| Y + ||b_1||", wreg)  # fmt: skip
-    # hidden units active for token 1 (h ~ (1,-1,1,-1)): 0, 2 and 4 + 1, 4 + 3; W_2 sends them
-    # to -e0, -e2, +e1, +e3, so this unit vector u gives W_2 D u = out_dir
-    u = np.array([-0.5, 0, 0.5, 0, 0, -0.5, 0, 0.5])
-    add(tw, "layers.0.linear1.weight", np.outer(u, hdir).reshape(-1), ones_x,
+    # ΔW_1 = u e^T: Δ(W_1 h) = ||h|| u, all units active, W_2 u = -e (||W_2 u|| = ||W_2||)
+    add(tw, "layers.0.linear1.weight", np.outer(u_dir, e_dir).reshape(-1), ones_x,
         "MLP weight coefficient Y of ||ΔW_1||", wreg)  # fmt: skip
     return rows
 

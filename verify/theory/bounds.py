@@ -111,9 +111,16 @@ def infl_value_term(hd: HeadNorms) -> float:
 
 
 def infl_reweighting(v_c: float, g: float) -> float:
-    """Lemma 2.9, step 3: the softmax-reweighting term 2 v_c G (||dp||_1 <= 2 sum_j p_j |ds_j|,
-    centred values ||v - b_v|| <= v_c, logit change G per unit input change)."""
+    """Lemma 2.9, step 3, another position: the softmax-reweighting term 2 v_c G (||dp||_1 <=
+    2 sum_j p_j |ds_j|, centred values ||v - b_v|| <= v_c, logit change G per unit input)."""
     return 2 * v_c * g
+
+
+def infl_reweighting_at_flip(v_c: float, logit_range: float) -> float:
+    """Lemma 2.9, step 3, the flipped position: the softmax-reweighting term v_c (max_j Δs_j -
+    min_j Δs_j) / 2 (Cov_p(Δs, v) <= sqrt(Var_p Δs) v_c, Popoviciu: Var_p Δs <= range^2 / 4);
+    ``logit_range`` per unit input change: 2 G_q + G_k for a, 2 G_k for bt."""
+    return v_c * logit_range / 2
 
 
 def infl_out_proj(lay: LayerNorms) -> float:
@@ -136,28 +143,24 @@ def _attention_influence(
     lay: LayerNorms, y_in: float, d_head: int, a: mpmath.mpf, bt: mpmath.mpf
 ) -> tuple[mpmath.mpf, mpmath.mpf]:
     """Lemma 2.9, step 3: bounds on the MHA output change when its input changes by <= a at
-    the flipped position n and by <= bt / S at every other position. Returns (at n, S * at
-    every other position).
-
-    Per head (q = Q Y + b_q, k = K Y + b_k bound the query/key norms, R = q k / sqrt(d_h) the
-    logits, pi <= e^{2R} / S the attention weight of one position, v_c = V Y the centred values):
+    the flipped position n and by <= bt / S at every other position: (at n, S * at the others).
+    Per head (q = Q Y + b_q, k = K Y + b_k bound query/key norms, R = q k / sqrt(d_h),
+    v_c = V Y the centred values), G_q = Q k / sqrt(d_h), G_k = q K / sqrt(d_h), G = G_q + G_k:
     other m: S ||Δo_m|| <= (V + 2 v_c G) bt + e^{2R} (V + 2 v_c G_k) a,
-    at n:      ||Δo_n|| <= (V + 2 v_c G) a + (V + 2 v_c G_k) bt,
-    with G = (Q k + q K) / sqrt(d_h), G_k = q K / sqrt(d_h); heads combine through ||W_o||_2
-    (Minkowski over heads). See docs/derivations.md, Lemma 2.9, step 3. Each factor is one of
-    the ``infl_*`` functions above."""
+    at n:      ||Δo_n|| <= (V + v_c (G_q + G_k / 2)) a + (V + v_c G_k) bt;
+    heads combine through ||W_o|| by Minkowski (docs/derivations.md, Lemma 2.9, step 3)."""
     at_n_a, at_n_b, oth_a, oth_b = [], [], [], []
     for hd in lay.heads:
         qn = hd.wq * y_in + hd.bq
         kn = hd.wk * y_in + hd.bk
         vc = hd.wv * y_in
         sq = math.sqrt(d_head)
-        g = (hd.wq * kn + qn * hd.wk) / sq
-        gk = qn * hd.wk / sq
+        gq, gk = hd.wq * kn / sq, qn * hd.wk / sq
+        g = gq + gk
         big_e = infl_softmax_weight(qn, kn, sq)
         v = infl_value_term(hd)
-        at_n_a.append(v + infl_reweighting(vc, g))
-        at_n_b.append(v + infl_reweighting(vc, gk))
+        at_n_a.append(v + infl_reweighting_at_flip(vc, 2 * gq + gk))
+        at_n_b.append(v + infl_reweighting_at_flip(vc, 2 * gk))
         oth_b.append(v + infl_reweighting(vc, g))
         oth_a.append(big_e * (v + infl_reweighting(vc, gk)))
 
@@ -170,9 +173,8 @@ def _attention_influence(
 def attention_influence(
     lay: LayerNorms, y_in: float, d_head: int, a: float, bt: float
 ) -> tuple[float, float]:
-    """Lemma 2.9, step 3 as floats (for the unit checks of the derivation steps): the bound on
-    ||Δ MHA|| at the flipped position and S times the bound at every other position, when every
-    attention input has norm <= y_in and the input changes by <= a at n, <= bt / S elsewhere."""
+    """Lemma 2.9, step 3 as floats (for the unit steps): :func:`_attention_influence` with every
+    attention input of norm <= y_in and input changes <= a at n, <= bt / S elsewhere."""
     m_n, m_o = _attention_influence(lay, y_in, d_head, mpmath.mpf(a), mpmath.mpf(bt))
     return float(m_n), float(m_o)
 
