@@ -19,7 +19,15 @@ def test_midrad_labels_match_numpy(xi: float) -> None:
     rad[:40:3] = np.inf
     rad[1:40:3] = 0.0
     mid[40:50] = xi + rad[40:50]  # bounds on the margin
-    want = _labels_from_midrad(mid, rad, xi)
+    tiny = np.nextafter(0.0, 1.0)
+    edges = [0.0, tiny, 2 * tiny, 3 * tiny, xi, np.nextafter(xi, 1), np.nextafter(xi, -1)]
+    edges += [np.nextafter(np.nextafter(xi, 1), 1), np.nextafter(np.nextafter(xi, -1), -1)]
+    edges += [-e for e in edges] + [np.finfo(float).max, -np.finfo(float).max]
+    for k, e in enumerate(edges):  # x = mid - rad and y = mid + rad on and next to each test
+        mid[60 + 2 * k], rad[60 + 2 * k] = e, 0.0
+        mid[61 + 2 * k], rad[61 + 2 * k] = e + 1.0, 1.0
+    with np.errstate(over="ignore"):
+        want = _labels_from_midrad(mid, rad, xi)
     label = np.full(n, 7, dtype=np.int8)
     tier = np.full(n, 4, dtype=np.int8)
     with np.errstate(all="ignore"):
