@@ -154,8 +154,9 @@ def _layer0_tables(params: Params, n: int, per_string: FastTables) -> Exhaustive
             slot_tok[0, s - 1] = 2
         vo_m, mv_m = f64(vo.mid), f64(mv.mid)
         sce_full = f64(sce_full)
-        lo_tab = np.empty((s, SLOTS, cfg.n_heads, d + 1 + mv_m.shape[3], BS))
-        low_sums(sce_full, vo_m, mv_m, slot_tok, k, lo_tab)
+        lo_tab = np.zeros((s, SLOTS, cfg.n_heads, d + 1 + mv_m.shape[3], BS))
+        # one layer: the kernel reads layer 0 at the readout position only
+        low_sums(sce_full, vo_m, mv_m, slot_tok, k, s - 1 if cfg.n_layers == 1 else 0, lo_tab)
         sce_m = sce_full[slot_tok, np.arange(s)]  # (slot, i, t_j, j, h)
         sce_r = sce_r[slot_tok, np.arange(s)]
         e_num, a_max = _sum_bounds(sce_m, sce_r, vo.mid, vo.rad, s)

@@ -116,17 +116,18 @@ def add_weighted(out, lo, lo0, hi0, hi1, hi_off, m, iv, i, lo_q):  # pragma: no 
                 oe[b] += (le[b] + h0) * iv[b]
 
 
-@kernel(types.void(A5, A4, A4, I2, i8, A5))
-def low_sums(sce, vo, mv, slot_tok, k, out):  # pragma: no cover - jitted
+@kernel(types.void(A5, A4, A4, I2, i8, i8, A5))
+def low_sums(sce, vo, mv, slot_tok, k, i0, out):  # pragma: no cover - jitted
     """out[i, slot, h, :, b] = sum_{j < k} e_j [vo_j, 1, mv_j] for the low part b (bit j of b
     is the token at j), e_j = sce[t_i, i, t_j, j, h], t_i = slot_tok[slot, i] for i >= k and
-    bit i of b for i < k (both slots then hold the same)."""
+    bit i of b for i < k (both slots then hold the same); for the query positions i >= i0
+    (the rows i < i0 are not written: one layer reads only the readout position's)."""
     s = out.shape[0]
     n_heads = out.shape[2]
     d = vo.shape[3]
     f = mv.shape[3]
     ev = np.empty(BS)
-    for i in range(s):
+    for i in range(i0, s):
         for sl in range(2):
             for hd in range(n_heads):
                 o = out[i, sl, hd]
