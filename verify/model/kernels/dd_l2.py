@@ -24,9 +24,19 @@ from numba import types
 
 from verify._numba import kernel
 from verify.model.kernels.bundles import A1, A2, A3, f8, i8
-from verify.model.kernels.dd import DD_MUL, UU, dd_mul, fma, two_sum
-from verify.model.kernels.dd_norm import softmax_dd
-from verify.model.rounding import ETA, U
+from verify.model.kernels.dd import (
+    DD_ADD,
+    DD_MUL,
+    EXP_DD,
+    UU,
+    dd_add_d,
+    dd_exp,
+    dd_mul,
+    fma,
+    two_sum,
+)
+from verify.model.kernels.dd_dense import inverse_dd
+from verify.model.rounding import ETA, EXP_ULPS, TINY, U
 
 SQ_SLACK = 1e-300  # added to sums of squares: covers squares that underflow (n 2^-1074 each)
 
@@ -93,6 +103,77 @@ def layer_norm_lipschitz(vh, vl, rho, eps, gmax, out):  # pragma: no cover - jit
             out[b] = np.inf
 
 
+@kernel(f8(f8))
+def _expm1_upper(x):  # pragma: no cover - jitted
+    """An upper bound of expm1(x) for x >= 0 (x / (1 - x) on [0, 1/2), libm with EXP_ULPS)."""
+    if x < 0.5:  # expm1(x) <= x / (1 - x) on [0, 1)
+        return x / (1 - x) * (1 + 4 * U)
+    return math.expm1(x) * (1 + EXP_ULPS * U)
+
+
+@kernel(types.void(A2, A2, A2, A2, A2))
+def softmax_l2(ph, pl, sig, pr, p0):  # pragma: no cover - jitted
+    """In place, per string (column): p_j = exp(a_j - mx) / sum_k exp(a_k - mx) for the DD
+    scores a with radii sig (kept), by the rule of ``dd_norm.softmax_dd``, with two radii:
+    pr[j] >= |p_j(a') - p_j| for every a' with |a'_k - a_k| <= sig_k (the enclosure), and
+    p0[j] >= |p_j(a) - p_j| (the rounding at the midpoint: the same rule with sig = 0)."""
+    s = ph.shape[0]
+    nb = ph.shape[1]
+    g_sum = (s + 2) * (s + 2) * UU
+    for b in range(nb):
+        mx = -np.inf
+        for j in range(s):
+            if ph[j, b] > mx:
+                mx = ph[j, b]
+        if not np.isfinite(mx):
+            mx = 0.0
+        th = 0.0
+        tl = 0.0
+        rtot = 0.0
+        rtot0 = 0.0
+        for j in range(s):
+            dh, dl = dd_add_d(ph[j, b], pl[j, b], -mx)
+            eh, el = dd_exp(dh, dl)
+            ph[j, b] = eh
+            pl[j, b] = el
+            sm = th + eh
+            bb = sm - th
+            tl += ((th - (sm - bb)) + (eh - bb)) + el
+            th = sm
+            r_add = DD_ADD * (abs(dh) + abs(dl))
+            bigv = (eh * (1 + U) + TINY) * (1 + 2 * EXP_DD) * (1 + U)  # >= exp(d)
+            em = _expm1_upper((sig[j, b] + r_add) * (1 + 2 * U))
+            em0 = _expm1_upper(r_add * (1 + 2 * U))
+            re = (bigv * (em + EXP_DD) + TINY) * (1 + 4 * U) + ETA
+            re0 = (bigv * (em0 + EXP_DD) + TINY) * (1 + 4 * U) + ETA
+            pr[j, b] = re
+            p0[j, b] = re0
+            rtot += re
+            rtot0 += re0
+        th, tl = two_sum(th, tl)
+        qh, ql, qerr = inverse_dd(th, tl)
+        rtot = (rtot + g_sum * (th + abs(tl))) * (1 + (s + 4) * U)
+        rtot0 = (rtot0 + g_sum * (th + abs(tl))) * (1 + (s + 4) * U)
+        gap = ((th - rtot) * (1 - U) - abs(tl)) * (1 - U)
+        gap0 = ((th - rtot0) * (1 - U) - abs(tl)) * (1 - U)
+        for j in range(s):
+            eh = ph[j, b]
+            el = pl[j, b]
+            p_h, p_l = dd_mul(eh, el, qh, ql)
+            ph[j, b] = p_h
+            pl[j, b] = p_l
+            ap = abs(p_h) + abs(p_l)
+            ae = (eh + abs(el)) * qerr + DD_MUL * ap
+            if gap > 0 and qerr < math.inf:
+                pr[j, b] = ((pr[j, b] + ap * (1 + U) * rtot) / gap + ae) * (1 + 4 * U)
+            else:
+                pr[j, b] = np.inf
+            if gap0 > 0 and qerr < math.inf:
+                p0[j, b] = ((p0[j, b] + ap * (1 + U) * rtot0) / gap0 + ae) * (1 + 4 * U)
+            else:
+                p0[j, b] = np.inf
+
+
 @kernel(types.void(A3, A3, A3, i8, i8, f8, f8, f8, A2, A2, A1, A2, A2, A2))
 def attention_l2(
     qh, ql, rq, i, n_heads, cmh, cml, cr, ath, atl, rat, ph, pl, pr
@@ -106,10 +187,20 @@ def attention_l2(
     |q| from |high| + |low|), plus the dot product's rounding (m + 3)^2 UU sum |q| |k| (TwoProd
     of the high parts and TwoSum accumulate exactly, the cross terms go to a float64
     accumulator; |.| = |high| + |low|); the factor c = 1/sqrt(d_h) (DD cmh + cml, radius cr):
-    |c' a' - c a~| <= cr (|a~| + r_a) + |c| r_a + DD_MUL |c a~|; the score radii go through
-    ``softmax_dd``. Head output sum_j p_j v_j: |sum p'_j v'_j - computed| <= |sum p_j v_j -
-    computed| + |sum (p'_j - p_j) v_j| + |sum p'_j (v'_j - v_j)|; the first two componentwise
-    (rounding and sum_j r_p,j |v_j,e|), the third <= sum_j (|p_j| + r_p,j) rho_v,j."""
+    |c' a' - c a~| <= cr (|a~| + r_a) + |c| r_a + DD_MUL |c a~|: score radii sig_j.
+
+    Head output: with p' the exact weights at the exact scores, p(a) those at the score
+    midpoints a, p~ the computed ones (``softmax_l2``: |p(a'') - p~| <= r_p for every a'' in
+    the score box, |p(a) - p~| <= r0), v the value midpoints and v' the exact values,
+    sum p'_j v'_j - computed = (sum p~_j v_j - computed) + sum (p(a) - p~)_j v_j
+    + sum (p' - p(a))_j v_j + sum p'_j (v'_j - v_j). Componentwise (per value coordinate e):
+    the first is the dot product's rounding, the second <= sum r0_j |v_j|; the third is
+    int_0^1 J(xi_t) (a' - a) dt . v with J = diag(p) - p p^T, and since the exact weights sum
+    to 1, (J(xi) da) . v = sum_j p_j(xi) da_j (v_j - vbar(xi)) with vbar(xi) = sum_k p_k(xi)
+    v_k; for any float a_e, |v_j - vbar(xi)| <= |v_j - a_e| + |a_e - vbar(xi)| and |a_e -
+    vbar(xi)| <= |a_e - computed| + rounding + sum_k r_p,k |v_k|, so it is <= sum_j (|p~_j| +
+    r_p,j) sig_j (|v_j - a_e| + A_e) (a_e = the computed output's high part). The fourth, in
+    2-norm, <= sum_j (|p~_j| + r_p,j) rho_v,j."""
     s = qh.shape[0]
     d = qh.shape[1] // 3
     nb = qh.shape[2]
@@ -124,6 +215,9 @@ def attention_l2(
     nq = np.empty(nb)
     nk = np.empty(nb)
     tot = np.zeros(nb)
+    wsum = np.empty(nb)
+    sig = np.empty((s, nb))
+    p0 = np.empty((s, nb))
     for hd in range(n_heads):
         c0 = hd * dh
         for b in range(nb):
@@ -173,16 +267,20 @@ def attention_l2(
                     1 + (2 * dh + 12) * U
                 ) + ETA
                 asc = abs(sch) + abs(scl)
-                pr[j, b] = ((abs(sh) + abs(sl)) * cr + racc * (acm + cr) + DD_MUL * asc) * (
+                sig[j, b] = ((abs(sh) + abs(sl)) * cr + racc * (acm + cr) + DD_MUL * asc) * (
                     1 + 4 * U
                 ) + ETA
-        softmax_dd(ph, pl, pr, True)
+        softmax_l2(ph, pl, sig, pr, p0)
         for b in range(nb):
             nq[b] = 0.0  # now: the sum of squares of the componentwise bounds
             nk[b] = 0.0  # now: sum_j (|p_j| + r_p,j) rho_v,j
+            wsum[b] = 0.0
         for j in range(s):
             for b in range(nb):
-                nk[b] += (abs(ph[j, b]) + abs(pl[j, b]) + pr[j, b]) * rq[j, 2 * n_heads + hd, b]
+                pw = abs(ph[j, b]) + abs(pl[j, b]) + pr[j, b]
+                nk[b] += pw * rq[j, 2 * n_heads + hd, b]
+                sig[j, b] = pw * sig[j, b]  # now: the weight w_j = (|p_j| + r_p,j) sig_j
+                wsum[b] += sig[j, b]
         for e in range(dh):
             for b in range(nb):
                 acc_h[b] = 0.0
@@ -211,7 +309,19 @@ def attention_l2(
                 sh, sl = two_sum(acc_h[b], acc_l[b])
                 ath[c0 + e, b] = sh
                 atl[c0 + e, b] = sl
-                comp = (rad[b] + g_av * mag[b]) * (1 + (2 * s + 6) * U) + ETA
+                rnd = g_av * mag[b] * (1 + (2 * s + 6) * U) + ETA  # the dot product's rounding
+                # A_e >= |a_e - vbar(xi)|: the low part, the rounding, sum_k r_p,k |v_k|
+                acc_h[b] = (abs(sl) + rnd + rad[b] * (1 + (s + 3) * U)) * (1 + 2 * U)
+                acc_l[b] = 0.0  # now: sum_j w_j |v_j - a_e| + sum_j r0_j |v_j|
+            for j in range(s):
+                vhe = qh[j, 2 * d + c0 + e]
+                vle = ql[j, 2 * d + c0 + e]
+                for b in range(nb):
+                    dv = abs(vhe[b] - ath[c0 + e, b]) * (1 + U) + abs(vle[b])
+                    acc_l[b] += sig[j, b] * dv + p0[j, b] * (abs(vhe[b]) + abs(vle[b]))
+            for b in range(nb):
+                t1 = acc_l[b] * (1 + (3 * s + 6) * U) + wsum[b] * (1 + (s + 3) * U) * acc_h[b]
+                comp = (t1 + g_av * mag[b] * (1 + (2 * s + 6) * U)) * (1 + 3 * U) + ETA
                 nq[b] += comp * comp
         for b in range(nb):
             rh = math.sqrt(nq[b] * (1 + (dh + 3) * U) + SQ_SLACK) * (1 + 2 * U)
