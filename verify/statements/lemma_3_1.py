@@ -202,13 +202,15 @@ def derivation_steps(ctx: CheckContext) -> Outcome:
     rows = lipschitz_constructions.lip_group_rows()
     return Outcome(
         rows=constructions.outcome_rows(rows),
-        parameters={"||Δθ_g||": 1e-4, "N": 16},
+        parameters={"||Δθ_g||": "1e-4 (per-head sum row: 1e-7)", "N": 16},
         notes=[
             *constructions.factor_table(rows),
             "the softmax-reweighting groups (W_q, W_k) reach 1 - 2.5e-5: Σ_j Δp_j (v_j - b_v)"
             " = Cov_p(Δs, v) along the logit segment, at most max|Δs| V Y (the term of C_Lip;"
             " the factor 2 of ||dp||_1 is not needed), attained on the alternating string",
-            "the MLP weight coefficients reach 1/sqrt(2): the ReLU output of a centred input",
+            "the MLP weight coefficients are met by a rank-one MLP after a saturated norm"
+            " (W_1 = u e^T with u >= 0: every ReLU active, ||r|| = ||W_1|| Y + ||b_1||); with"
+            " W_1 = [I; -I] they reach only 1/sqrt(2) (ReLU keeps half of a centred W_1 h)",
         ],
         figures=[
             constructions.factor_figure(
