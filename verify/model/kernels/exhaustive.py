@@ -55,12 +55,12 @@ from verify.model.kernels.bundles import (
 from verify.model.kernels.dense import (
     add_into_scalar,
     col_absmax,
+    matvec_radius,
     matvec_scalar,
-    relu_scalar,
 )
 from verify.model.kernels.layer_norm import LS_ROWS, LS_RZ, LS_Z, layer_norm_scalar
 from verify.model.kernels.position import finish_position_scalar
-from verify.model.kernels.tables import add_weighted, fill_rows
+from verify.model.kernels.tables import add_weighted, fill_rows, mlp_from_tables
 from verify.model.rounding import ETA, U
 
 EOS = 2  # the eos token
@@ -228,16 +228,6 @@ def exhaustive_T(
                     )  # ym[i] <- h = LN1(d)  # fmt: skip
                 z = ls[LS_Z]
                 # MLP hidden pre-activation u = z (g0 + sum_h G_h / den_h) + c0 = W1 LN(d) + b1
-                fill_rows(hid, l0.g0[0 if lo_q else tq, i], l0.g0[1, i], i, lo_q)
-                for hd in range(n_heads):
-                    add_weighted(
-                        hid, l0.lo_sums[i, slot, hd], d + 1, hi[0, hd], hi[1, hd], d + 1, f,
-                        inv[hd], i, lo_q,
-                    )  # fmt: skip
-                for e in range(f):
-                    ce = l0.c0[e]
-                    for b in range(BS):
-                        hid[e, b] = hid[e, b] * z[b] + ce
                 if bounds:
                     rz = ls[LS_RZ]
                     c0max = l0.c0_bound[BD_MAX]
@@ -254,11 +244,13 @@ def exhaustive_T(
                             rz[b] * (bmax + r_b) + z[b] * r_b + c0rad
                             + 2 * U * (z[b] * bmax + c0max)
                         ) * (1 + 4 * U) + ETA  # fmt: skip
-                relu_scalar(hid)
-                matvec_scalar(
-                    hid, rhid, lw.lin2_w[0], lw.lin2_b[0], 0, d, nm[NB_W2], nm[NB_B2], tmp, rtmp,
-                    xmax, bounds,
+                # u, relu and the second MLP layer with u in registers (kernels.simd)
+                mlp_from_tables(
+                    l0.lo_sums[i, slot], d + 1, hi, inv, z, l0.g0[0 if lo_q else tq, i],
+                    l0.g0[1, i], l0.c0, lw.lin2_w[0], lw.lin2_b[0], tmp, xmax, i, lo_q,
                 )  # fmt: skip
+                if bounds:
+                    matvec_radius(f, rhid, xmax, nm[NB_W2], nm[NB_B2], rtmp)
                 if norm_first:
                     add_into_scalar(ym[i], yr[i], tmp, rtmp, bounds)  # y' = h + FFN(LN2(h))
                 else:

@@ -100,3 +100,114 @@ def rows1(typingctx, x, w, bias, jw, out, jo):  # pragma: no cover - code genera
 
 for _f, _r in ((rows16, 16), (rows8, 8), (rows4, 4), (rows1, 1)):
     _f.__doc__ = _doc(_r)
+
+
+def _mlp_codegen(n_rows: int):  # pragma: no cover - code generation
+    """The code generator of ``mlp_rows16`` etc. (see ``tables.mlp_from_tables``)."""
+
+    def codegen(context, builder, signature, args):
+        ints = (1, 12, 13, 14)  # off, i, sel, j0
+        arrs = [
+            None if k in ints else context.make_array(signature.args[k])(context, builder, a)
+            for k, a in enumerate(args)
+        ]
+        lo, hi, iv, z, g0a, g0b, c0, w2, b2, out, xmax = (a for a in arrs if a is not None)
+        off, qi, sel, j0 = (args[k] for k in ints)
+        i64 = ir.IntType(64)
+        dbl = ir.DoubleType()
+        vec = ir.VectorType(dbl, LANES)
+        ivec = ir.VectorType(i64, LANES)
+        vptr = vec.as_pointer()
+        n_heads, width, nb = cgutils.unpack_tuple(builder, lo.shape, 3)
+        hw = cgutils.unpack_tuple(builder, hi.shape, 3)[2]
+        f = cgutils.unpack_tuple(builder, g0a.shape, 1)[0]
+        w2n = cgutils.unpack_tuple(builder, w2.shape, 2)[1]
+        ob = cgutils.unpack_tuple(builder, out.shape, 2)[1]
+        fma = cgutils.get_or_insert_function(
+            builder.module, ir.FunctionType(vec, [vec, vec, vec]), "llvm.fma.v8f64"
+        )
+        zeros = ir.Constant(ir.VectorType(ir.IntType(32), LANES), [0] * LANES)
+        undef = ir.Constant(vec, ir.Undefined)
+        iundef = ir.Constant(ivec, ir.Undefined)
+        zero = ir.Constant(vec, [0.0] * LANES)
+
+        def c(k):
+            return ir.Constant(i64, k)
+
+        def bcast(value, und=undef):
+            one = builder.insert_element(und, value, c(0))
+            return builder.shuffle_vector(one, und, zeros)
+
+        def vload(base, index):
+            return builder.load(builder.bitcast(builder.gep(base, [index]), vptr), align=8)
+
+        def sload(base, index):
+            return builder.load(builder.gep(base, [index]))
+
+        accs = [cgutils.alloca_once(builder, vec) for _ in range(n_rows)]
+        u_slot = cgutils.alloca_once(builder, vec)
+        xm_slot = cgutils.alloca_once(builder, vec)
+        lanes = ir.Constant(ivec, list(range(LANES)))
+        with cgutils.for_range(builder, builder.udiv(nb, c(LANES))) as outer:
+            col = builder.mul(outer.index, c(LANES))
+            # the strings of this vector whose bit qi is 1, when sel (else none)
+            bits = builder.and_(builder.lshr(builder.add(bcast(col, iundef), lanes),
+                                             bcast(qi, iundef)), bcast(sel, iundef))  # fmt: skip
+            one = builder.icmp_unsigned("!=", bits, ir.Constant(ivec, [0] * LANES))
+            for r in range(n_rows):
+                builder.store(bcast(sload(b2.data, builder.add(j0, c(r)))), accs[r])
+            builder.store(zero, xm_slot)
+            zv = vload(z.data, col)
+            with cgutils.for_range(builder, f) as inner:
+                e = inner.index
+                g0v = builder.select(one, bcast(sload(g0b.data, e)), bcast(sload(g0a.data, e)))
+                builder.store(g0v, u_slot)
+                row = builder.add(off, e)
+                with cgutils.for_range(builder, n_heads) as heads:
+                    hd = heads.index
+                    lov = vload(lo.data, builder.add(builder.mul(builder.add(
+                        builder.mul(hd, width), row), nb), col))  # fmt: skip
+                    h_at = builder.add(builder.mul(hd, hw), row)
+                    h0 = sload(hi.data, h_at)
+                    h1 = sload(hi.data, builder.add(builder.mul(n_heads, hw), h_at))
+                    hv = builder.select(one, bcast(h1), bcast(h0))
+                    ivv = vload(iv.data, builder.add(builder.mul(hd, nb), col))
+                    term = builder.fmul(builder.fadd(lov, hv), ivv)
+                    builder.store(builder.fadd(builder.load(u_slot), term), u_slot)
+                u = builder.fadd(builder.fmul(builder.load(u_slot), zv), bcast(sload(c0.data, e)))
+                u = builder.select(builder.fcmp_ordered("<", u, zero), zero, u)  # relu, NaN kept
+                xm = builder.load(xm_slot)
+                builder.store(builder.select(builder.fcmp_ordered(">", u, xm), u, xm), xm_slot)
+                for r in range(n_rows):
+                    wv = sload(w2.data, builder.add(builder.mul(builder.add(j0, c(r)), w2n), e))
+                    acc = builder.call(fma, [bcast(wv), u, builder.load(accs[r])])
+                    builder.store(acc, accs[r])
+            for r in range(n_rows):
+                op = builder.gep(
+                    out.data, [builder.add(builder.mul(builder.add(j0, c(r)), ob), col)]
+                )
+                builder.store(builder.load(accs[r]), builder.bitcast(op, vptr), align=8)
+            xp = builder.gep(xmax.data, [col])
+            builder.store(builder.load(xm_slot), builder.bitcast(xp, vptr), align=8)
+        return context.get_dummy_value()
+
+    return codegen
+
+
+def _mlp_intrinsic(n_rows: int):
+    def typer(typingctx, lo, off, hi, iv, z, g0a, g0b, c0, w2, b2, out, xmax, i, sel, j0):
+        sig = types.void(lo, off, hi, iv, z, g0a, g0b, c0, w2, b2, out, xmax, i, sel, j0)
+        return sig, _mlp_codegen(n_rows)
+
+    typer.__name__ = f"mlp_rows{n_rows}"
+    typer.__doc__ = (
+        f"Rows j0..j0+{n_rows - 1} of ``tables.mlp_from_tables`` (lo (H, width, nb), hi (2, H,"
+        " width), iv (H, nb), out (d, nb); sel = 1: strings whose bit i is 1 take g0b, hi[1])."
+    )
+    return intrinsic(typer)
+
+
+mlp_rows16 = _mlp_intrinsic(16)
+mlp_rows8 = _mlp_intrinsic(8)
+mlp_rows4 = _mlp_intrinsic(4)
+mlp_rows1 = _mlp_intrinsic(1)

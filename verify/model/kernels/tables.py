@@ -18,7 +18,8 @@ from numba import types
 
 from verify._numba import kernel
 from verify.model.kernels.attention import SV_GAP, SV_RTOT, SV_TOT
-from verify.model.kernels.bundles import A1, A2, A4, A5, BS, I2, LAYER0_TABLES, b1, i8
+from verify.model.kernels.bundles import A1, A2, A3, A4, A5, BS, I2, LAYER0_TABLES, b1, i8
+from verify.model.kernels.simd import mlp_rows1, mlp_rows4, mlp_rows8, mlp_rows16
 from verify.model.kernels.softmax import softmax_normalise
 from verify.model.rounding import ETA, U
 
@@ -150,3 +151,32 @@ def low_sums(sce, vo, mv, slot_tok, k, i0, out):  # pragma: no cover - jitted
                             v1 = mv[1, j, hd, e - d - 1]
                         for b in range(BS):
                             o[e, b] += ev[b] * (v1 if (b >> j) & 1 == 1 else v0)
+
+
+@kernel(types.void(A3, i8, A3, A2, A1, A1, A1, A1, A2, A1, A2, A1, i8, b1))
+def mlp_from_tables(
+    lo, off, hi, iv, z, g0a, g0b, c0, w2, b2, out, xmax, i, lo_q
+):  # pragma: no cover - jitted
+    """Layer 0's MLP at query position i from the tables: h = relu(z (g0 + sum_h (lo[h, off +
+    e] + hi[., h, off + e]) iv[h]) + c0) row by row (g0 = g0a and hi[0], or, when lo_q, g0b
+    and hi[1] for the strings whose bit i is 1), and out = b2 + W2 h without storing h
+    (``kernels.simd``: 16 (8, 4, 1) output rows by 8 strings in vector registers, the row of
+    h in a register too); xmax[b] = max_e h[e, b] (NaN skipped). Each h[e, b] is computed by
+    the operations, in the order, of ``fill_rows``, ``add_weighted`` per head, h z + c0 and
+    relu, and out by fused multiply-adds in the order e = 0, 1, ... (the bound of
+    ``dense.matvec_scalar``): bit-identical to those passes and ``dense.matvec_scalar``."""
+    d = out.shape[0]
+    sel = 1 if lo_q else 0
+    j = 0
+    while d - j >= 16:
+        mlp_rows16(lo, off, hi, iv, z, g0a, g0b, c0, w2, b2, out, xmax, i, sel, j)
+        j += 16
+    if d - j >= 8:
+        mlp_rows8(lo, off, hi, iv, z, g0a, g0b, c0, w2, b2, out, xmax, i, sel, j)
+        j += 8
+    if d - j >= 4:
+        mlp_rows4(lo, off, hi, iv, z, g0a, g0b, c0, w2, b2, out, xmax, i, sel, j)
+        j += 4
+    while j < d:
+        mlp_rows1(lo, off, hi, iv, z, g0a, g0b, c0, w2, b2, out, xmax, i, sel, j)
+        j += 1
