@@ -4,6 +4,8 @@ place in the truth table."""
 
 from __future__ import annotations
 
+import dataclasses
+
 import mpmath
 import numpy as np
 import pytest
@@ -14,9 +16,10 @@ from hypothesis import strategies as st
 from verify.boolean.function import all_bit_strings
 from verify.model import ModelConfig, Params, init_params, truth_table
 from verify.model.arith import arb_precision
-from verify.model.double_double import dd_T, spectral_norm_upper
+from verify.model.double_double import dd_T, prepare_dd, spectral_norm_upper
 from verify.model.enclosure import enclose_output
 from verify.model.fast import fast_T
+from verify.model.forward import forward
 from verify.model.kernels import dd
 from verify.model.kernels.dd_dense import inverse_dd, rsqrt_dd
 from verify.model.kernels.dd_l2 import attention_l2, layer_norm_lipschitz
@@ -261,3 +264,54 @@ def test_attention_radius_bounds_sampled_perturbations() -> None:
                             for e in range(dh)]  # fmt: skip
                 dist = mpmath.sqrt(mpmath.fsum((a - b) ** 2 for a, b in zip(out, got, strict=True)))
                 assert dist <= mpmath.mpf(rat[0]), (trial, dist, rat[0])
+
+
+@pytest.mark.parametrize(("norm_first", "eps"), [(False, 0.0), (True, 0.0), (False, 1e-5)])
+def test_radius_propagates_an_embedding_box_through_every_layer(
+    norm_first: bool, eps: float
+) -> None:
+    """The kernel with the embeddings' radii widened by R (so that the propagation rules, not
+    the rounding, make the radius): T of models whose token and position embeddings move by
+    <= R / 2 (100-digit reference; random corners and the gradient's) is inside the ball.
+    (The largest |T' - T| is ~1e-4 of the radius here: norms multiplied stage by stage, ~20x
+    per layer at D = 8; the stage rules themselves are tested tight above.)"""
+    cfg = ModelConfig(
+        d_model=8, n_layers=3, n_heads=2, norm_first=norm_first, ln_eps=eps,
+        pos_encoding="learned", max_len=4,
+    )  # fmt: skip
+    p = init_params(cfg, "xavier_uniform", seed=7)
+    n, big_r = 4, 1e-7
+    bits = np.random.default_rng(7).integers(0, 2, size=(4, n)).astype(np.uint8)
+    inputs = prepare_dd(p, n)
+    tables = inputs.tables._replace(y0_rad=inputs.tables.y0_rad + big_r)
+    t, r = dd_T(p, bits, inputs=dataclasses.replace(inputs, tables=tables))
+    assert np.all(np.isfinite(r)) and np.all(r < 0.5)
+    names = ("token_embedding", "pos_embedding")  # y0 = token + position: each moves <= R/2
+    shapes = [p[name].shape for name in names]
+    sizes = [int(np.prod(sh)) for sh in shapes]
+
+    def moved(delta: np.ndarray) -> Params:
+        parts = np.split(delta, [sizes[0]])
+        arrays = {**dict(p.items())}
+        for name, part, shape in zip(names, parts, shapes, strict=True):
+            arrays[name] = p[name] + part.reshape(shape)
+        return Params(cfg, arrays)
+
+    # corners of the box: random ones, and per string the one along the sign of the gradient
+    rng = np.random.default_rng(8)
+    m = sum(sizes)
+    corners = [rng.choice([-0.45, 0.45], size=m) * big_r for _ in range(4)]
+    base = forward(p, bits).T
+    grad = np.zeros((bits.shape[0], m))
+    for q in range(m):
+        step = np.zeros(m)
+        step[q] = 1e-6
+        grad[:, q] = (forward(moved(step), bits).T - base) / 1e-6
+    corners += [np.sign(g) * 0.45 * big_r for g in grad]
+    worst = 0.0
+    for delta in corners:
+        exact = reference_forward(moved(delta), bits, dps=100).T
+        for k, value in enumerate(exact):
+            assert _within(t[k], r[k], value), (k, t[k], r[k], value)
+            worst = max(worst, float(abs(mpmath.mpf(t[k]) - value)) / r[k])
+    print("largest |T' - t| / r:", worst)
