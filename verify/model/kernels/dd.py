@@ -26,6 +26,7 @@ certified value (the callers test finiteness).
 from __future__ import annotations
 
 import math
+from fractions import Fraction
 
 from numba import types
 from numba.extending import intrinsic
@@ -43,8 +44,22 @@ DD = types.UniTuple(f8, 2)
 LN2_HI = 0.6931471805599453  # ln 2 = LN2_HI + LN2_LO + O(2^-106)
 LN2_LO = 2.3190468138462996e-17
 INV_LN2 = 1.4426950408889634
-EXP_SQUARINGS = 10  # exp(r) = (exp(r / 2^10))^(2^10)
-EXP_TAYLOR = 9  # degree of the Taylor polynomial of expm1 on |t| <= 3.4e-4
+EXP_SQUARINGS = 5  # exp(r) = (exp(r / 2^5))^(2^5)
+EXP_TAYLOR = 11  # degree of the Taylor polynomial of expm1 on |t| <= 0.0109
+
+
+def _inverse_factorials(n: int) -> tuple[tuple[float, float], ...]:
+    """1/k! for k = 0..n as DD (hi, lo): hi = fl(1/k!), lo = fl(1/k! - hi), so the error is
+    <= u |lo| <= u^2 / k! (exact rational arithmetic)."""
+    out = []
+    for k in range(n + 1):
+        x = Fraction(1, math.factorial(k))
+        hi = float(x)
+        out.append((hi, float(x - Fraction(hi))))
+    return tuple(out)
+
+
+INV_FACT = _inverse_factorials(EXP_TAYLOR)  # a compile-time constant in the kernels
 
 
 @intrinsic
@@ -138,14 +153,19 @@ def dd_exp(ah, al):  # pragma: no cover - jitted
     exact (TwoProd), two DD additions (<= 0.76 UU |r| + 0.51 UU |r|) and k LN2_LO rounded
     (<= u 1077 2.4e-17 < 3e-30), and |ln 2 - LN2_HI - LN2_LO| <= 2^-107 contributes <= 1077
     2^-107 < 7e-30: |r| <= 0.35 with an absolute error < 1.1e-29, i.e. a relative error
-    < 1.2e-29 of exp(r). t = r / 2^10 (exact); expm1(t) by Horner (9 steps of dd_mul and
-    dd_add_d, Taylor remainder |t|^10 / 10! < 1e-41): relative error < 9 (1.76 + 1.76 + 0.51)
-    UU < 2e-30. Ten steps e <- 2e + e^2 (expm1(2t) = expm1(t)(2 + expm1(t)), no cancellation)
-    each add <= 2.6 UU relative and carry the earlier relative error with a factor
-    (2 + 2e)/(2 + e) <= 1.2: < 1.2^10 (2e-30 + 10 2.6 UU) < 3e-29 relative to expm1(r), and
-    |expm1(r)| <= 0.42 exp(r). 1 + e: 0.51 UU. Scaling by 2^k (ldexp) is exact unless the
-    result is subnormal (then <= 2^-1074 per part, inside TINY). Sum: < 5e-29 = 2^-94.3
-    relative, so EXP_DD = 2^-80 has a margin of 2^14."""
+    < 1.2e-29 of exp(r). t = r / 2^5 (exact), |t| <= 0.0109; expm1(t) = t q(t) with q the
+    Taylor polynomial sum_{k<=10} t^k / (k + 1)! by Horner on the DD constants INV_FACT (each
+    within u^2 / k!): remainder <= |t|^11 / 12! (1 + |t|) < 6e-31 relative. Each Horner step
+    q <- q t + c (dd_mul, dd_add: <= 1.76 UU + 0.76 UU relative to the step's value, plus the
+    constant's u^2 c) adds <= 2.6 UU relative to q_k, and since |t q_{k+1}| <= 0.011 |q_k| (no
+    cancellation) the earlier errors are damped by 0.011: q within 2.7 UU, t q within 4.5 UU
+    < 3e-31 relative; with the remainder < 1e-30. Five steps e <- 2e + e^2 (expm1(2t) =
+    expm1(t)(2 + expm1(t)), no cancellation) each add <= 2.6 UU relative and carry the earlier
+    relative error with a factor (2 + 2e)/(2 + e) <= 1.2: < 1.2^5 (1e-30 + 5 2.6 UU) < 5e-30
+    relative to expm1(r), and |expm1(r)| <= 0.42 exp(r). 1 + e: 0.51 UU. Scaling by 2^k
+    (ldexp) is exact unless the result is subnormal (then <= 2^-1074 per part, inside TINY).
+    Sum: < 1.2e-29 + 2.1e-30 + 3e-32 < 1.5e-29 = 2^-95.7 relative, so EXP_DD = 2^-80 has a
+    margin of 2^15."""
     if ah != ah:
         return ah, 0.0
     if ah > 709.0:
@@ -159,13 +179,11 @@ def dd_exp(ah, al):  # pragma: no cover - jitted
     scale = 1.0 / (1 << EXP_SQUARINGS)
     th = rh * scale
     tl = rl * scale
-    qh = 1.0
-    ql = 0.0
-    for j in range(EXP_TAYLOR, 1, -1):  # q <- 1 + (t / j) q
-        ih, il = inverse_int(j)
-        sh, sl = dd_mul(th, tl, ih, il)
-        qh, ql = dd_mul(sh, sl, qh, ql)
-        qh, ql = dd_add_d(qh, ql, 1.0)
+    qh, ql = INV_FACT[EXP_TAYLOR]
+    for j in range(EXP_TAYLOR - 1, 0, -1):  # q <- q t + 1/j!
+        ch, cl = INV_FACT[j]
+        sh, sl = dd_mul(qh, ql, th, tl)
+        qh, ql = dd_add(sh, sl, ch, cl)
     eh, el = dd_mul(th, tl, qh, ql)  # expm1(t)
     for _ in range(EXP_SQUARINGS):
         sh, sl = dd_mul(eh, el, eh, el)
