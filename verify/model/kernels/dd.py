@@ -28,6 +28,7 @@ from __future__ import annotations
 import math
 from fractions import Fraction
 
+import mpmath
 from numba import types
 from numba.extending import intrinsic
 
@@ -44,8 +45,8 @@ DD = types.UniTuple(f8, 2)
 LN2_HI = 0.6931471805599453  # ln 2 = LN2_HI + LN2_LO + O(2^-106)
 LN2_LO = 2.3190468138462996e-17
 INV_LN2 = 1.4426950408889634
-EXP_SQUARINGS = 5  # exp(r) = (exp(r / 2^5))^(2^5)
-EXP_TAYLOR = 11  # degree of the Taylor polynomial of expm1 on |t| <= 0.0109
+EXP_TABLE = 64  # exp(a) = 2^m 2^(j/64) exp(r), |r| <= ln 2 / 128
+EXP_TAYLOR = 10  # degree of the Taylor polynomial of expm1 on |r| <= 0.00542
 
 
 def _inverse_factorials(n: int) -> tuple[tuple[float, float], ...]:
@@ -59,7 +60,20 @@ def _inverse_factorials(n: int) -> tuple[tuple[float, float], ...]:
     return tuple(out)
 
 
-INV_FACT = _inverse_factorials(EXP_TAYLOR)  # a compile-time constant in the kernels
+def _exp2_table(n: int) -> tuple[tuple[float, float], ...]:
+    """2^(j/n) for j = 0..n-1 as DD (hi, lo) from 300-bit mpmath values: error <= u |lo| +
+    2^-290 <= 1.01 u^2 2^(j/n)."""
+    with mpmath.workprec(300):
+        out = []
+        for j in range(n):
+            x = mpmath.mpf(2) ** (mpmath.mpf(j) / n)
+            hi = float(x)
+            out.append((hi, float(x - hi)))
+    return tuple(out)
+
+
+INV_FACT = _inverse_factorials(EXP_TAYLOR)  # compile-time constants in the kernels
+EXP2_TABLE = _exp2_table(EXP_TABLE)
 
 
 @intrinsic
@@ -149,45 +163,39 @@ def dd_exp(ah, al):  # pragma: no cover - jitted
     """exp(ah + al) for ah <= 709: relative error <= EXP_DD, plus TINY absolute when the result
     is subnormal or 0 (ah < -708).
 
-    Derivation: k = round(ah / ln 2) (|k| <= 1077); r = a - k LN2_HI - k LN2_LO with k LN2_HI
-    exact (TwoProd), two DD additions (<= 0.76 UU |r| + 0.51 UU |r|) and k LN2_LO rounded
-    (<= u 1077 2.4e-17 < 3e-30), and |ln 2 - LN2_HI - LN2_LO| <= 2^-107 contributes <= 1077
-    2^-107 < 7e-30: |r| <= 0.35 with an absolute error < 1.1e-29, i.e. a relative error
-    < 1.2e-29 of exp(r). t = r / 2^5 (exact), |t| <= 0.0109; expm1(t) = t q(t) with q the
-    Taylor polynomial sum_{k<=10} t^k / (k + 1)! by Horner on the DD constants INV_FACT (each
-    within u^2 / k!): remainder <= |t|^11 / 12! (1 + |t|) < 6e-31 relative. Each Horner step
-    q <- q t + c (dd_mul, dd_add: <= 1.76 UU + 0.76 UU relative to the step's value, plus the
-    constant's u^2 c) adds <= 2.6 UU relative to q_k, and since |t q_{k+1}| <= 0.011 |q_k| (no
-    cancellation) the earlier errors are damped by 0.011: q within 2.7 UU, t q within 4.5 UU
-    < 3e-31 relative; with the remainder < 1e-30. Five steps e <- 2e + e^2 (expm1(2t) =
-    expm1(t)(2 + expm1(t)), no cancellation) each add <= 2.6 UU relative and carry the earlier
-    relative error with a factor (2 + 2e)/(2 + e) <= 1.2: < 1.2^5 (1e-30 + 5 2.6 UU) < 5e-30
-    relative to expm1(r), and |expm1(r)| <= 0.42 exp(r). 1 + e: 0.51 UU. Scaling by 2^k
-    (ldexp) is exact unless the result is subnormal (then <= 2^-1074 per part, inside TINY).
-    Sum: < 1.2e-29 + 2.1e-30 + 3e-32 < 1.5e-29 = 2^-95.7 relative, so EXP_DD = 2^-80 has a
-    margin of 2^15."""
+    Derivation: k = round(ah 64 / ln 2) (|k| <= 68928), k = 64 m + j with 0 <= j < 64; r = a -
+    k LN2_HI / 64 - k LN2_LO / 64 with k LN2_HI / 64 exact (TwoProd; the division by 64 is
+    exact), two DD additions (<= 0.76 UU |r| + 0.51 UU |r|) and k LN2_LO / 64 rounded (<= u
+    68928 2.4e-17 / 64 < 3e-30), and |ln 2 - LN2_HI - LN2_LO| <= 2^-107 contributes <= 1077
+    2^-107 < 7e-30: |r| <= 0.00542 with an absolute error < 1.1e-29, i.e. a relative error
+    < 1.2e-29 of exp(r). expm1(r) = r q(r) with q the Taylor polynomial sum_{k<=9} r^k /
+    (k + 1)! by Horner on the DD constants INV_FACT (each within u^2 / k!): remainder <=
+    |r|^10 / 11! (1 + |r|) < 6e-31 relative. Each Horner step q <- q r + c (dd_mul, dd_add)
+    adds <= 2.6 UU relative to its value and, as |r q_{k+1}| <= 0.006 |q_k| (no
+    cancellation), damps the earlier errors: r q within 4.5 UU < 3e-31 relative. 1 + e: 0.51
+    UU, and |expm1(r)| <= 0.006 exp(r). The table value 2^(j/64) (EXP2_TABLE) is within 1.01
+    u^2 = 0.26 UU, the product (dd_mul) adds 1.76 UU. Scaling by 2^m (ldexp) is exact unless
+    the result is subnormal (then <= 2^-1074 per part, inside TINY). Sum: < 1.2e-29 + 4e-31 +
+    2.6 UU < 1.4e-29 = 2^-95.8 relative, so EXP_DD = 2^-80 has a margin of 2^15."""
     if ah != ah:
         return ah, 0.0
     if ah > 709.0:
         return math.inf, 0.0
     if ah < -746.0:
         return 0.0, 0.0
-    k = float(round(ah * INV_LN2))
-    ph, pl = two_prod(k, LN2_HI)
+    k = float(round(ah * (INV_LN2 * EXP_TABLE)))
+    ph, pl = two_prod(k, LN2_HI / EXP_TABLE)
     rh, rl = dd_add(ah, al, -ph, -pl)
-    rh, rl = dd_add_d(rh, rl, -(k * LN2_LO))
-    scale = 1.0 / (1 << EXP_SQUARINGS)
-    th = rh * scale
-    tl = rl * scale
+    rh, rl = dd_add_d(rh, rl, -(k * (LN2_LO / EXP_TABLE)))
     qh, ql = INV_FACT[EXP_TAYLOR]
-    for j in range(EXP_TAYLOR - 1, 0, -1):  # q <- q t + 1/j!
+    for j in range(EXP_TAYLOR - 1, 0, -1):  # q <- q r + 1/j!
         ch, cl = INV_FACT[j]
-        sh, sl = dd_mul(qh, ql, th, tl)
+        sh, sl = dd_mul(qh, ql, rh, rl)
         qh, ql = dd_add(sh, sl, ch, cl)
-    eh, el = dd_mul(th, tl, qh, ql)  # expm1(t)
-    for _ in range(EXP_SQUARINGS):
-        sh, sl = dd_mul(eh, el, eh, el)
-        eh, el = dd_add(sh, sl, 2.0 * eh, 2.0 * el)
+    eh, el = dd_mul(rh, rl, qh, ql)  # expm1(r)
     eh, el = dd_add_d(eh, el, 1.0)
-    ki = int(k)
-    return math.ldexp(eh, ki), math.ldexp(el, ki)
+    m = math.floor(k / EXP_TABLE)
+    th, tl = EXP2_TABLE[int(k - EXP_TABLE * m)]
+    eh, el = dd_mul(eh, el, th, tl)
+    mi = int(m)
+    return math.ldexp(eh, mi), math.ldexp(el, mi)
