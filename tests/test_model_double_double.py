@@ -71,7 +71,9 @@ def test_dd_operations_within_their_bounds() -> None:
 def test_dd_exp_far_inside_its_bound() -> None:
     rng = np.random.default_rng(1)
     args = list(rng.uniform(-745, 0, 300)) + list(rng.uniform(-1, 1, 200))
-    args += [0.0, -1e-300, 1e-20, -700.0, -708.3, -720.0, -745.0, 5.0, 700.0]
+    args += [0.0, -1e-300, 1e-20, -700.0, -708.3, -720.0, -745.0, 5.0, 700.0, 709.0]
+    args += list(rng.uniform(0, 709, 100))  # and next to the table's points k ln 2 / 64:
+    args += [k * np.log(2) / 64 + e for k in range(-3000, 3000, 37) for e in (-1e-15, 0, 1e-15)]
     worst = 0.0
     with mpmath.workprec(400):
         for a in args:
