@@ -8,6 +8,9 @@
 - ``attention``: attention at one query position.
 - ``position``: the rest of a layer at one position (residuals, norms, MLP).
 - ``tables``: layer 0 from its (token, position) tables.
+- ``simd``: intrinsics that emit LLVM IR with 8-wide vectors: the register-blocked
+  matrix-vector product and layer 0's MLP from the tables (exhaustive kernel).
+- ``labels``: labels and tiers from float64 midpoints and radii, in parallel.
 - ``per_string``: the driver for any batch of strings, componentwise radii (``certified_T``).
 - ``exhaustive``: the driver for all 2^N strings, scalar radii (``exhaustive_T``).
 - ``dd``, ``dd_dense``, ``dd_norm``: double-double arithmetic with its error bounds, and the
