@@ -23,6 +23,7 @@ from verify.theory import hahn_rofin as hr
 COR_5 = "H&R Cor 5"
 THM_6 = "H&R Thm 6"
 ADVERSARIAL = "adversarial search (Hypothesis, target = ratio)"
+CORNER = "construction (layer-norm corner, DICTATOR on the readout bit)"
 RANDOM = "random parameters of the four init schemes"
 EQUALITY = "noise on one bias, constant norm input (equality case)"
 
@@ -38,7 +39,7 @@ def _run(statement: str, check: str):
 
 
 def test_cor_5_checks_hold_unmutated(scratch_counterexamples) -> None:
-    for check in (ADVERSARIAL, RANDOM):
+    for check in (ADVERSARIAL, RANDOM, CORNER):
         result = _run(COR_5, check)
         print(result.summary())
         assert result.status is Status.HOLDS
@@ -46,14 +47,14 @@ def test_cor_5_checks_hold_unmutated(scratch_counterexamples) -> None:
 
 
 def test_cor_5_dropping_the_blowup_factor_is_caught(scratch_counterexamples, monkeypatch) -> None:
-    """Without E[beta^2] the bound is too small: the adversarial search (and the random
-    models) report a violation and leave a counterexample."""
-    original = hr.cor_5_as_bound
+    """Without beta^2 in E[beta^2 omega_f] the bound is too small: the adversarial search (and
+    the random models) report a violation and leave a counterexample."""
+    original = hr.cor_5_bound
 
-    def no_blowup(w_norm, c_infl, mean_beta_sq, xi):
-        return original(w_norm, c_infl, 1.0, xi)
+    def no_blowup(w_norm, c_infl, beta, omega):
+        return original(w_norm, c_infl, np.ones_like(beta), omega)
 
-    monkeypatch.setattr(hr, "cor_5_as_bound", no_blowup)
+    monkeypatch.setattr(hr, "cor_5_bound", no_blowup)
     result = _run(COR_5, ADVERSARIAL)
     print(result.summary())
     assert result.status is Status.VIOLATED
@@ -63,11 +64,27 @@ def test_cor_5_dropping_the_blowup_factor_is_caught(scratch_counterexamples, mon
 
 
 def test_cor_5_a_quarter_of_the_constant_is_caught(scratch_counterexamples, monkeypatch) -> None:
-    """The search reaches about half of the bound (quick budget); a constant 4x smaller fails.
-    (Halving is not caught at this budget: the worst ratio found is ~0.5.)"""
-    original = hr.cor_5_as_bound
-    monkeypatch.setattr(hr, "cor_5_as_bound", lambda *a: original(*a) / 4.0)
+    """The search reaches more than a quarter of the bound (quick budget); a constant 4x
+    smaller fails."""
+    original = hr.cor_5_bound
+    monkeypatch.setattr(hr, "cor_5_bound", lambda *a: original(*a) / 4.0)
     assert _run(COR_5, ADVERSARIAL).status is Status.VIOLATED
+
+
+def test_cor_5_half_of_the_constant_is_caught(scratch_counterexamples, monkeypatch) -> None:
+    """The DICTATOR layer-norm corner reaches N / (N + 1) of ||w|| C_infl E[beta^2 omega_f]
+    (Lemma 2.9 tight on the readout bit, omega_f = 1/N + 1 at every string): half the bound
+    fails for N >= 2. The c_r form's factor 2 is what the weight omega_f recovers."""
+    result = _run(COR_5, CORNER)
+    print(result.summary())
+    assert result.status is Status.HOLDS
+    worst = max(r.measured / r.bound for r in result.rows)
+    assert worst > 0.5
+    original = hr.cor_5_bound
+    monkeypatch.setattr(hr, "cor_5_bound", lambda *a: original(*a) / 2.0)
+    halved = _run(COR_5, CORNER)
+    print(halved.summary())
+    assert halved.status is Status.VIOLATED
 
 
 def test_thm_6_halved_probability_is_caught(scratch_counterexamples, monkeypatch) -> None:
@@ -98,35 +115,51 @@ def test_noise_variance_probability_is_the_chi_square_cdf() -> None:
 
 def test_cor_5_bound_algebra() -> None:
     assert hr.cor_5_as_bound(2.0, 3.0, 5.0, 0.5) == pytest.approx(30.0)
+    omega = hr.cor_5_omega(np.array([2, 0]), np.array([True, False]), 4)
+    assert omega.tolist() == pytest.approx([1.5, 0.0])
+    beta = np.array([2.0, 3.0])
+    assert hr.cor_5_bound(2.0, 3.0, beta, omega) == pytest.approx(2 * 3 * (4 * 1.5) / 2)
+    assert hr.log10_cor_5_bound(2.0, np.log10(3.0), beta, omega) == pytest.approx(np.log10(18))
     assert hr.cor_5_required_blowup(4.0, 0.5, 2.0, 3.0) == pytest.approx(4.0 / 6.0)
     assert hr.log10_cor_5_as_bound(2.0, np.log10(3.0), 5.0, 0.5) == pytest.approx(np.log10(30.0))
     assert hr.blowup_cap(0.25, 0.0, 2) == pytest.approx(9.0)
 
 
-def test_measure_tradeoff_sums_by_hand() -> None:
-    """The edge sums and as_N of measure_tradeoff against a direct loop."""
-    cfg = ModelConfig(d_model=8, n_layers=1, n_heads=2, ln_eps=1e-3)
+@pytest.mark.parametrize("eos", [True, False])
+def test_measure_tradeoff_sums_by_hand(eos: bool) -> None:
+    """The edge sums, omega_f and as_N of measure_tradeoff against a direct loop over the bit
+    strings (the readout bit is the last position when there is no eos)."""
+    cfg = ModelConfig(d_model=8, n_layers=1, n_heads=2, ln_eps=1e-3, eos=eos)
     p = init_params(cfg, "gaussian", 4)
     from verify.model import forward
 
     n = 4
     bits = all_bit_strings(n)
+    index = {tuple(row): i for i, row in enumerate(bits.tolist())}
     res = forward(p, bits, diagnostics=True)
-    omega = -float(np.median(res.y_readout @ p["readout.weight"]))
-    m = measure_tradeoff(p, n, readout=(p["readout.weight"], omega))
-    t = res.y_readout @ p["readout.weight"] + omega
+    bias = -float(np.median(res.y_readout @ p["readout.weight"]))
+    m = measure_tradeoff(p, n, readout=(p["readout.weight"], bias))
+    t = res.y_readout @ p["readout.weight"] + bias
     f = t > 0
-    dt = prods = sens = 0.0
+    dt = prods = sens = weighted = 0.0
     for i in range(2**n):
-        for b in range(n):
-            j = i ^ (1 << b)
+        omega = 0.0
+        for pos in range(n):
+            flipped = bits[i].copy()
+            flipped[pos] ^= 1
+            j = index[tuple(flipped.tolist())]
             if f[i] != f[j]:
+                weight = 1.0 / n + (1.0 if pos == n - 1 and not eos else 0.0)
                 sens += 1
                 dt += abs(t[i] - t[j])
-                prods += res.beta[i] * res.beta[j] / n
+                prods += res.beta[i] * res.beta[j] * weight
+                omega += weight
+        weighted += res.beta[i] ** 2 * omega / 2**n
     assert m.avg_sensitivity == pytest.approx(sens / 2**n)
     assert m.sensitive_dT == pytest.approx(dt)
     assert m.sensitive_beta_products == pytest.approx(prods)
+    assert m.mean_beta_sq_omega == pytest.approx(weighted)
+    assert m.bound <= m.bound_c_r
     assert m.xi == pytest.approx(np.min(np.abs(t)))
     assert m.lhs <= m.bound
 

@@ -3,7 +3,8 @@
 
 - :func:`measure_tradeoff`: over all 2^N strings (float64 forward pass with diagnostics), the
   function f the model computes (sign of T), its margin xi = min_x |T(x)|, as_N(f), the blowup
-  beta(x) and the pieces of the H&R Cor 5 bound (||w||, C_infl, E[beta^2], the edge sums).
+  beta(x) and the pieces of the H&R Cor 5 bound (||w||, C_infl, the weight omega_f(x) from
+  the truth table, E[beta^2 omega_f], E[beta^2], the edge sums).
 - :func:`gaussian_sharpness`: H&R's sharpness proxy, the mean increase of the MSE loss
   (targets +-1) when N(0, sigma^2) noise is added to every parameter except the positions.
 - :func:`noisy_blowup_frequency`: how often the blowup of a fixed input stays above a cap
@@ -61,10 +62,14 @@ class TradeoffMeasurement:
     w_norm: float
     c_infl: float  # inf when beyond float64
     log10_c_infl: float
-    factor: float  # readout_factor
+    factor: float  # readout_factor: c_r, the bound on omega_f
     sensitive_dT: float  # sum over sensitive ordered edges of |T(x) - T(x^n)|
     sensitive_beta_products: float  # sum over them of beta(x) beta(x^n) (1/N + delta)
     param_norm_sq: float  # ||theta||^2 without positions (H&R's parameter norm)
+    mean_omega: float  # E_x omega_f(x), omega_f = |S_f(x)|/N + [readout bit sensitive at x]
+    mean_beta_sq_omega: float  # E_x beta(x)^2 omega_f(x)
+    bound: float  # ||w|| C_infl E[beta^2 omega_f] (Cor 5's right-hand side; inf on overflow)
+    log10_bound: float
 
     @property
     def lhs(self) -> float:
@@ -72,19 +77,13 @@ class TradeoffMeasurement:
         return 2.0 * self.xi * self.avg_sensitivity
 
     @property
-    def bound(self) -> float:
-        """||w|| C_infl E[beta^2] * factor (Cor 5's right-hand side; inf on overflow)."""
+    def bound_c_r(self) -> float:
+        """c_r ||w|| C_infl E[beta^2]: the weaker form (omega_f <= c_r; inf on overflow)."""
         return (
             hr.cor_5_as_bound(self.w_norm, self.c_infl, self.mean_beta_sq, 0.5) * self.factor
             if math.isfinite(self.c_infl)
             else math.inf
         )
-
-    @property
-    def log10_bound(self) -> float:
-        return hr.log10_cor_5_as_bound(
-            self.w_norm, self.log10_c_infl, self.mean_beta_sq, 0.5
-        ) + math.log10(self.factor)
 
     @property
     def edge_bound(self) -> float:
@@ -95,7 +94,7 @@ class TradeoffMeasurement:
 
     def to_dict(self) -> dict:
         out = asdict(self)
-        out.update(lhs=self.lhs, bound=self.bound, log10_bound=self.log10_bound)
+        out.update(lhs=self.lhs, bound_c_r=self.bound_c_r)
         return out
 
 
@@ -131,13 +130,21 @@ def measure_tradeoff(
     at_readout = np.zeros(n_bits, dtype=bool)
     if not params.config.eos:
         at_readout[n_bits - 1] = True
+    n_sensitive = np.zeros(bits.shape[0], dtype=np.int64)  # |S_f(x)|
+    readout_sensitive = np.zeros(bits.shape[0], dtype=bool)  # r <= N and r in S_f(x)
     for n in range(n_bits):
         flipped = n_idx ^ (1 << n)
         sens = f != f[flipped]
+        n_sensitive += sens
+        if at_readout[n]:
+            readout_sensitive |= sens
         sensitive_dt += float(np.sum(np.abs(t[sens] - t[flipped][sens])))
         weight = 1.0 / n_bits + float(at_readout[n])
         products += float(np.sum(beta[sens] * beta[flipped][sens])) * weight
+    omega = hr.cor_5_omega(n_sensitive, readout_sensitive, n_bits)
     src = params if readout is None else params.with_arrays({"readout.weight": w})
+    w_norm = float(np.linalg.norm(w))
+    ci, log_ci = c_infl(src), log10_c_infl(src)
     return TradeoffMeasurement(
         n_bits=n_bits,
         xi=xi,
@@ -146,13 +153,17 @@ def measure_tradeoff(
         mean_beta=float(np.mean(beta)),
         max_beta=float(np.max(beta)),
         mean_beta_hr=float(np.mean(res.beta_hr)),
-        w_norm=float(np.linalg.norm(w)),
-        c_infl=c_infl(src),
-        log10_c_infl=log10_c_infl(src),
+        w_norm=w_norm,
+        c_infl=ci,
+        log10_c_infl=log_ci,
         factor=readout_factor(params.config),
         sensitive_dT=sensitive_dt,
         sensitive_beta_products=products,
         param_norm_sq=parameter_norm_sq(src),
+        mean_omega=float(np.mean(omega)),
+        mean_beta_sq_omega=float(np.mean(beta**2 * omega)),
+        bound=hr.cor_5_bound(w_norm, ci, beta, omega),
+        log10_bound=hr.log10_cor_5_bound(w_norm, log_ci, beta, omega),
     )
 
 

@@ -288,8 +288,8 @@ def analyse(params: Any, n_bits: int, family: Any = None, module: Any = None) ->
             {
                 "statement": "H&R Cor 5",
                 "applies": True,
-                "says": f"2 xi as_N(f) <= c_r ||w|| C_infl E[beta^2] = 10^{m.log10_bound:.4g};"
-                f" so E[beta^2] >= {need:.4g} is needed",
+                "says": f"2 xi as_N(f) <= ||w|| C_infl E[beta^2 omega_f] = 10^{m.log10_bound:.4g}"
+                f" (<= c_r ||w|| C_infl E[beta^2]); so E[beta^2] >= {need:.4g} is needed",
                 "measured": f"2 xi as_N(f) = {m.lhs:.4g}"
                 f" (xi {m.xi:.4g}, as {m.avg_sensitivity:.4g});"
                 f" E[beta^2] = {m.mean_beta_sq:.4g}; ||theta||^2 = {m.param_norm_sq:.4g}",

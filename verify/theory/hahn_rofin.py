@@ -7,10 +7,13 @@ a third-party review names the norm-blowup trade-off "Corollary 5" and the sharp
 measures or a summary computes.
 
 - **H&R Cor 5 (trade-off)**: if T recognises f on {0,1}^N with margin xi (|T(x)| >= xi, sign
-  as f), then ``2 xi as_N(f) <= ||w|| C_infl(theta) E_x[beta(x)^2]`` (eos readout), with
-  C_infl the explicit constant of Lemma 2.9 (verify.theory.bounds) and beta the paper's
-  blowup prod_k max_n (1 + z^k_n). For PARITY (as_N = N) the blowup or the parameter norms
-  must grow linearly in N.
+  as f), then ``2 xi as_N(f) <= ||w|| C_infl(theta) E_x[beta(x)^2 omega_f(x)]`` with
+  ``omega_f(x) = |S_f(x)| / N + [r <= N and r in S_f(x)]`` (S_f(x) the sensitive coordinates
+  of x, r the readout position), C_infl the explicit constant of Lemma 2.9
+  (verify.theory.bounds) and beta the paper's blowup prod_k max_n (1 + z^k_n)
+  (:func:`cor_5_bound`). Since omega_f <= c_r (1 with eos, 2 with the readout on the last
+  bit), ``2 xi as_N(f) <= c_r ||w|| C_infl E_x[beta^2]`` follows (:func:`cor_5_as_bound`). For
+  PARITY (as_N = N) the blowup or the parameter norms must grow linearly in N.
 - **H&R Thm 6 (sharpness, mechanism)**: Gaussian noise N(0, sigma^2) on a bias added right
   before a layer norm (or on any set of parameters that contains one) caps that norm's
   coefficient in probability, for every input and position (the bound does not depend on N):
@@ -28,6 +31,7 @@ from __future__ import annotations
 import math
 
 import mpmath
+import numpy as np
 from scipy import stats
 
 from verify.validation import check_int, check_real
@@ -35,9 +39,12 @@ from verify.validation import check_int, check_real
 __all__ = [
     "blowup_cap",
     "cor_5_as_bound",
+    "cor_5_bound",
+    "cor_5_omega",
     "cor_5_edge_bound",
     "cor_5_required_blowup",
     "log10_cor_5_as_bound",
+    "log10_cor_5_bound",
     "noise_beta_cap_probability",
     "noise_cap_growth",
     "noise_cap_threshold",
@@ -47,9 +54,39 @@ __all__ = [
 
 
 # ----------------------------------------------------------------------------- Cor 5
+def cor_5_omega(n_sensitive: np.ndarray, readout_sensitive: np.ndarray, n_bits: int) -> np.ndarray:
+    """omega_f(x) = |S_f(x)| / N + [r <= N and r in S_f(x)], per string: the sum over the
+    sensitive coordinates n of x of Lemma 2.9's weight 1/N + delta_{r,n}. ``n_sensitive``:
+    |S_f(x)|; ``readout_sensitive``: whether the readout sits on an input bit (no eos) and that
+    bit is sensitive at x. At most c_r = 1 + [r <= N]."""
+    n = check_int("N", n_bits, minimum=1)
+    return np.asarray(n_sensitive, dtype=float) / n + np.asarray(readout_sensitive, dtype=float)
+
+
+def cor_5_bound(w_norm: float, c_infl: float, beta: np.ndarray, omega: np.ndarray) -> float:
+    """H&R Cor 5 (toolkit's form): ``2 xi as_N(f) <= ||w|| C_infl E_x[beta(x)^2 omega_f(x)]``;
+    returns the right-hand side from the per-string blowup beta(x) and weight omega_f(x)
+    (:func:`cor_5_omega`), the mean over the strings given (all 2^N, or classes with equal
+    weight). inf when C_infl overflows."""
+    if not math.isfinite(float(c_infl)):
+        return math.inf
+    b = np.asarray(beta, dtype=float)
+    return float(w_norm) * float(c_infl) * float(np.mean(b * b * np.asarray(omega, dtype=float)))
+
+
+def log10_cor_5_bound(
+    w_norm: float, log10_c_infl: float, beta: np.ndarray, omega: np.ndarray
+) -> float:
+    """:func:`cor_5_bound` in log10 (finite where C_infl exceeds float64)."""
+    b = np.asarray(beta, dtype=float)
+    mean = float(np.mean(b * b * np.asarray(omega, dtype=float)))
+    return float(mpmath.log10(w_norm) + log10_c_infl + mpmath.log10(mean))
+
+
 def cor_5_as_bound(w_norm: float, c_infl: float, mean_beta_sq: float, xi: float) -> float:
-    """H&R Cor 5: the largest average sensitivity a transformer recognising f with margin xi
-    can have: ||w|| C_infl E_x[beta(x)^2] / (2 xi) (inf when C_infl overflows)."""
+    """H&R Cor 5, the weaker c_r form divided by c_r (omega_f <= c_r in :func:`cor_5_bound`):
+    as_N(f) <= c_r ||w|| C_infl E_x[beta(x)^2] / (2 xi); this returns it without c_r,
+    ||w|| C_infl E_x[beta(x)^2] / (2 xi) (inf when C_infl overflows)."""
     xi = check_real("xi", xi, strictly_positive=True)
     return float(w_norm) * float(c_infl) * float(mean_beta_sq) / (2.0 * xi)
 
