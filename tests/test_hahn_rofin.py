@@ -51,8 +51,8 @@ def test_cor_5_dropping_the_blowup_factor_is_caught(scratch_counterexamples, mon
     the random models) report a violation and leave a counterexample."""
     original = hr.cor_5_bound
 
-    def no_blowup(w_norm, c_infl, beta, omega):
-        return original(w_norm, c_infl, np.ones_like(beta), omega)
+    def no_blowup(w_norm, c_infl, beta, omega, weights=None):
+        return original(w_norm, c_infl, np.ones_like(beta), omega, weights)
 
     monkeypatch.setattr(hr, "cor_5_bound", no_blowup)
     result = _run(COR_5, ADVERSARIAL)
@@ -67,7 +67,7 @@ def test_cor_5_a_quarter_of_the_constant_is_caught(scratch_counterexamples, monk
     """The search reaches more than a quarter of the bound (quick budget); a constant 4x
     smaller fails."""
     original = hr.cor_5_bound
-    monkeypatch.setattr(hr, "cor_5_bound", lambda *a: original(*a) / 4.0)
+    monkeypatch.setattr(hr, "cor_5_bound", lambda *a, **k: original(*a, **k) / 4.0)
     assert _run(COR_5, ADVERSARIAL).status is Status.VIOLATED
 
 
@@ -81,7 +81,7 @@ def test_cor_5_half_of_the_constant_is_caught(scratch_counterexamples, monkeypat
     worst = max(r.measured / r.bound for r in result.rows)
     assert worst > 0.5
     original = hr.cor_5_bound
-    monkeypatch.setattr(hr, "cor_5_bound", lambda *a: original(*a) / 2.0)
+    monkeypatch.setattr(hr, "cor_5_bound", lambda *a, **k: original(*a, **k) / 2.0)
     halved = _run(COR_5, CORNER)
     print(halved.summary())
     assert halved.status is Status.VIOLATED
@@ -123,6 +123,20 @@ def test_cor_5_bound_algebra() -> None:
     assert hr.cor_5_required_blowup(4.0, 0.5, 2.0, 3.0) == pytest.approx(4.0 / 6.0)
     assert hr.log10_cor_5_as_bound(2.0, np.log10(3.0), 5.0, 0.5) == pytest.approx(np.log10(30.0))
     assert hr.blowup_cap(0.25, 0.0, 2) == pytest.approx(9.0)
+
+
+@pytest.mark.parametrize("n", [3, 5, 9])
+def test_dictator_corner_classes_match_exhaustive(n: int) -> None:
+    """The class-by-class E_x of the DICTATOR corner (used at N >= 64) against the exhaustive
+    measurement over all 2^N strings."""
+    from verify.statements.hr_cor_5 import dictator_corner, dictator_corner_by_classes
+
+    _, m = dictator_corner(n)
+    c = dictator_corner_by_classes(n)
+    assert m is not None and c is not None
+    assert m.avg_sensitivity == pytest.approx(c["avg_sensitivity"])
+    assert m.xi == pytest.approx(c["xi"], rel=1e-12)
+    assert m.bound == pytest.approx(c["bound"], rel=1e-12)
 
 
 @pytest.mark.parametrize("eos", [True, False])

@@ -27,7 +27,7 @@ from verify.registry import (
     define_statement,
 )
 from verify.theory import hahn_rofin as hr
-from verify.theory.bounds import lemma_2_9_bound
+from verify.theory.bounds import c_infl, lemma_2_9_bound
 
 DERIVATION = "docs/derivations_hahn_rofin.md"
 PAPER = "arXiv 2402.09963"
@@ -140,8 +140,6 @@ def cor_5_search(ctx: CheckContext):
         at_r = np.zeros(n_bits, dtype=bool)
         if not p.config.eos:
             at_r[-1] = True
-        from verify.theory.bounds import c_infl
-
         c = c_infl(p)
         if not math.isfinite(c) or c == 0:
             return None
@@ -226,6 +224,19 @@ def adversarial_search(ctx: CheckContext) -> Outcome:
 
 
 CORNER_NS = tuple(range(1, 13))  # exhaustive over 2^N strings
+CORNER_LARGE_NS = (64, 256, 1024)  # E_x exact over classes of strings (by symmetry)
+
+
+def _dictator_params(n_bits: int) -> Params:
+    """ln_corner(N) with w the unit vector along y(0...01) - y(0...0) and omega centring it."""
+    p = constructions.ln_corner(n_bits)
+    ends = np.zeros((2, n_bits), dtype=np.uint8)
+    ends[1, -1] = 1
+    y = forward(p, ends).y_readout
+    diff = y[1] - y[0]
+    w = diff / np.linalg.norm(diff)
+    omega = -float(w @ (y[0] + y[1])) / 2.0
+    return p.with_arrays({"readout.weight": w, "readout.bias": np.asarray(omega)})
 
 
 def dictator_corner(n_bits: int) -> tuple[Params, TradeoffMeasurement | None]:
@@ -235,23 +246,53 @@ def dictator_corner(n_bits: int) -> tuple[Params, TradeoffMeasurement | None]:
     (DICTATOR), |T| = xi at every string, and Lemma 2.9 is tight up to N / (N + 1) on the
     sensitive edges, so 2 xi as_N should reach ~N / (N + 1) of ||w|| C_infl E[beta^2 omega_f]
     (half of the c_r form). Measured exhaustively over the 2^N strings."""
-    p = constructions.ln_corner(n_bits)
-    ends = np.zeros((2, n_bits), dtype=np.uint8)
-    ends[1, -1] = 1
-    y = forward(p, ends).y_readout
-    diff = y[1] - y[0]
-    w = diff / np.linalg.norm(diff)
-    omega = -float(w @ (y[0] + y[1])) / 2.0
-    p = p.with_arrays({"readout.weight": w, "readout.bias": np.asarray(omega)})
+    p = _dictator_params(n_bits)
     return p, measure_tradeoff(p, n_bits)
+
+
+def dictator_corner_by_classes(n_bits: int) -> dict | None:
+    """The same model at large N (>= 3), E_x exact over six classes of strings instead of 2^N:
+    attention (all weights 0) adds b_o = 0 and the MLP is off, so each position's stream is a
+    function of its own bit: T(x) depends on x_N only and beta(x) on x_N and on which bit
+    values x_1..x_{N-1} contain (only 0s, only 1s, both; probabilities 2^{1-N}, 2^{1-N},
+    1 - 2^{2-N}). One representative per class is run through the forward pass; f = DICTATOR
+    on x_N is checked on them (None otherwise), so S_f(x) = {N} and omega_f = 1/N + 1 at every
+    x, as_N = 1. tests/test_hahn_rofin.py compares this with the exhaustive measurement."""
+    p = _dictator_params(n_bits)
+    reps, weights = [], []
+    for last in (0, 1):
+        for rest, prob in (("0", 2.0 ** (1 - n_bits)), ("1", 2.0 ** (1 - n_bits))):
+            reps.append([int(rest)] * (n_bits - 1) + [last])
+            weights.append(prob / 2)
+        reps.append([i % 2 for i in range(n_bits - 1)] + [last])
+        weights.append((1.0 - 2.0 ** (2 - n_bits)) / 2)
+    res = forward(p, np.asarray(reps, dtype=np.uint8), diagnostics=True)
+    t = res.T
+    f = t > 0
+    if not (np.all(f[:3] == f[0]) and np.all(f[3:] == f[3]) and f[0] != f[3]):
+        return None
+    xi = float(np.min(np.abs(t)))
+    omega = hr.cor_5_omega(np.ones(6), np.ones(6, dtype=bool), n_bits)
+    w_norm = float(np.linalg.norm(p["readout.weight"]))
+    return {
+        "N": n_bits,
+        "xi": xi,
+        "avg_sensitivity": 1.0,
+        "lhs": 2.0 * xi * 1.0,
+        "bound": hr.cor_5_bound(w_norm, c_infl(p), res.beta, omega, weights=weights),
+        "beta": res.beta.tolist(),
+        "class_weights": weights,
+    }
 
 
 @HR_COR_5.check(
     "construction (layer-norm corner, DICTATOR on the readout bit)", policy=Policy.STRICT
 )
 def dictator_construction(ctx: CheckContext) -> Outcome:
-    """The layer-norm corner with a DICTATOR readout (:func:`dictator_corner`), N = 1..12:
-    the bound's weight omega_f (not c_r) is what this model uses."""
+    """The layer-norm corner with a DICTATOR readout: N = 1..12 exhaustive
+    (:func:`dictator_corner`), N = 64, 256, 1024 exact over classes of strings
+    (:func:`dictator_corner_by_classes`); the bound's weight omega_f (not c_r) is what this
+    model uses."""
     rows, table, undefined = [], [], []
     for n in CORNER_NS:
         _, m = dictator_corner(n)
@@ -264,16 +305,38 @@ def dictator_construction(ctx: CheckContext) -> Outcome:
             f" 2 xi as_N={m.lhs:.6g}, bound={m.bound:.6g}, ratio {m.lhs / m.bound:.4f}"
             f" (c_r form: {m.lhs / m.bound_c_r:.4f})"
         )
+    for n in CORNER_LARGE_NS:
+        c = dictator_corner_by_classes(n)
+        if c is None:
+            undefined.append(n)
+            continue
+        label = f"DICTATOR corner N={n} (six classes of strings)"
+        rows.append(
+            Row(
+                f"{label}: 2 xi as_N(f) vs ||w|| C_infl E[beta^2 omega_f]",
+                c["lhs"],
+                c["bound"],
+                extra=c,
+            )
+        )
+        table.append(f"N={n} (classes): ratio {c['lhs'] / c['bound']:.4f}")
     return Outcome(
         rows=rows,
-        parameters={"N": f"{CORNER_NS[0]}..{CORNER_NS[-1]}", "construction": "ln_corner"},
+        parameters={
+            "N (exhaustive)": f"{CORNER_NS[0]}..{CORNER_NS[-1]}",
+            "N (by classes)": list(CORNER_LARGE_NS),
+            "construction": "ln_corner",
+        },
         notes=[
             "post-LN, attention and MLP off, z = 1 at every norm, readout on the last bit;"
             " w along the change of y, omega centring it (|T| = xi at every string)",
+            "N <= 12 exhaustive (both rows); larger N exact over six classes of strings"
+            " (dictator_corner_by_classes; averaged row only: the edge sums overflow)",
             *table,
             *([f"no margin at N = {undefined}"] if undefined else []),
         ],
-        arithmetic="float64 forward pass over all 2^N strings; C_infl in mpmath",
+        arithmetic="float64 forward pass over all 2^N strings (N <= 12) or one string per"
+        " class (N >= 64); C_infl in mpmath",
     )
 
 

@@ -63,23 +63,28 @@ def cor_5_omega(n_sensitive: np.ndarray, readout_sensitive: np.ndarray, n_bits: 
     return np.asarray(n_sensitive, dtype=float) / n + np.asarray(readout_sensitive, dtype=float)
 
 
-def cor_5_bound(w_norm: float, c_infl: float, beta: np.ndarray, omega: np.ndarray) -> float:
+def _mean_beta_sq_omega(beta, omega, weights) -> float:
+    b = np.asarray(beta, dtype=float)
+    return float(np.average(b * b * np.asarray(omega, dtype=float), weights=weights))
+
+
+def cor_5_bound(
+    w_norm: float, c_infl: float, beta: np.ndarray, omega: np.ndarray, weights=None
+) -> float:
     """H&R Cor 5 (toolkit's form): ``2 xi as_N(f) <= ||w|| C_infl E_x[beta(x)^2 omega_f(x)]``;
     returns the right-hand side from the per-string blowup beta(x) and weight omega_f(x)
-    (:func:`cor_5_omega`), the mean over the strings given (all 2^N, or classes with equal
-    weight). inf when C_infl overflows."""
+    (:func:`cor_5_omega`): the mean over the 2^N strings given, or, with ``weights``, over
+    classes of strings with those probabilities. inf when C_infl overflows."""
     if not math.isfinite(float(c_infl)):
         return math.inf
-    b = np.asarray(beta, dtype=float)
-    return float(w_norm) * float(c_infl) * float(np.mean(b * b * np.asarray(omega, dtype=float)))
+    return float(w_norm) * float(c_infl) * _mean_beta_sq_omega(beta, omega, weights)
 
 
 def log10_cor_5_bound(
-    w_norm: float, log10_c_infl: float, beta: np.ndarray, omega: np.ndarray
+    w_norm: float, log10_c_infl: float, beta: np.ndarray, omega: np.ndarray, weights=None
 ) -> float:
     """:func:`cor_5_bound` in log10 (finite where C_infl exceeds float64)."""
-    b = np.asarray(beta, dtype=float)
-    mean = float(np.mean(b * b * np.asarray(omega, dtype=float)))
+    mean = _mean_beta_sq_omega(beta, omega, weights)
     return float(mpmath.log10(w_norm) + log10_c_infl + mpmath.log10(mean))
 
 
