@@ -9,7 +9,10 @@ readout row only (``benchmarks/torch_baseline.py``). Each implementation is time
 process (the engineering notes measured thread pools slowing each other down in one process),
 after a warm-up call, as the fastest of ``--repeat`` runs (default 3; the machine is shared and
 single runs vary by 30-50%); wall and CPU seconds are both printed, with the load average.
-Ratios are computed from numbers measured in this one run.
+Ratios are computed from numbers measured in this one run. Each certified cell also prints
+its computed limit (``benchmarks/limit.py``: flops per string from the shapes, times 2^N, at
+the machine rate of the kernel's own dense product measured at the start of the run) and how
+far the certified table is from it, in CPU and in wall time.
 
 ``--impl no_dd`` is the certified table without the double-double tier (float64, then arb);
 each certified row prints how many bits each tier settled (``CertifiedTruthTable.tier_counts``).
@@ -36,6 +39,9 @@ import time
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))
+
+from limit import flops_per_string, machine_rate  # noqa: E402
 
 
 def _worker(impl: str, n_layers: int, n: int, d: int, h: int, seed: int, repeat: int) -> dict:
@@ -47,7 +53,6 @@ def _worker(impl: str, n_layers: int, n: int, d: int, h: int, seed: int, repeat:
     params = init_params(ModelConfig(d_model=d, n_layers=n_layers, n_heads=h), "xavier_uniform",
                          seed)  # fmt: skip
     if impl == "torch":
-        sys.path.insert(0, str(HERE))
         from torch_baseline import torch_truth_table_T
 
         def run(m: int) -> dict:
@@ -118,6 +123,9 @@ def main() -> None:
         return
     print(f"H={args.H} xavier_uniform seed={args.seed}; cores={os.cpu_count()}; "
           f"fastest of {args.repeat} runs per cell")  # fmt: skip
+    args.rate = machine_rate() if "certified" in args.impl else 0.0
+    if args.rate:
+        print(f"machine rate (limit.py, matvec_mid, one thread): {args.rate:.1f} GFLOP/s")
     head = f"{'D':>3} {'L':>2} {'N':>3} {'impl':>10} {'wall s':>9} {'cpu s':>9} {'strings/s':>12}"
     print(head + "  load")
     for d in args.D:
@@ -163,6 +171,17 @@ def _cell(args: argparse.Namespace, d: int, n_layers: int, n: int) -> None:
     no_dd = results.get("no_dd")
     if cert and no_dd:
         print(f"      double-double tier: {no_dd['wall'] / cert['wall']:.1f}x faster than without")
+    if cert and args.rate:
+        from verify.model import ModelConfig
+
+        cfg = ModelConfig(d_model=d, n_layers=n_layers, n_heads=args.H)
+        flops = flops_per_string(d, args.H, cfg.d_ff, n_layers, cfg.seq_len(n))
+        one_core = flops * (1 << n) / (args.rate * 1e9)
+        cores = os.cpu_count() or 1
+        print(f"      limit: {flops} flops/string x 2^{n} at {args.rate:.1f} GFLOP/s = "
+              f"{one_core * 1e3:.2f} ms on one core, {one_core * 1e3 / cores:.2f} ms on {cores}; "
+              f"certified is {cert['cpu'] / one_core:.1f}x the limit in CPU time, "
+              f"{cert['wall'] * cores / one_core:.1f}x in wall time")  # fmt: skip
 
 
 if __name__ == "__main__":
