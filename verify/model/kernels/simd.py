@@ -103,7 +103,9 @@ for _f, _r in ((rows16, 16), (rows8, 8), (rows4, 4), (rows1, 1)):
 
 
 def _mlp_codegen(n_rows: int):  # pragma: no cover - code generation
-    """The code generator of ``mlp_rows16`` etc. (see ``tables.mlp_from_tables``)."""
+    """The code generator of ``mlp_rows16`` etc. (see ``tables.mlp_from_tables``). The loop is
+    emitted twice: for sel = 0 (a query position whose token is the same for the whole block)
+    without the per-string selects and the loads of g0b and hi[1], the same arithmetic."""
 
     def codegen(context, builder, signature, args):
         ints = (1, 12, 13, 14)  # off, i, sel, j0
@@ -148,47 +150,64 @@ def _mlp_codegen(n_rows: int):  # pragma: no cover - code generation
         u_slot = cgutils.alloca_once(builder, vec)
         xm_slot = cgutils.alloca_once(builder, vec)
         lanes = ir.Constant(ivec, list(range(LANES)))
-        with cgutils.for_range(builder, builder.udiv(nb, c(LANES))) as outer:
-            col = builder.mul(outer.index, c(LANES))
-            # the strings of this vector whose bit qi is 1, when sel (else none)
-            bits = builder.and_(builder.lshr(builder.add(bcast(col, iundef), lanes),
-                                             bcast(qi, iundef)), bcast(sel, iundef))  # fmt: skip
-            one = builder.icmp_unsigned("!=", bits, ir.Constant(ivec, [0] * LANES))
-            for r in range(n_rows):
-                builder.store(bcast(sload(b2.data, builder.add(j0, c(r)))), accs[r])
-            builder.store(zero, xm_slot)
-            zv = vload(z.data, col)
-            with cgutils.for_range(builder, f) as inner:
-                e = inner.index
-                g0v = builder.select(one, bcast(sload(g0b.data, e)), bcast(sload(g0a.data, e)))
-                builder.store(g0v, u_slot)
-                row = builder.add(off, e)
-                with cgutils.for_range(builder, n_heads) as heads:
-                    hd = heads.index
-                    lov = vload(lo.data, builder.add(builder.mul(builder.add(
-                        builder.mul(hd, width), row), nb), col))  # fmt: skip
-                    h_at = builder.add(builder.mul(hd, hw), row)
-                    h0 = sload(hi.data, h_at)
-                    h1 = sload(hi.data, builder.add(builder.mul(n_heads, hw), h_at))
-                    hv = builder.select(one, bcast(h1), bcast(h0))
-                    ivv = vload(iv.data, builder.add(builder.mul(hd, nb), col))
-                    term = builder.fmul(builder.fadd(lov, hv), ivv)
-                    builder.store(builder.fadd(builder.load(u_slot), term), u_slot)
-                u = builder.fadd(builder.fmul(builder.load(u_slot), zv), bcast(sload(c0.data, e)))
-                u = builder.select(builder.fcmp_ordered("<", u, zero), zero, u)  # relu, NaN kept
-                xm = builder.load(xm_slot)
-                builder.store(builder.select(builder.fcmp_ordered(">", u, xm), u, xm), xm_slot)
+
+        def emit(use_sel):  # use_sel False: no string takes g0b, hi[1] (sel = 0)
+            with cgutils.for_range(builder, builder.udiv(nb, c(LANES))) as outer:
+                col = builder.mul(outer.index, c(LANES))
+                one = None  # the strings of this vector whose bit qi is 1 (use_sel only)
+                if use_sel:
+                    pos = builder.add(bcast(col, iundef), lanes)
+                    bits = builder.and_(builder.lshr(pos, bcast(qi, iundef)), bcast(sel, iundef))
+                    one = builder.icmp_unsigned("!=", bits, ir.Constant(ivec, [0] * LANES))
                 for r in range(n_rows):
-                    wv = sload(w2.data, builder.add(builder.mul(builder.add(j0, c(r)), w2n), e))
-                    acc = builder.call(fma, [bcast(wv), u, builder.load(accs[r])])
-                    builder.store(acc, accs[r])
-            for r in range(n_rows):
-                op = builder.gep(
-                    out.data, [builder.add(builder.mul(builder.add(j0, c(r)), ob), col)]
-                )
-                builder.store(builder.load(accs[r]), builder.bitcast(op, vptr), align=8)
-            xp = builder.gep(xmax.data, [col])
-            builder.store(builder.load(xm_slot), builder.bitcast(xp, vptr), align=8)
+                    builder.store(bcast(sload(b2.data, builder.add(j0, c(r)))), accs[r])
+                builder.store(zero, xm_slot)
+                zv = vload(z.data, col)
+                with cgutils.for_range(builder, f) as inner:
+                    e = inner.index
+                    g0v = bcast(sload(g0a.data, e))
+                    if use_sel:
+                        g0v = builder.select(one, bcast(sload(g0b.data, e)), g0v)
+                    builder.store(g0v, u_slot)
+                    row = builder.add(off, e)
+                    with cgutils.for_range(builder, n_heads) as heads:
+                        hd = heads.index
+                        lov = vload(lo.data, builder.add(builder.mul(builder.add(
+                            builder.mul(hd, width), row), nb), col))  # fmt: skip
+                        h_at = builder.add(builder.mul(hd, hw), row)
+                        hv = bcast(sload(hi.data, h_at))
+                        if use_sel:
+                            h1 = sload(hi.data, builder.add(builder.mul(n_heads, hw), h_at))
+                            hv = builder.select(one, bcast(h1), hv)
+                        ivv = vload(iv.data, builder.add(builder.mul(hd, nb), col))
+                        term = builder.fmul(builder.fadd(lov, hv), ivv)
+                        builder.store(builder.fadd(builder.load(u_slot), term), u_slot)
+                    u = builder.fadd(
+                        builder.fmul(builder.load(u_slot), zv), bcast(sload(c0.data, e))
+                    )
+                    u = builder.select(
+                        builder.fcmp_ordered("<", u, zero), zero, u
+                    )  # relu, NaN kept
+                    xm = builder.load(xm_slot)
+                    builder.store(builder.select(builder.fcmp_ordered(">", u, xm), u, xm), xm_slot)
+                    for r in range(n_rows):
+                        wv = sload(w2.data, builder.add(builder.mul(builder.add(j0, c(r)), w2n), e))
+                        acc = builder.call(fma, [bcast(wv), u, builder.load(accs[r])])
+                        builder.store(acc, accs[r])
+                for r in range(n_rows):
+                    op = builder.gep(
+                        out.data, [builder.add(builder.mul(builder.add(j0, c(r)), ob), col)]
+                    )
+                    builder.store(builder.load(accs[r]), builder.bitcast(op, vptr), align=8)
+                xp = builder.gep(xmax.data, [col])
+                builder.store(builder.load(xm_slot), builder.bitcast(xp, vptr), align=8)
+
+        has_sel = builder.icmp_signed("!=", sel, c(0))
+        with builder.if_else(has_sel) as (with_sel, without_sel):
+            with with_sel:
+                emit(True)
+            with without_sel:
+                emit(False)
         return context.get_dummy_value()
 
     return codegen
