@@ -9,9 +9,9 @@ radius), each run on what the previous ones leave open (the tiers, ``TIER_*``):
 2. float64, the per-string kernel with componentwise radii (``verify.model.kernels``); or,
    with ``engine="numpy"``, the :class:`verify.model.arith.MidRadContext` pass for every
    string instead of 1 and 2;
-3. double-double (``verify.model.double_double``: ~106-bit midpoints, componentwise radii),
-   when at least ``DOUBLE_DOUBLE_MIN_OPEN`` strings are open (below that arb is cheaper than
-   loading the kernel);
+3. double-double (``verify.model.double_double``: ~106-bit midpoints, one 2-norm radius per
+   vector), when at least ``DOUBLE_DOUBLE_MIN_OPEN`` strings are open (below that arb is
+   cheaper than loading the kernel);
 4. arb balls at rising precision (``precisions``, default 128, 256, 512, 1024 bits).
 
 What is still open is reported as uncertain, never guessed. ``method`` keeps three values:
