@@ -114,9 +114,13 @@ def _expm1_upper(x):  # pragma: no cover - jitted
 @kernel(types.void(A2, A2, A2, A2, A2))
 def softmax_l2(ph, pl, sig, pr, p0):  # pragma: no cover - jitted
     """In place, per string (column): p_j = exp(a_j - mx) / sum_k exp(a_k - mx) for the DD
-    scores a with radii sig (kept), by the rule of ``dd_norm.softmax_dd``, with two radii:
-    pr[j] >= |p_j(a') - p_j| for every a' with |a'_k - a_k| <= sig_k (the enclosure), and
-    p0[j] >= |p_j(a) - p_j| (the rounding at the midpoint: the same rule with sig = 0)."""
+    scores a with radii sig (kept); mx = the float64 maximum of the high parts, an exact
+    constant (softmax is invariant under it). Each exp(a_j - mx) gets the radius
+    exp(d)(expm1(sig_j + DD_ADD |d|) + EXP_DD), the normaliser the compensated sum of those
+    (error (S + 2)^2 UU), and p_j = e_j / t the quotient rule with the a posteriori bound of
+    ``inverse_dd``. Two radii: pr[j] >= |p_j(a') - p_j| for every a' with |a'_k - a_k| <=
+    sig_k (the enclosure), and p0[j] >= |p_j(a) - p_j| (the rounding at the midpoint: the
+    same rule with sig = 0)."""
     s = ph.shape[0]
     nb = ph.shape[1]
     g_sum = (s + 2) * (s + 2) * UU

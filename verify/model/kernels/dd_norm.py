@@ -1,11 +1,11 @@
-"""Double-double layer norm and softmax with componentwise float64 radii.
+"""Double-double layer norm with componentwise float64 radii (the softmax: ``kernels.dd_l2``).
 
-Per string (one column), in the order of ``kernels.layer_norm.layer_norm`` and
-``kernels.softmax``; each rounding term of those rules is replaced by the DD bound of the same
-operation (``kernels.dd``), and the float64 1/sqrt and division by the a posteriori bounds of
-``kernels.dd_dense.rsqrt_dd`` and ``inverse_dd``. Sums of m DD terms are compensated (TwoSum
-of the high parts, a float64 accumulator for the errors and low parts): error <= (m + 2)^2 UU
-sum |terms| (the argument of ``kernels.dd_dense.matvec_dd`` with exact products).
+Per string (one column), in the order of ``kernels.layer_norm.layer_norm``; each rounding term
+of that rule is replaced by the DD bound of the same operation (``kernels.dd``), and the
+float64 1/sqrt by the a posteriori bound of ``kernels.dd_dense.rsqrt_dd``. Sums of m DD terms
+are compensated (TwoSum of the high parts, a float64 accumulator for the errors and low
+parts): error <= (m + 2)^2 UU sum |terms| (the argument of ``kernels.dd_dense.matvec_dd``
+with exact products).
 """
 
 from __future__ import annotations
@@ -20,18 +20,16 @@ from verify.model.kernels.bundles import A1, A2, b1, f8
 from verify.model.kernels.dd import (
     DD_ADD,
     DD_MUL,
-    EXP_DD,
     UU,
     dd_add,
     dd_add_d,
-    dd_exp,
     dd_mul,
     dd_mul_d,
     inverse_int,
     two_sum,
 )
-from verify.model.kernels.dd_dense import inverse_dd, rsqrt_dd
-from verify.model.rounding import ETA, EXP_ULPS, TINY, U
+from verify.model.kernels.dd_dense import rsqrt_dd
+from verify.model.rounding import ETA, U
 
 
 @kernel(types.void(A2, A2, A2, A1, A1, f8, A2, A2, A2, b1))
@@ -110,62 +108,3 @@ def layer_norm_dd(vh, vl, rv, gain, bias, eps, oh, ol, ro, bounds):  # pragma: n
                 r = ac * rz + rc * (az + rz) + DD_MUL * (abs(czh) + abs(czl))
                 r = r * abs(gain[i]) + DD_MUL * (abs(gh) + abs(gl))
                 ro[i, b] = (r + DD_ADD * (abs(o2h) + abs(o2l))) * (1 + 8 * U) + ETA
-
-
-@kernel(types.void(A2, A2, A2, b1))
-def softmax_dd(ph, pl, pr, bounds):  # pragma: no cover - jitted
-    """In place, per string (column): p_j = exp(a_j - mx) / sum_k exp(a_k - mx) for the DD
-    scores a (radii pr on entry: of a_j; on return: of p_j); mx = the float64 maximum of the
-    high parts, an exact constant (softmax is invariant under it)."""
-    s = ph.shape[0]
-    nb = ph.shape[1]
-    g_sum = (s + 2) * (s + 2) * UU
-    for b in range(nb):
-        mx = -np.inf
-        for j in range(s):
-            if ph[j, b] > mx:
-                mx = ph[j, b]
-        if not np.isfinite(mx):
-            mx = 0.0
-        th = 0.0
-        tl = 0.0
-        rtot = 0.0
-        for j in range(s):
-            dh, dl = dd_add_d(ph[j, b], pl[j, b], -mx)
-            eh, el = dd_exp(dh, dl)
-            ph[j, b] = eh
-            pl[j, b] = el
-            sm = th + eh
-            bb = sm - th
-            tl += ((th - (sm - bb)) + (eh - bb)) + el
-            th = sm
-            if bounds:
-                rd = (pr[j, b] + DD_ADD * (abs(dh) + abs(dl))) * (1 + 2 * U)
-                bigv = (eh * (1 + U) + TINY) * (1 + 2 * EXP_DD) * (1 + U)  # >= exp(d)
-                if rd < 0.5:  # expm1(x) <= x / (1 - x) on [0, 1)
-                    em = rd / (1 - rd) * (1 + 4 * U)
-                else:
-                    em = math.expm1(rd) * (1 + EXP_ULPS * U)
-                re = (bigv * (em + EXP_DD) + TINY) * (1 + 4 * U) + ETA
-                pr[j, b] = re
-                rtot += re
-        th, tl = two_sum(th, tl)
-        qh, ql, qerr = inverse_dd(th, tl)
-        gap = 0.0
-        if bounds:
-            rtot = (rtot + g_sum * (th + abs(tl))) * (1 + (s + 4) * U)
-            gap = ((th - rtot) * (1 - U) - abs(tl)) * (1 - U)
-        for j in range(s):
-            eh = ph[j, b]
-            el = pl[j, b]
-            p_h, p_l = dd_mul(eh, el, qh, ql)
-            ph[j, b] = p_h
-            pl[j, b] = p_l
-            if bounds:
-                ap = abs(p_h) + abs(p_l)
-                if gap > 0 and qerr < math.inf:
-                    pr[j, b] = (
-                        (pr[j, b] + ap * (1 + U) * rtot) / gap + (eh + abs(el)) * qerr + DD_MUL * ap
-                    ) * (1 + 4 * U)
-                else:
-                    pr[j, b] = np.inf
