@@ -74,6 +74,28 @@ def _norm_l2(vh, vl, rv, gain, eps, bias, gmax, oh, ol, ro, tmp, rout):  # pragm
         rout[b] = (rout[b] * rv[b] + tmp[b]) * (1 + 2 * U)
 
 
+@kernel(types.void(i8, LAYER_WEIGHTS_T, A3, i8, A2, A2, A1, A2, A2, A2, A2, A2, A2, A2, A2, A2,
+                    A1, A1, b1))  # fmt: skip
+def _mlp_l2(
+    layer, lw, wn, nh3, xh, xl, rx, zd, zf, hh, hl, hr, oh, ol, orr, scratch, tmp, rout, bounds
+):  # pragma: no cover - jitted
+    """FFN(x) = W_2 relu(W_1 x + b_1) + b_2 into o, with rout >= |W_1|_2 |W_2|_2 rx + the
+    rounding (relu is 1-Lipschitz); x may alias o and rx rout (each is read before written)."""
+    d = xh.shape[0]
+    f = hh.shape[0]
+    if bounds:
+        abs_l2(xh, xl, tmp)
+        _mv_radius(wn, layer, nh3 + 1, rx, tmp, d, f, rout)
+    matvec_dd(xh, xl, zd, lw.lin1_t[layer], lw.lin1_t_abs[layer], lw.lin1_bias[layer], 0, f,
+              hh, hl, hr, scratch, False)  # fmt: skip
+    relu_dd(hh, hl, zf, bounds)
+    if bounds:
+        abs_l2(hh, hl, tmp)
+        _mv_radius(wn, layer, nh3 + 2, rout, tmp, f, d, rout)
+    matvec_dd(hh, hl, zf, lw.lin2_t[layer], lw.lin2_t_abs[layer], lw.lin2_bias[layer], 0, d,
+              oh, ol, orr, scratch, False)  # fmt: skip
+
+
 @kernel(
     types.void(
         i8, SCALARS, LAYER_WEIGHTS_T, NORM_AFFINE, A3, A1,
@@ -107,13 +129,9 @@ def _finish_position(
 ):  # pragma: no cover - jitted
     """Given the residual input y (radius ry) and the attention output a after out_proj (ra)
     at one position, the layer's output there into y and ry; a, ra are overwritten."""
-    d = yh.shape[0]
-    f = hh.shape[0]
     k1 = 2 * layer
     eps = sc.eps
     nh3 = 3 * sc.n_heads
-    w1t, aw1t, b1v = lw.lin1_t[layer], lw.lin1_t_abs[layer], lw.lin1_bias[layer]
-    w2t, aw2t, b2v = lw.lin2_t[layer], lw.lin2_t_abs[layer], lw.lin2_bias[layer]
     zd = np.zeros_like(yh)
     zf = np.zeros_like(hh)
     g1, g2 = gm[k1], gm[k1 + 1]
@@ -125,15 +143,8 @@ def _finish_position(
             _norm_l2(yh, yl, ry, ln.gains[k1 + 1], eps, ln.biases[k1 + 1], g2, th, tl, tr, tmp, r1)
         else:
             layer_norm_dd(yh, yl, zd, ln.gains[k1 + 1], ln.biases[k1 + 1], eps, th, tl, tr, bounds)
-        if bounds:
-            abs_l2(th, tl, tmp)
-            _mv_radius(wn, layer, nh3 + 1, r1, tmp, d, f, r1)
-        matvec_dd(th, tl, zd, w1t, aw1t, b1v, 0, f, hh, hl, hr, scratch, False)
-        relu_dd(hh, hl, zf, bounds)  # relu is 1-Lipschitz
-        if bounds:
-            abs_l2(hh, hl, tmp)
-            _mv_radius(wn, layer, nh3 + 2, r1, tmp, f, d, r1)
-        matvec_dd(hh, hl, zf, w2t, aw2t, b2v, 0, d, th, tl, tr, scratch, False)
+        _mlp_l2(layer, lw, wn, nh3, th, tl, r1, zd, zf, hh, hl, hr, th, tl, tr, scratch, tmp, r1,
+                bounds)  # fmt: skip
         ar[:] = 0.0
         add_into_dd(yh, yl, ar, th, tl, zd, bounds)  # y' = h + FFN(LN2(h))
         if bounds:
@@ -146,15 +157,8 @@ def _finish_position(
             _norm_l2(ah, al, ra, ln.gains[k1], eps, ln.biases[k1], g1, yh, yl, tr, tmp, ry)  # h
         else:
             layer_norm_dd(ah, al, zd, ln.gains[k1], ln.biases[k1], eps, yh, yl, tr, bounds)
-        if bounds:
-            abs_l2(yh, yl, tmp)
-            _mv_radius(wn, layer, nh3 + 1, ry, tmp, d, f, r1)
-        matvec_dd(yh, yl, zd, w1t, aw1t, b1v, 0, f, hh, hl, hr, scratch, False)
-        relu_dd(hh, hl, zf, bounds)  # relu is 1-Lipschitz
-        if bounds:
-            abs_l2(hh, hl, tmp)
-            _mv_radius(wn, layer, nh3 + 2, r1, tmp, f, d, r1)
-        matvec_dd(hh, hl, zf, w2t, aw2t, b2v, 0, d, th, tl, tr, scratch, False)
+        _mlp_l2(layer, lw, wn, nh3, yh, yl, ry, zd, zf, hh, hl, hr, th, tl, tr, scratch, tmp, r1,
+                bounds)  # fmt: skip
         ar[:] = 0.0
         add_into_dd(th, tl, ar, yh, yl, zd, bounds)  # h + FFN(h)
         if bounds:
