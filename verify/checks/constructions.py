@@ -286,11 +286,10 @@ def influence(p: Params, n_bits: int, flip: int, x: np.ndarray | None = None):
     return meas, bound, off
 
 
-def ln_corner(n_bits: int, norm_first: bool = False, eps: float = 1e-3) -> Params:
-    """Attention and MLP off, antipodal tokens with var + eps = 1 (z = 1 at every norm), gains 1,
-    no eos (the readout bit is flipped): I_n / bound = N / (N + 1) post-LN. Pre-LN the residual
-    stream skips norm1 and norm2, so beta counts 2 norms more than the path uses (ratio 1/16)."""
-    cfg = ModelConfig(
+def corner_config(n_bits: int, eps: float, norm_first: bool = False) -> ModelConfig:
+    """The corners' architecture: D = d_ff = 4, one layer and head, no eos (the readout sits on
+    the last bit, so flipping it costs 1/N + 1), no positional encoding."""
+    return ModelConfig(
         d_model=4,
         n_layers=1,
         n_heads=1,
@@ -301,6 +300,13 @@ def ln_corner(n_bits: int, norm_first: bool = False, eps: float = 1e-3) -> Param
         pos_encoding="none",
         max_len=max(n_bits, 8),
     )
+
+
+def ln_corner(n_bits: int, norm_first: bool = False, eps: float = 1e-3) -> Params:
+    """Attention and MLP off, antipodal tokens with var + eps = 1 (z = 1 at every norm), gains 1,
+    no eos (the readout bit is flipped): I_n / bound = N / (N + 1) post-LN. Pre-LN the residual
+    stream skips norm1 and norm2, so beta counts 2 norms more than the path uses (ratio 1/16)."""
+    cfg = corner_config(n_bits, eps, norm_first)
     tok = math.sqrt(1.0 - eps) * np.array([1.0, -1, 1, -1])
     return build(cfg, {"token_embedding": np.stack([-tok, tok, tok])})
 
@@ -309,16 +315,7 @@ def mlp_corner(n_bits: int, s: float = 3.0, eps: float = 1e-3) -> Params:
     """Post-LN, attention off, FFN(h) = s h on the stream (W_1 = s I, every ReLU active through
     b_1, b_2 = -W_2 b_1), gain 1/(1+s) at norm1 so that z = 1 at both norms: the MLP factor
     (1 + F) is attained and I_n / bound = N / (N + 1)."""
-    cfg = ModelConfig(
-        d_model=4,
-        n_layers=1,
-        n_heads=1,
-        d_ff=4,
-        ln_eps=eps,
-        eos=False,
-        pos_encoding="none",
-        max_len=max(n_bits, 8),
-    )
+    cfg = corner_config(n_bits, eps)
     tok = math.sqrt(1.0 - eps) * np.array([1.0, -1, 1, -1])
     b1 = np.full(4, 10.0)
     return build(

@@ -29,13 +29,14 @@ from verify.checks.constructions import (
     _in_proj,
     _reader_attention,
     build,
+    corner_config,
     mha,
     step_attention_concentrated,
     step_attention_radial,
     step_layer_norm,
     step_mlp,
 )
-from verify.model import ModelConfig, Params
+from verify.model import Params
 
 __all__ = ["infl_steps", "pre_ln_corner", "step_attention_at_flip", "step_attention_at_flip_split"]
 
@@ -143,17 +144,7 @@ def pre_ln_corner(
     lambda_f lambda_2 F a0 rho_1 rho_2 rho_f is then met: I_n / bound -> (1 + s) / (4 + s) / (1 +
     z_1)^2 * N / (N + 1) (the residual monomial a0, which skips norm2, carries 4 / (4 + s) of
     the bound)."""
-    cfg = ModelConfig(
-        d_model=4,
-        n_layers=1,
-        n_heads=1,
-        d_ff=4,
-        ln_eps=eps,
-        norm_first=True,
-        eos=False,
-        pos_encoding="none",
-        max_len=max(n_bits, 8),
-    )
+    cfg = corner_config(n_bits, eps, norm_first=True)
     w = np.array([1.0, 1, -1, -1]) / 2.0
     e = np.array([1.0, -1, 1, -1]) / 2.0
     b1 = np.full(4, 1e-4)
