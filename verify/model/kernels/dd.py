@@ -109,6 +109,19 @@ def two_prod(a, b):  # pragma: no cover - jitted
     return p, fma(a, b, -p)
 
 
+@kernel(DD(f8, f8, f8, f8, f8, f8))
+def dd_dot_step(sh, sl, ah, al, bh, bl):  # pragma: no cover - jitted
+    """One term of a compensated dot product of DD vectors (Dot2 of Ogita, Rump & Oishi, with
+    the cross terms): sh' = fl(sh + ah bh), sl' = sl + the exact errors of that sum and product
+    + fl(ah bl + al bh). The caller bounds the error of n terms, cross terms and the final
+    TwoSum included, by (n + 3)^2 UU sum |a| |b| (``dd_l2.attention_l2``: g_dot, g_av)."""
+    p = ah * bh
+    err = fma(ah, bh, -p)
+    t = sh + p
+    bb = t - sh
+    return t, sl + ((((sh - (t - bb)) + (p - bb)) + err) + fma(ah, bl, al * bh))
+
+
 @kernel(DD(f8, f8, f8, f8))
 def dd_add(xh, xl, yh, yl):  # pragma: no cover - jitted
     """x + y (JMP Alg. 6): relative error <= 3 u^2 / (1 - 4u), also under cancellation."""

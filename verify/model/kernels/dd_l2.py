@@ -30,9 +30,9 @@ from verify.model.kernels.dd import (
     EXP_DD,
     UU,
     dd_add_d,
+    dd_dot_step,
     dd_exp,
     dd_mul,
-    fma,
     two_sum,
 )
 from verify.model.kernels.dd_dense import inverse_dd
@@ -248,13 +248,7 @@ def attention_l2(
                     al = qle[b]
                     bh = khe[b]
                     bl = kle[b]
-                    p = ah * bh
-                    err = fma(ah, bh, -p)
-                    sh = acc_h[b]
-                    t = sh + p
-                    bb = t - sh
-                    acc_l[b] += (((sh - (t - bb)) + (p - bb)) + err) + fma(ah, bl, al * bh)
-                    acc_h[b] = t
+                    acc_h[b], acc_l[b] = dd_dot_step(acc_h[b], acc_l[b], ah, al, bh, bl)
                     aa = abs(ah) + abs(al)
                     ab = abs(bh) + abs(bl)
                     mag[b] += aa * ab
@@ -299,13 +293,7 @@ def attention_l2(
                     al = pl[j, b]
                     bh = vhe[b]
                     bl = vle[b]
-                    p = ah * bh
-                    err = fma(ah, bh, -p)
-                    sh = acc_h[b]
-                    t = sh + p
-                    bb = t - sh
-                    acc_l[b] += (((sh - (t - bb)) + (p - bb)) + err) + fma(ah, bl, al * bh)
-                    acc_h[b] = t
+                    acc_h[b], acc_l[b] = dd_dot_step(acc_h[b], acc_l[b], ah, al, bh, bl)
                     ab = abs(bh) + abs(bl)
                     mag[b] += (abs(ah) + abs(al)) * ab
                     rad[b] += pr[j, b] * ab
