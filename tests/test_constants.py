@@ -120,38 +120,46 @@ def test_softmax_weight_bound_sympy():
     assert sp.simplify(gap * n * (1 + (n - 1) * sp.exp(-2 * r)) - (sp.exp(2 * r) - 1)) == 0
 
 
-def test_softmax_reweighting_covariance_bound():
-    """Lemma 3.1, step 3: ||sum_j (softmax(s + ds) - softmax(s))_j u_j|| <= max_j |ds_j|
-    max_j ||u_j|| for any vectors u_j (the integral along the segment of Cov_p(ds, u), by
-    Cauchy-Schwarz with Var_p ds <= max ds^2): the factor 2 of ||dp||_1 is not needed. Random
-    logits, logit changes (scales 1e-3 to 10) and u (random, or aligned with the sign of
-    ds - p.ds), and the attaining case: uniform p, ds = +-delta and u = +-e_1 on two halves
-    (ratio tanh(d)/d)."""
-    rng = np.random.default_rng(2)
+def _softmax(v: np.ndarray) -> np.ndarray:
+    w = np.exp(v - v.max())
+    return w / w.sum()
 
-    def softmax(v: np.ndarray) -> np.ndarray:
-        w = np.exp(v - v.max())
-        return w / w.sum()
 
-    worst = 0.0
+def _reweighting_cases(seed: int, shift: bool):
+    """3000 random (ds, ||sum_j dp_j u_j||, max_j ||u_j||): logits at scales 0..5, logit changes
+    at scales 1e-3 to 10 (plus a common shift when ``shift``), u random in the unit ball or
+    aligned with the sign of ds - p.ds (the covariance's extremal direction)."""
+    rng = np.random.default_rng(seed)
     for i in range(3000):
         n = int(rng.integers(2, 40))
         s = rng.normal(size=n) * rng.uniform(0, 5)
         ds = rng.normal(size=n) * 10.0 ** rng.uniform(-3, 1)
+        if shift:
+            ds = ds + rng.normal() * (i % 3)
         if i % 2:
             u = rng.normal(size=(n, 3))
             u /= np.maximum(np.linalg.norm(u, axis=1, keepdims=True), 1.0)
-        else:  # aligned with the centred logit change at the start: the covariance's extremal
-            u = np.outer(np.sign(ds - softmax(s) @ ds), [1.0, 0.0, 0.0])
-        dp = softmax(s + ds) - softmax(s)
-        meas = float(np.linalg.norm(dp @ u))
-        bound = float(np.abs(ds).max() * np.linalg.norm(u, axis=1).max())
+        else:
+            u = np.outer(np.sign(ds - _softmax(s) @ ds), [1.0, 0.0, 0.0])
+        dp = _softmax(s + ds) - _softmax(s)
+        yield ds, float(np.linalg.norm(dp @ u)), float(np.linalg.norm(u, axis=1).max())
+
+
+def test_softmax_reweighting_covariance_bound():
+    """Lemma 3.1, step 3: ||sum_j (softmax(s + ds) - softmax(s))_j u_j|| <= max_j |ds_j|
+    max_j ||u_j|| for any vectors u_j (the integral along the segment of Cov_p(ds, u), by
+    Cauchy-Schwarz with Var_p ds <= max ds^2): the factor 2 of ||dp||_1 is not needed. Random
+    cases (``_reweighting_cases``) and the attaining case: uniform p, ds = +-delta and u = +-e_1
+    on two halves (ratio tanh(d)/d)."""
+    worst = 0.0
+    for ds, meas, umax in _reweighting_cases(2, shift=False):
+        bound = float(np.abs(ds).max()) * umax
         assert meas <= bound * (1 + 1e-12) + 1e-15
         worst = max(worst, meas / bound)
     assert worst > 0.5  # the factor-1 bound is approached well past the old factor 2's half
     for delta in (1e-3, 1e-2, 0.1):
         sign = np.tile([1.0, -1.0], 8)
-        dp = softmax(delta * sign) - softmax(np.zeros(16))
+        dp = _softmax(delta * sign) - _softmax(np.zeros(16))
         ratio = float(np.linalg.norm(dp @ np.outer(sign, [1.0, 0.0]))) / delta
         assert ratio == pytest.approx(math.tanh(delta) / delta, rel=1e-9)
         assert 0.99 < ratio <= 1.0
@@ -160,32 +168,16 @@ def test_softmax_reweighting_covariance_bound():
 def test_softmax_reweighting_range_bound():
     """Lemma 2.9, step 3 at the flipped position: ||sum_j (softmax(s + ds) - softmax(s))_j u_j||
     <= (max_j ds_j - min_j ds_j) / 2 max_j ||u_j|| (the covariance bound with Popoviciu's
-    Var_p ds <= range^2 / 4). Random logits, changes and u, a shifted ds (the bound does not
-    move, max |ds| does), and the attaining case: p = (1/2, 1/2), ds = (2d, -d), u = +-e_1."""
-    rng = np.random.default_rng(3)
-
-    def softmax(v: np.ndarray) -> np.ndarray:
-        w = np.exp(v - v.max())
-        return w / w.sum()
-
+    Var_p ds <= range^2 / 4). Random cases with a shifted ds (the bound does not move, max |ds|
+    does), and the attaining case: p = (1/2, 1/2), ds = (2d, -d), u = +-e_1."""
     worst = 0.0
-    for i in range(3000):
-        n = int(rng.integers(2, 40))
-        s = rng.normal(size=n) * rng.uniform(0, 5)
-        ds = rng.normal(size=n) * 10.0 ** rng.uniform(-3, 1) + rng.normal() * (i % 3)
-        if i % 2:
-            u = rng.normal(size=(n, 3))
-            u /= np.maximum(np.linalg.norm(u, axis=1, keepdims=True), 1.0)
-        else:
-            u = np.outer(np.sign(ds - softmax(s) @ ds), [1.0, 0.0, 0.0])
-        dp = softmax(s + ds) - softmax(s)
-        meas = float(np.linalg.norm(dp @ u))
-        bound = float((ds.max() - ds.min()) / 2 * np.linalg.norm(u, axis=1).max())
+    for ds, meas, umax in _reweighting_cases(3, shift=True):
+        bound = float(ds.max() - ds.min()) / 2 * umax
         assert meas <= bound * (1 + 1e-12) + 1e-15
         worst = max(worst, meas / bound)
     assert worst > 0.5
     for d in (1e-4, 1e-3, 1e-2):
-        dp = softmax(np.array([2 * d, -d])) - softmax(np.zeros(2))
+        dp = _softmax(np.array([2 * d, -d])) - _softmax(np.zeros(2))
         ratio = float(np.linalg.norm(dp @ np.array([[1.0], [-1.0]]))) / (1.5 * d)
         assert ratio == pytest.approx(math.tanh(1.5 * d) / (1.5 * d), rel=1e-9)
         assert 0.9999 < ratio <= 1.0
