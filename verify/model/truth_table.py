@@ -189,7 +189,7 @@ def _bits_of(idx: np.ndarray, n: int) -> np.ndarray:
 
 
 def _float64_stage(
-    params: Params, n: int, xi: float, engine: str
+    params: Params, n: int, xi: float, engine: str, skip_to_dd: bool = False
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """(T, label, tier) of all 2^n strings from the rigorous float64 passes; label -2 (and tier
     TIER_UNCERTAIN) where they do not settle the string.
@@ -198,8 +198,11 @@ def _float64_stage(
     ``verify.model.exhaustive``), then, for the strings its radius leaves open, the per-string
     kernel with componentwise radii (``verify.model.kernels``), which is slower and tighter.
     When most strings of a probe block or of a chunk need the second pass (deep or badly
-    conditioned models), the following strings go to it directly. engine "numpy": the MidRad
-    arrays pass for every string."""
+    conditioned models), the following strings go to it directly. With ``skip_to_dd`` (the
+    double-double tier runs next), when the per-string kernel too settles at most half of a
+    probe block (models of depth >= 4: its radii grow 30-1000x per layer), no float64 pass runs
+    at all: every string is left open with T = NaN for the double-double tier, which then
+    supplies every midpoint. engine "numpy": the MidRad arrays pass for every string."""
     size = 1 << n
     t = np.empty(size)
     label = np.empty(size, dtype=np.int8)
@@ -241,6 +244,13 @@ def _float64_stage(
     mid, rad = exhaustive_T(params, n, tables=tables, start=0, stop=1 << tables.lo_bits)
     open_probe = np.count_nonzero(_labels_from_midrad(mid, rad, xi) == LABEL_UNCERTAIN)
     first_pass = open_probe <= mid.size // 2
+    if not first_pass and skip_to_dd:
+        probe = np.arange(min(size, 1 << tables.lo_bits))
+        mid, rad = certified_float64(params, _bits_of(probe, n), engine, tables.per_string)
+        if np.count_nonzero(_labels_from_midrad(mid, rad, xi) == LABEL_UNCERTAIN) > mid.size // 2:
+            t.fill(np.nan)
+            label.fill(LABEL_UNCERTAIN)
+            return t, label, tier
     for start in range(0, size, _EXHAUSTIVE_CHUNK):
         stop = min(size, start + _EXHAUSTIVE_CHUNK)
         if first_pass:
@@ -274,8 +284,10 @@ def _double_double_stage(
         lab = _labels_from_midrad(mid, rad, xi)
         done = lab != LABEL_UNCERTAIN
         label[idx[done]] = lab[done]
-        t[idx[done]] = mid[done]
         tier[idx[done]] = TIER_DOUBLE_DOUBLE
+        # the settled strings, and those no float64 pass ran on (T NaN), take the DD midpoint
+        fill = done | np.isnan(t[idx])
+        t[idx[fill]] = mid[fill]
 
 
 def truth_table(
@@ -297,9 +309,10 @@ def truth_table(
     xi = check_real("margin", margin, minimum=0.0)
     precs = [check_int("precisions", p, minimum=53) for p in precisions]
     check_choice("engine", engine, ("numba", "numpy"))
-    t, label, tier = _float64_stage(params, n, xi, engine)
+    use_dd = double_double and engine == "numba" and (1 << n) >= DOUBLE_DOUBLE_MIN_OPEN
+    t, label, tier = _float64_stage(params, n, xi, engine, skip_to_dd=use_dd)
     n_open = np.count_nonzero(label == LABEL_UNCERTAIN)
-    if double_double and engine == "numba" and n_open >= DOUBLE_DOUBLE_MIN_OPEN:
+    if use_dd and n_open >= DOUBLE_DOUBLE_MIN_OPEN:
         _double_double_stage(params, n, xi, t, label, tier)
     method = np.full(label.shape, METHOD_UNCERTAIN, dtype=np.int8)
     method[tier <= TIER_PER_STRING] = METHOD_FLOAT64
