@@ -12,7 +12,9 @@ single runs vary by 30-50%); wall and CPU seconds are both printed, with the loa
 Ratios are computed from numbers measured in this one run. Each certified cell also prints
 its computed limit (``benchmarks/limit.py``: flops per string from the shapes, times 2^N, at
 the machine rate of the kernel's own dense product measured at the start of the run) and how
-far the certified table is from it, in CPU and in wall time.
+far the certified table is from it, in CPU and in wall time, and what issue 15's target ratio
+(100x torch at L = 1, 15x at L = 2) asks: the wall time it allows and the fraction of the
+machine rate the whole pass would need to get there (``TARGET_VS_TORCH``).
 
 ``--impl no_dd`` is the certified table without the double-double tier (float64, then arb);
 each certified row prints how many bits each tier settled (``CertifiedTruthTable.tier_counts``).
@@ -42,6 +44,9 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
 from limit import flops_per_string, machine_rate  # noqa: E402
+
+# issue 15's targets: certified / torch at L = 1 and at L >= 2 (N = 16 and 20)
+TARGET_VS_TORCH = {1: 100.0, 2: 15.0}
 
 
 def _worker(impl: str, n_layers: int, n: int, d: int, h: int, seed: int, repeat: int) -> dict:
@@ -182,6 +187,21 @@ def _cell(args: argparse.Namespace, d: int, n_layers: int, n: int) -> None:
               f"{one_core * 1e3:.2f} ms on one core, {one_core * 1e3 / cores:.2f} ms on {cores}; "
               f"certified is {cert['cpu'] / one_core:.1f}x the limit in CPU time, "
               f"{cert['wall'] * cores / one_core:.1f}x in wall time")  # fmt: skip
+        target = TARGET_VS_TORCH.get(min(n_layers, 2))
+        if torch_res and target:
+            _print_target(target, torch_res["wall"], one_core / cores)
+
+
+def _print_target(target: float, torch_wall: float, limit_wall: float) -> None:
+    """What a target ratio against torch asks of the pass, measured against the limit: the
+    wall time it allows, and the fraction of the machine rate the whole pass would need
+    (above 100%: no pass doing this design's flops reaches it in this run)."""
+    allowed = torch_wall / target
+    need = limit_wall / allowed
+    verdict = "unreachable by this design's flops" if need > 1 else "reachable in principle"
+    print(f"      target {target:g}x torch: <= {allowed * 1e3:.2f} ms wall; at the limit the "
+          f"table is {torch_wall / limit_wall:.0f}x torch, so the target needs the whole pass "
+          f"at {need:.0%} of the machine rate ({verdict})")  # fmt: skip
 
 
 if __name__ == "__main__":
