@@ -16,6 +16,10 @@ far the certified table is from it, in CPU and in wall time, and what issue 15's
 (100x torch at L = 1, 15x at L = 2) asks: the wall time it allows and the fraction of the
 machine rate the whole pass would need to get there (``TARGET_VS_TORCH``).
 
+``--balanced`` moves the readout bias to the median of T (computed once per cell by the plain
+pass), so that the function is balanced and many strings lie near the threshold, as in a
+trained model's truth table; the model as drawn computes a constant function at these sizes.
+
 ``--impl no_dd`` is the certified table without the double-double tier (float64, then arb);
 each certified row prints how many bits each tier settled (``CertifiedTruthTable.tier_counts``).
 ``-D`` and ``--L`` take several values, e.g. the depth grid
@@ -49,7 +53,9 @@ from limit import flops_per_string, machine_rate  # noqa: E402
 TARGET_VS_TORCH = {1: 100.0, 2: 15.0}
 
 
-def _worker(impl: str, n_layers: int, n: int, d: int, h: int, seed: int, repeat: int) -> dict:
+def _worker(
+    impl: str, n_layers: int, n: int, d: int, h: int, seed: int, repeat: int, balanced: bool
+) -> dict:
     import numpy as np
 
     from verify.boolean.function import all_bit_strings
@@ -57,6 +63,12 @@ def _worker(impl: str, n_layers: int, n: int, d: int, h: int, seed: int, repeat:
 
     params = init_params(ModelConfig(d_model=d, n_layers=n_layers, n_heads=h), "xavier_uniform",
                          seed)  # fmt: skip
+    if balanced:  # the readout bias moved to the median of T: half the strings label 1
+        from verify.model.exhaustive import exhaustive_T
+
+        t_mid = float(np.median(exhaustive_T(params, n, bounds=False)[0]))
+        bias = float(params["readout.bias"]) - t_mid
+        params = params.with_arrays({"readout.bias": np.array(bias)})
     if impl == "torch":
         from torch_baseline import torch_truth_table_T
 
@@ -120,14 +132,21 @@ def main() -> None:
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--repeat", type=int, default=3, help="runs per cell; the fastest counts")
     parser.add_argument("--impl", nargs="+", default=["certified", "plain", "per_string", "torch"])
+    parser.add_argument(
+        "--balanced",
+        action="store_true",
+        help="readout bias at the median of T (a balanced function) instead of the model as drawn",
+    )
     parser.add_argument("--worker", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.worker:
-        res = _worker(args.impl[0], args.L[0], args.N[0], args.D[0], args.H, args.seed, args.repeat)
+        res = _worker(args.impl[0], args.L[0], args.N[0], args.D[0], args.H, args.seed, args.repeat,
+                      args.balanced)  # fmt: skip
         print(json.dumps(res))
         return
-    print(f"H={args.H} xavier_uniform seed={args.seed}; cores={os.cpu_count()}; "
-          f"fastest of {args.repeat} runs per cell")  # fmt: skip
+    print(f"H={args.H} xavier_uniform seed={args.seed}"
+          f"{' (readout bias at the median of T)' if args.balanced else ''}; "
+          f"cores={os.cpu_count()}; fastest of {args.repeat} runs per cell")  # fmt: skip
     args.rate = machine_rate() if "certified" in args.impl else 0.0
     if args.rate:
         print(f"machine rate (limit.py, matvec_mid, one thread): {args.rate:.1f} GFLOP/s")
@@ -146,6 +165,8 @@ def _cell(args: argparse.Namespace, d: int, n_layers: int, n: int) -> None:
         cmd = [sys.executable, __file__, "--worker", "--impl", impl, "--L", str(n_layers),
                "--N", str(n), "-D", str(d), "-H", str(args.H),
                "--seed", str(args.seed), "--repeat", str(args.repeat)]  # fmt: skip
+        if args.balanced:
+            cmd.append("--balanced")
         out = subprocess.run(cmd, capture_output=True, text=True, check=False)
         if out.returncode != 0:
             print(f"{d:>3} {n_layers:>2} {n:>3} {impl:>10} failed: {out.stderr.strip()[-300:]}")
