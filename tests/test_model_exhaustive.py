@@ -99,3 +99,127 @@ def test_rejects_unaligned_ranges() -> None:
         exhaustive_T(p, 8, start=3)
     with pytest.raises(ValidationError, match="stop.*multiple of 64"):
         exhaustive_T(p, 8, start=0, stop=512)
+
+
+def _post_attention_reference(p: Params, layer: int, y: np.ndarray, a: np.ndarray) -> np.ndarray:
+    """The layer's output at one position from its residual input y and attention output a
+    (after out_proj), float64, one string per column (d, nb)."""
+    cfg = p.config
+    pre = f"layers.{layer}."
+
+    def norm(v: np.ndarray, name: str) -> np.ndarray:
+        c = v - v.mean(axis=0)
+        out = c / np.sqrt((c * c).mean(axis=0) + cfg.ln_eps)
+        if cfg.ln_affine:
+            out = out * p[pre + name + ".weight"][:, None] + p[pre + name + ".bias"][:, None]
+        return out
+
+    def ffn(h: np.ndarray) -> np.ndarray:
+        u = p[pre + "linear1.weight"] @ h + p[pre + "linear1.bias"][:, None]
+        return p[pre + "linear2.weight"] @ np.maximum(u, 0.0) + p[pre + "linear2.bias"][:, None]
+
+    if cfg.norm_first:
+        h = y + a
+        return h + ffn(norm(h, "norm2"))
+    h = norm(y + a, "norm1")
+    return norm(h + ffn(h), "norm2")
+
+
+@pytest.mark.parametrize(("norm_first", "eps"), [(False, 0.0), (True, 0.0), (False, 1e-5)])
+def test_post_attention_radius_bounds_sampled_perturbations(norm_first: bool, eps: float) -> None:
+    """``finish_position_scalar`` (2-norm inside, one radius per string in and out) as an
+    enclosure: for inputs anywhere in the boxes |y' - y| <= ry, |a' - a| <= ra, the layer's
+    output stays within the output radius of the computed one. Box corners (the largest
+    2-norm) and the layer's own worst direction (a gradient step) are sampled."""
+    from verify.model.kernels.bundles import BS
+    from verify.model.kernels.layer_norm import LS_ROWS
+    from verify.model.kernels.position import finish_position_scalar
+
+    cfg = ModelConfig(d_model=16, n_layers=2, n_heads=2, norm_first=norm_first, ln_eps=eps)
+    p = init_params(cfg, "xavier_uniform", seed=3)
+    tb = prepare_exhaustive(p, 4)
+    d, f = cfg.d_model, cfg.d_ff
+    rng = np.random.default_rng(7)
+    worst = 0.0
+    for radius in (1e-2, 1e-4, 1e-7):
+        y = rng.standard_normal((d, BS))
+        a = 0.5 * rng.standard_normal((d, BS))
+        ry, ra = np.full(BS, radius), np.full(BS, radius / 2)
+        yo, ryo, ao, rao = y.copy(), ry.copy(), a.copy(), ra.copy()
+        finish_position_scalar(
+            1, tb.per_string.scalars, tb.layers, tb.norms, tb.bounds, yo, ryo, ao, rao,
+            np.empty((f, BS)), np.zeros(BS), np.empty((d, BS)), np.zeros(BS), np.zeros(BS),
+            np.empty((LS_ROWS, BS)), np.zeros((d, BS)), np.zeros(BS), np.zeros(BS), True,
+        )  # fmt: skip
+        assert np.all(np.isfinite(ryo))
+        centre = _post_attention_reference(p, 1, y, a)
+        np.testing.assert_allclose(yo, centre, rtol=0, atol=1e-12)
+        for k in range(60):
+            if k < 40:  # box corners
+                dy = ry * rng.choice([-1.0, 1.0], size=(d, BS))
+                da = ra * rng.choice([-1.0, 1.0], size=(d, BS))
+            else:  # along the sign of a finite-difference gradient of one output component
+                e = rng.integers(d)
+                dy, da = np.zeros((d, BS)), np.zeros((d, BS))
+                for c in range(d):
+                    step = np.zeros((d, BS))
+                    step[c] = 1e-7
+                    g = (_post_attention_reference(p, 1, y + step, a)[e] - centre[e]) / 1e-7
+                    dy[c] = np.sign(g) * ry
+                    da[c] = np.sign(g) * ra
+            moved = _post_attention_reference(p, 1, y + dy, a + da)
+            ratio = np.abs(moved - yo).max(axis=0) / ryo
+            worst = max(worst, float(ratio.max()))
+            assert np.all(ratio <= 1.0), ratio.max()
+    print(f"largest |change| / radius over the samples: {worst:.3g}")
+    assert worst > 0.01  # the radius is not vacuous
+
+
+@pytest.mark.parametrize("norm_first", [False, True])
+def test_post_attention_radius_is_nearly_attained(norm_first: bool) -> None:
+    """A construction on which every step of ``finish_position_scalar``'s 2-norm rule is
+    nearly tight, so that dropping or halving any factor of it makes the test fail: a large
+    eps with gains sqrt(eps) (each layer norm nearly linear, Lipschitz constant ~1 along
+    centred directions), a rank-one MLP W_1 = c u v^T, W_2 = c' v u^T with every relu active
+    (the spectral norms multiply exactly, and the MLP adds c c' v v^T to the residual path;
+    b_2 = -W_2 b_1, so that no large constant makes the error radial for the last norm), and
+    input errors at the box corner along v (2-norm sqrt(d) times the radius)."""
+    from verify.model.kernels.bundles import BS
+    from verify.model.kernels.layer_norm import LS_ROWS
+    from verify.model.kernels.position import finish_position_scalar
+
+    eps = 1e4
+    cfg = ModelConfig(d_model=8, n_layers=2, n_heads=2, norm_first=norm_first, ln_eps=eps)
+    base = init_params(cfg, "xavier_uniform", seed=0)
+    d, f = cfg.d_model, cfg.d_ff
+    sign = np.array([1.0, -1.0] * (d // 2))  # centred
+    v = sign / np.sqrt(d)
+    u = np.ones(f) / np.sqrt(f)
+    c1, c2 = 3.0, 2.0
+    arrays = {
+        "layers.1.linear1.weight": c1 * np.outer(u, v),
+        "layers.1.linear1.bias": np.full(f, 100.0),  # every hidden unit active
+        "layers.1.linear2.weight": c2 * np.outer(v, u),
+        "layers.1.linear2.bias": -c2 * v * (u @ np.full(f, 100.0)),  # cancels W_2 b_1
+    }
+    for name in ("norm1", "norm2"):
+        arrays[f"layers.1.{name}.weight"] = np.full(d, np.sqrt(eps))
+        arrays[f"layers.1.{name}.bias"] = np.zeros(d)
+    p = base.with_arrays(arrays)
+    tb = prepare_exhaustive(p, 4)
+    rng = np.random.default_rng(1)
+    y = rng.standard_normal((d, BS))
+    a = 0.5 * rng.standard_normal((d, BS))
+    r = 1e-3
+    ry, ra = np.full(BS, r), np.full(BS, r / 2)
+    yo, ryo, ao, rao = y.copy(), ry.copy(), a.copy(), ra.copy()
+    finish_position_scalar(
+        1, tb.per_string.scalars, tb.layers, tb.norms, tb.bounds, yo, ryo, ao, rao,
+        np.empty((f, BS)), np.zeros(BS), np.empty((d, BS)), np.zeros(BS), np.zeros(BS),
+        np.empty((LS_ROWS, BS)), np.zeros((d, BS)), np.zeros(BS), np.zeros(BS), True,
+    )  # fmt: skip
+    moved = _post_attention_reference(p, 1, y + r * sign[:, None], a + r / 2 * sign[:, None])
+    ratio = np.linalg.norm(moved - yo, axis=0) / ryo
+    print(f"|change|_2 / radius: min {ratio.min():.4f}, max {ratio.max():.4f}")
+    assert np.all(ratio <= 1.0)
+    assert ratio.max() >= 0.95

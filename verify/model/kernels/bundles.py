@@ -120,13 +120,14 @@ NB_COLS = 8
 
 
 class WeightBounds(NamedTuple):
-    """Norms of the weights for the exhaustive kernel's scalar radii (all rounded up)."""
+    """Norms of the weights for the exhaustive kernel's radii (all rounded up)."""
 
     head: np.ndarray  # (L, H, HB_COLS)
     out: np.ndarray  # (L, OB_COLS)
     layer: np.ndarray  # (L + 1, NB_COLS)
     readout_abs_sum: float  # sum |w|
     out_bias0_max: float  # max |b_o| of layer 0
+    spectral: np.ndarray  # (L, 2) spectral norms of W_1, W_2 (upper bounds; inf in layer 0)
 
 
 # columns of ExhaustiveLayer0.lo_bound[i, slot, h, :]: bounds valid for every string
@@ -184,7 +185,7 @@ READOUT = bundle_type(Readout, A1, A1)
 LAYER0_TABLES = bundle_type(Layer0Tables, A3, A3, A5, A5, A4, A4)
 LAYER_WEIGHTS_T = bundle_type(LayerWeightsT, A3, A3, A2, A3, A3, A2, A3, A3, A2, A3, A3, A2)
 LAYER_WEIGHTS = bundle_type(LayerWeights, A3, A2, A3, A2, A3, A2, A3, A2)
-WEIGHT_BOUNDS = bundle_type(WeightBounds, A3, A2, A2, f8, f8)
+WEIGHT_BOUNDS = bundle_type(WeightBounds, A3, A2, A2, f8, f8, A2)
 DOUBLE_DOUBLE_TABLES = bundle_type(DoubleDoubleTables, A3, A3, A3, A2, A2, A1, f8, f8, f8)
 EXHAUSTIVE_LAYER0 = bundle_type(ExhaustiveLayer0, A3, A2, A5, A4, A4, A3, A3, A1, A1, A5, A4)
 

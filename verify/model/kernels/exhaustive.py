@@ -125,6 +125,9 @@ def exhaustive_T(
         rtmp = np.zeros(BS)
         xmax = np.zeros(BS)
         ls = np.empty((LS_ROWS, BS))
+        zero = np.zeros((d, BS))  # stays zero: the low part of finish_position_scalar's norms
+        rho = np.zeros(BS)
+        lip = np.zeros(BS)
         pm = np.empty((s, BS))
         pr = np.zeros((s, BS))
         sv = np.zeros((SV_ROWS, BS))
@@ -295,7 +298,7 @@ def exhaustive_T(
                         ynr[i, b] = yr[i, b]
                     finish_position_scalar(
                         layer, sc, lw, ln, wb, ynew[i], ynr[i], am, ar, hid, rhid, tmp, rtmp,
-                        xmax, ls, bounds,
+                        xmax, ls, zero, rho, lip, bounds,
                     )  # fmt: skip
                 for i in range(s - 1 if last else 0, s):
                     for e in range(d):
