@@ -125,6 +125,25 @@ def _post_attention_reference(p: Params, layer: int, y: np.ndarray, a: np.ndarra
     return norm(h + ffn(h), "norm2")
 
 
+def _finish_layer_1(
+    p: Params, y: np.ndarray, ry: np.ndarray, a: np.ndarray, ra: np.ndarray
+) -> tuple[np.ndarray, np.ndarray]:
+    """``finish_position_scalar`` at layer 1 on copies of (y, ry), (a, ra): (output, radius)."""
+    from verify.model.kernels.bundles import BS
+    from verify.model.kernels.layer_norm import LS_ROWS
+    from verify.model.kernels.position import finish_position_scalar
+
+    tb = prepare_exhaustive(p, 4)
+    d, f = p.config.d_model, p.config.d_ff
+    yo, ryo, ao, rao = y.copy(), ry.copy(), a.copy(), ra.copy()
+    finish_position_scalar(
+        1, tb.per_string.scalars, tb.layers, tb.norms, tb.bounds, yo, ryo, ao, rao,
+        np.empty((f, BS)), np.zeros(BS), np.empty((d, BS)), np.zeros(BS), np.zeros(BS),
+        np.empty((LS_ROWS, BS)), np.zeros((d, BS)), np.zeros(BS), np.zeros(BS), True,
+    )  # fmt: skip
+    return yo, ryo
+
+
 @pytest.mark.parametrize(("norm_first", "eps"), [(False, 0.0), (True, 0.0), (False, 1e-5)])
 def test_post_attention_radius_bounds_sampled_perturbations(norm_first: bool, eps: float) -> None:
     """``finish_position_scalar`` (2-norm inside, one radius per string in and out) as an
@@ -132,25 +151,17 @@ def test_post_attention_radius_bounds_sampled_perturbations(norm_first: bool, ep
     output stays within the output radius of the computed one. Box corners (the largest
     2-norm) and the layer's own worst direction (a gradient step) are sampled."""
     from verify.model.kernels.bundles import BS
-    from verify.model.kernels.layer_norm import LS_ROWS
-    from verify.model.kernels.position import finish_position_scalar
 
     cfg = ModelConfig(d_model=16, n_layers=2, n_heads=2, norm_first=norm_first, ln_eps=eps)
     p = init_params(cfg, "xavier_uniform", seed=3)
-    tb = prepare_exhaustive(p, 4)
-    d, f = cfg.d_model, cfg.d_ff
+    d = cfg.d_model
     rng = np.random.default_rng(7)
     worst = 0.0
     for radius in (1e-2, 1e-4, 1e-7):
         y = rng.standard_normal((d, BS))
         a = 0.5 * rng.standard_normal((d, BS))
         ry, ra = np.full(BS, radius), np.full(BS, radius / 2)
-        yo, ryo, ao, rao = y.copy(), ry.copy(), a.copy(), ra.copy()
-        finish_position_scalar(
-            1, tb.per_string.scalars, tb.layers, tb.norms, tb.bounds, yo, ryo, ao, rao,
-            np.empty((f, BS)), np.zeros(BS), np.empty((d, BS)), np.zeros(BS), np.zeros(BS),
-            np.empty((LS_ROWS, BS)), np.zeros((d, BS)), np.zeros(BS), np.zeros(BS), True,
-        )  # fmt: skip
+        yo, ryo = _finish_layer_1(p, y, ry, a, ra)
         assert np.all(np.isfinite(ryo))
         centre = _post_attention_reference(p, 1, y, a)
         np.testing.assert_allclose(yo, centre, rtol=0, atol=1e-12)
@@ -185,8 +196,6 @@ def test_post_attention_radius_is_nearly_attained(norm_first: bool) -> None:
     b_2 = -W_2 b_1, so that no large constant makes the error radial for the last norm), and
     input errors at the box corner along v (2-norm sqrt(d) times the radius)."""
     from verify.model.kernels.bundles import BS
-    from verify.model.kernels.layer_norm import LS_ROWS
-    from verify.model.kernels.position import finish_position_scalar
 
     eps = 1e4
     cfg = ModelConfig(d_model=8, n_layers=2, n_heads=2, norm_first=norm_first, ln_eps=eps)
@@ -206,18 +215,12 @@ def test_post_attention_radius_is_nearly_attained(norm_first: bool) -> None:
         arrays[f"layers.1.{name}.weight"] = np.full(d, np.sqrt(eps))
         arrays[f"layers.1.{name}.bias"] = np.zeros(d)
     p = base.with_arrays(arrays)
-    tb = prepare_exhaustive(p, 4)
     rng = np.random.default_rng(1)
     y = rng.standard_normal((d, BS))
     a = 0.5 * rng.standard_normal((d, BS))
     r = 1e-3
     ry, ra = np.full(BS, r), np.full(BS, r / 2)
-    yo, ryo, ao, rao = y.copy(), ry.copy(), a.copy(), ra.copy()
-    finish_position_scalar(
-        1, tb.per_string.scalars, tb.layers, tb.norms, tb.bounds, yo, ryo, ao, rao,
-        np.empty((f, BS)), np.zeros(BS), np.empty((d, BS)), np.zeros(BS), np.zeros(BS),
-        np.empty((LS_ROWS, BS)), np.zeros((d, BS)), np.zeros(BS), np.zeros(BS), True,
-    )  # fmt: skip
+    yo, ryo = _finish_layer_1(p, y, ry, a, ra)
     moved = _post_attention_reference(p, 1, y + r * sign[:, None], a + r / 2 * sign[:, None])
     ratio = np.linalg.norm(moved - yo, axis=0) / ryo
     print(f"|change|_2 / radius: min {ratio.min():.4f}, max {ratio.max():.4f}")
