@@ -15,7 +15,10 @@ Error radii are scalar: one number r per vector and string with |exact_k - compu
 for every component k (an infinity-norm ball). Each rule is the componentwise rule of the
 per-string kernel with the magnitudes replaced by their maxima (all rules are monotone in
 them), so a matrix-vector product costs one extra pass over x (its max) instead of a second
-product with |W| (``kernels.dense``). Rounding model: ``verify.model.rounding``.
+product with |W| (``kernels.dense``). In layers 1..L-1 the part after the attention
+(``kernels.position.finish_position_scalar``) carries the error as a 2-norm inside (spectral
+norms, the layer norm's Lipschitz constant on the ball) and returns it as the scalar radius.
+Rounding model: ``verify.model.rounding``.
 """
 
 from __future__ import annotations
