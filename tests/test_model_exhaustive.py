@@ -139,7 +139,7 @@ def _finish_layer_1(
     finish_position_scalar(
         1, tb.per_string.scalars, tb.layers, tb.norms, tb.bounds, yo, ryo, ao, rao,
         np.empty((f, BS)), np.zeros(BS), np.empty((d, BS)), np.zeros(BS), np.zeros(BS),
-        np.empty((LS_ROWS, BS)), np.zeros((d, BS)), np.zeros(BS), np.zeros(BS), True,
+        np.empty((LS_ROWS, BS)), np.zeros((d, BS)), np.ones(BS), np.zeros(BS), np.zeros(BS), True,
     )  # fmt: skip
     return yo, ryo
 

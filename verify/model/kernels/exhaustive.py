@@ -129,6 +129,7 @@ def exhaustive_T(
         xmax = np.zeros(BS)
         ls = np.empty((LS_ROWS, BS))
         zero = np.zeros((d, BS))  # stays zero: the low part of finish_position_scalar's norms
+        one = np.ones(BS)
         rho = np.zeros(BS)
         lip = np.zeros(BS)
         pm = np.empty((s, BS))
@@ -301,7 +302,7 @@ def exhaustive_T(
                         ynr[i, b] = yr[i, b]
                     finish_position_scalar(
                         layer, sc, lw, ln, wb, ynew[i], ynr[i], am, ar, hid, rhid, tmp, rtmp,
-                        xmax, ls, zero, rho, lip, bounds,
+                        xmax, ls, zero, one, rho, lip, bounds,
                     )  # fmt: skip
                 for i in range(s - 1 if last else 0, s):
                     for e in range(d):

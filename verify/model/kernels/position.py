@@ -78,22 +78,42 @@ def finish_position(
         layer_norm(tmp, rtmp, ln.gains[k1 + 1], ln.biases[k1 + 1], eps, y, ry, ls, bounds)
 
 
-@kernel(types.void(A1, A1, f8, A1))
-def _to_l2(r_data, r_round, sq, rho):  # pragma: no cover - jitted
-    """rho <- (rho_data + sq r_round)(1 + 3U): a 2-norm radius from a propagated 2-norm part
-    and a componentwise (infinity-norm) rounding bound of sq^2 components."""
+@kernel(types.void(A1, A1, f8, A1, f8, A1))
+def _to_l2(r_data, lip, k, r_round, sq, rho):  # pragma: no cover - jitted
+    """rho <- (lip k r_data + sq r_round)(1 + 4U), per string: a 2-norm radius from a 2-norm
+    input radius through a stage of Lipschitz constant lip[b] k, plus a componentwise
+    (infinity-norm) rounding bound of sq^2 components. rho may alias r_data or lip."""
     for b in range(BS):
-        rho[b] = (r_data[b] + sq * r_round[b]) * (1 + 3 * U)
+        rho[b] = (lip[b] * k * r_data[b] + sq * r_round[b]) * (1 + 4 * U)
 
 
 @kernel(
     types.void(
         i8, SCALARS, LAYER_WEIGHTS, NORM_AFFINE, WEIGHT_BOUNDS,
-        A2, A1, A2, A1, A2, A1, A2, A1, A1, A2, A2, A1, A1, b1,
+        A2, A1, A2, A1, A2, A1, A2, A1, A1, A2, A2, A1, A1, A1, b1,
     )
 )  # fmt: skip
 def finish_position_scalar(
-    layer, sc, lw, ln, wb, y, ry, a, ra, hid, rhid, tmp, rtmp, xmax, ls, zero, rho, lip, bounds
+    layer,
+    sc,
+    lw,
+    ln,
+    wb,
+    y,
+    ry,
+    a,
+    ra,
+    hid,
+    rhid,
+    tmp,
+    rtmp,
+    xmax,
+    ls,
+    zero,
+    one,
+    rho,
+    lip,
+    bounds,
 ):  # pragma: no cover - jitted
     """Given the residual input y and the attention output a (after out_proj) at one position
     of a block, the layer's output there into y, ry (one radius per string in and out: a bound
@@ -106,7 +126,7 @@ def finish_position_scalar(
     ball (``dd_l2.layer_norm_lipschitz``), 1 for relu, and r0 the stage's own scalar rounding
     bound at the computed midpoint (the scalar rules called with zero input radius; n outputs).
     The midpoints are those of the scalar rules. The output radius is rho (|e_k| <= |e|_2).
-    zero: a (d, BS) array of zeros; rho, lip: scratch (BS,)."""
+    zero: a (d, BS) array of zeros; one: a (BS,) array of ones; rho, lip: scratch (BS,)."""
     nm = wb.layer[layer]
     k1 = 2 * layer
     f = hid.shape[0]
@@ -127,74 +147,58 @@ def finish_position_scalar(
     if sc.norm_first:
         add_into_scalar(y, ry, a, ra, bounds)  # h = y + MHA(LN1(y)); ry: its rounding
         if bounds:
-            _to_l2(rho, ry, sq_d, rho)  # rho: the error of h
+            _to_l2(rho, one, 1.0, ry, sq_d, rho)  # rho: the error of h
             layer_norm_lipschitz(y, zero, rho, eps, nm[NB_LN2_GAIN], lip)
             ry[:] = 0.0
         layer_norm_scalar(
             y, ry, g2, bb2, nm[NB_LN2_GAIN], nm[NB_LN2_BIAS], eps, tmp, rtmp, ls, bounds
         )  # rtmp: LN2's rounding at h (ry = 0 here)
         if bounds:
-            for b in range(BS):
-                lip[b] = lip[b] * rho[b] * (1 + U)
-            _to_l2(lip, rtmp, sq_d, lip)  # lip: the error of LN2(h)
+            _to_l2(rho, lip, 1.0, rtmp, sq_d, lip)  # lip: the error of LN2(h)
             rtmp[:] = 0.0
         matvec_scalar(tmp, rtmp, w1, b1v, 0, f, nm[NB_W1], nm[NB_B1], hid, rhid, xmax, bounds)
         relu_scalar(hid)
         if bounds:
-            for b in range(BS):
-                lip[b] = lip[b] * spec1 * (1 + U)
-            _to_l2(lip, rhid, sq_f, lip)  # the error of relu(W_1 LN2(h) + b_1)
+            _to_l2(lip, one, spec1, rhid, sq_f, lip)  # the error of relu(W_1 LN2(h) + b_1)
             rhid[:] = 0.0
         matvec_scalar(hid, rhid, w2, b2v, 0, d, nm[NB_W2], nm[NB_B2], tmp, rtmp, xmax, bounds)
         if bounds:
-            for b in range(BS):
-                lip[b] = lip[b] * spec2 * (1 + U)
-            _to_l2(lip, rtmp, sq_d, lip)  # the error of FFN(LN2(h))
-            for b in range(BS):
-                lip[b] = (lip[b] + rho[b]) * (1 + U)  # plus the error of h
+            _to_l2(lip, one, spec2, rtmp, sq_d, lip)  # the error of FFN(LN2(h))
+            _to_l2(lip, one, 1.0, rho, 1.0, lip)  # plus the error of h
             rtmp[:] = 0.0
             ry[:] = 0.0
         add_into_scalar(y, ry, tmp, rtmp, bounds)  # y' = h + FFN(LN2(h))
         if bounds:
-            _to_l2(lip, ry, sq_d, ry)
+            _to_l2(lip, one, 1.0, ry, sq_d, ry)
     else:
         add_into_scalar(a, ra, y, ry, bounds)  # y + MHA(y); ra: its rounding
         if bounds:
-            _to_l2(rho, ra, sq_d, rho)  # rho: the error of y + MHA(y)
+            _to_l2(rho, one, 1.0, ra, sq_d, rho)  # rho: the error of y + MHA(y)
             layer_norm_lipschitz(a, zero, rho, eps, nm[NB_LN1_GAIN], lip)
             ra[:] = 0.0
         layer_norm_scalar(
             a, ra, g1, bb1, nm[NB_LN1_GAIN], nm[NB_LN1_BIAS], eps, y, ry, ls, bounds
         )  # y <- h; ry: LN1's rounding
         if bounds:
-            for b in range(BS):
-                rho[b] = lip[b] * rho[b] * (1 + U)
-            _to_l2(rho, ry, sq_d, rho)  # rho: the error of h
+            _to_l2(rho, lip, 1.0, ry, sq_d, rho)  # rho: the error of h
             ry[:] = 0.0
         matvec_scalar(y, ry, w1, b1v, 0, f, nm[NB_W1], nm[NB_B1], hid, rhid, xmax, bounds)
         relu_scalar(hid)
         if bounds:
-            for b in range(BS):
-                lip[b] = rho[b] * spec1 * (1 + U)
-            _to_l2(lip, rhid, sq_f, lip)  # the error of relu(W_1 h + b_1)
+            _to_l2(rho, one, spec1, rhid, sq_f, lip)  # the error of relu(W_1 h + b_1)
             rhid[:] = 0.0
         matvec_scalar(hid, rhid, w2, b2v, 0, d, nm[NB_W2], nm[NB_B2], tmp, rtmp, xmax, bounds)
         if bounds:
-            for b in range(BS):
-                lip[b] = lip[b] * spec2 * (1 + U)
-            _to_l2(lip, rtmp, sq_d, lip)  # the error of FFN(h)
+            _to_l2(lip, one, spec2, rtmp, sq_d, lip)  # the error of FFN(h)
             rtmp[:] = 0.0
         add_into_scalar(tmp, rtmp, y, ry, bounds)  # h + FFN(h); rtmp: its rounding
         if bounds:
-            for b in range(BS):
-                rho[b] = (lip[b] + rho[b]) * (1 + U)
-            _to_l2(rho, rtmp, sq_d, rho)  # rho: the error of h + FFN(h)
+            _to_l2(lip, one, 1.0, rho, 1.0, rho)  # the error of FFN(h) plus that of h
+            _to_l2(rho, one, 1.0, rtmp, sq_d, rho)  # rho: the error of h + FFN(h)
             layer_norm_lipschitz(tmp, zero, rho, eps, nm[NB_LN2_GAIN], lip)
             rtmp[:] = 0.0
         layer_norm_scalar(
             tmp, rtmp, g2, bb2, nm[NB_LN2_GAIN], nm[NB_LN2_BIAS], eps, y, ry, ls, bounds
         )  # ry: LN2's rounding
         if bounds:
-            for b in range(BS):
-                lip[b] = lip[b] * rho[b] * (1 + U)
-            _to_l2(lip, ry, sq_d, ry)
+            _to_l2(rho, lip, 1.0, ry, sq_d, ry)
