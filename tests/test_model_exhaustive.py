@@ -146,10 +146,10 @@ def _finish_layer_1(
 
 @pytest.mark.parametrize(("norm_first", "eps"), [(False, 0.0), (True, 0.0), (False, 1e-5)])
 def test_post_attention_radius_bounds_sampled_perturbations(norm_first: bool, eps: float) -> None:
-    """``finish_position_scalar`` (2-norm inside, one radius per string in and out) as an
-    enclosure: for inputs anywhere in the boxes |y' - y| <= ry, |a' - a| <= ra, the layer's
-    output stays within the output radius of the computed one. Box corners (the largest
-    2-norm) and the layer's own worst direction (a gradient step) are sampled."""
+    """``finish_position_scalar`` (one 2-norm radius per string in and out) as an enclosure:
+    for inputs anywhere in the balls |y' - y|_2 <= ry, |a' - a|_2 <= ra, the layer's output
+    stays within 2-norm distance of the output radius from the computed one. Scaled box
+    corners and the layer's own worst direction (a gradient step) are sampled."""
     from verify.model.kernels.bundles import BS
 
     cfg = ModelConfig(d_model=16, n_layers=2, n_heads=2, norm_first=norm_first, ln_eps=eps)
@@ -166,20 +166,20 @@ def test_post_attention_radius_bounds_sampled_perturbations(norm_first: bool, ep
         centre = _post_attention_reference(p, 1, y, a)
         np.testing.assert_allclose(yo, centre, rtol=0, atol=1e-12)
         for k in range(60):
-            if k < 40:  # box corners
-                dy = ry * rng.choice([-1.0, 1.0], size=(d, BS))
-                da = ra * rng.choice([-1.0, 1.0], size=(d, BS))
-            else:  # along the sign of a finite-difference gradient of one output component
+            if k < 40:  # corners of the largest box inside the balls
+                dy = ry / np.sqrt(d) * rng.choice([-1.0, 1.0], size=(d, BS))
+                da = ra / np.sqrt(d) * rng.choice([-1.0, 1.0], size=(d, BS))
+            else:  # along a finite-difference gradient of one output component
                 e = rng.integers(d)
-                dy, da = np.zeros((d, BS)), np.zeros((d, BS))
+                grad = np.zeros((d, BS))
                 for c in range(d):
                     step = np.zeros((d, BS))
                     step[c] = 1e-7
-                    g = (_post_attention_reference(p, 1, y + step, a)[e] - centre[e]) / 1e-7
-                    dy[c] = np.sign(g) * ry
-                    da[c] = np.sign(g) * ra
+                    grad[c] = (_post_attention_reference(p, 1, y + step, a)[e] - centre[e]) / 1e-7
+                unit = grad / np.linalg.norm(grad, axis=0)
+                dy, da = ry * unit, ra * unit
             moved = _post_attention_reference(p, 1, y + dy, a + da)
-            ratio = np.abs(moved - yo).max(axis=0) / ryo
+            ratio = np.linalg.norm(moved - yo, axis=0) / ryo
             worst = max(worst, float(ratio.max()))
             assert np.all(ratio <= 1.0), ratio.max()
     print(f"largest |change| / radius over the samples: {worst:.3g}")
@@ -194,7 +194,7 @@ def test_post_attention_radius_is_nearly_attained(norm_first: bool) -> None:
     centred directions), a rank-one MLP W_1 = c u v^T, W_2 = c' v u^T with every relu active
     (the spectral norms multiply exactly, and the MLP adds c c' v v^T to the residual path;
     b_2 = -W_2 b_1, so that no large constant makes the error radial for the last norm), and
-    input errors at the box corner along v (2-norm sqrt(d) times the radius)."""
+    input errors of the full 2-norm radius along v."""
     from verify.model.kernels.bundles import BS
 
     eps = 1e4
@@ -221,8 +221,145 @@ def test_post_attention_radius_is_nearly_attained(norm_first: bool) -> None:
     r = 1e-3
     ry, ra = np.full(BS, r), np.full(BS, r / 2)
     yo, ryo = _finish_layer_1(p, y, ry, a, ra)
-    moved = _post_attention_reference(p, 1, y + r * sign[:, None], a + r / 2 * sign[:, None])
+    moved = _post_attention_reference(p, 1, y + r * v[:, None], a + r / 2 * v[:, None])
     ratio = np.linalg.norm(moved - yo, axis=0) / ryo
     print(f"|change|_2 / radius: min {ratio.min():.4f}, max {ratio.max():.4f}")
+    assert np.all(ratio <= 1.0)
+    assert ratio.max() >= 0.95
+
+
+def _attention_reference(p: Params, layer: int, x: np.ndarray, i: int) -> np.ndarray:
+    """The concatenated head outputs (before out_proj) at query position i of the layer, from
+    its attention inputs x (s, d, nb), float64."""
+    cfg = p.config
+    d, h, dh = cfg.d_model, cfg.n_heads, cfg.d_head
+    w = p[f"layers.{layer}.self_attn.in_proj_weight"]
+    bias = p[f"layers.{layer}.self_attn.in_proj_bias"]
+    out = np.empty((d, x.shape[2]))
+    for hd in range(h):
+        q, k, v = (slice(blk * d + hd * dh, blk * d + (hd + 1) * dh) for blk in range(3))
+        qv = w[q] @ x[i] + bias[q][:, None]  # (dh, nb)
+        keys = np.einsum("ek,skb->seb", w[k], x) + bias[k][None, :, None]
+        scores = np.einsum("eb,seb->sb", qv, keys) / np.sqrt(dh)
+        e = np.exp(scores - scores.max(axis=0))
+        prob = e / e.sum(axis=0)
+        xbar = np.einsum("sb,skb->kb", prob, x)
+        out[hd * dh : (hd + 1) * dh] = w[v] @ xbar + bias[v][:, None]
+    return out
+
+
+def _attention_l2(p: Params, x: np.ndarray, rho: np.ndarray, i: int) -> tuple[np.ndarray, ...]:
+    """``attention_row_l2`` at layer 1 on (x, rho): (head outputs, their 2-norm radius)."""
+    from verify.model.kernels.attention import SV_ROWS, attention_row_l2
+    from verify.model.kernels.bundles import BS
+    from verify.model.kernels.dd_l2 import abs_l2
+
+    tb = prepare_exhaustive(p, 4)
+    sc = tb.per_string.scalars
+    s, d = x.shape[0], x.shape[1]
+    xm = np.abs(x).max(axis=1)
+    xn = np.empty((s, BS))
+    for j in range(s):
+        abs_l2(x[j], np.zeros((d, BS)), xn[j])
+    att, ratt = np.empty((d, BS)), np.zeros(BS)
+    attention_row_l2(
+        x, rho, xm, xn, i, tb.layers.in_w[1], tb.layers.in_b[1], tb.bounds.head[1],
+        tb.bounds.l2[1], sc.n_heads, sc.inv_sqrt_dh, sc.inv_sqrt_dh_rad, np.zeros(BS), att,
+        ratt, np.empty((d, BS)), np.zeros(BS), np.empty((d, BS)), np.zeros(BS),
+        np.empty((s, BS)), np.zeros((s, BS)), np.zeros((s, BS)), np.zeros((s, BS)),
+        np.zeros((SV_ROWS, BS)), True,
+    )  # fmt: skip
+    return att, ratt
+
+
+@pytest.mark.parametrize("seed", [0, 1])
+def test_attention_radius_bounds_sampled_perturbations(seed: int) -> None:
+    """``attention_row_l2`` as an enclosure: for inputs x'_j anywhere in the balls |x'_j -
+    x_j|_2 <= rho_j (radii differing per position), the head outputs stay within the 2-norm
+    radius of the computed ones. Random directions and the outputs' own worst direction (a
+    finite-difference gradient of one output component) are sampled."""
+    from verify.model.kernels.bundles import BS
+
+    cfg = ModelConfig(d_model=16, n_layers=2, n_heads=2)
+    p = init_params(cfg, "xavier_uniform", seed=seed)
+    d, s = cfg.d_model, 9
+    rng = np.random.default_rng(seed)
+    worst = 0.0
+    for radius in (1e-3, 1e-6):
+        x = 1.5 * rng.standard_normal((s, d, BS))
+        rho = radius * rng.uniform(0.2, 1.0, size=(s, BS))
+        i = int(rng.integers(s))
+        att, ratt = _attention_l2(p, x, rho, i)
+        assert np.all(np.isfinite(ratt))
+        centre = _attention_reference(p, 1, x, i)
+        np.testing.assert_allclose(att, centre, rtol=0, atol=1e-12)
+        for k in range(30):
+            if k < 20:
+                dx = rng.standard_normal((s, d, BS))
+            else:
+                e = rng.integers(d)
+                dx = np.zeros((s, d, BS))
+                for j in range(s):
+                    for c in range(d):
+                        step = np.zeros((s, d, BS))
+                        step[j, c] = 1e-7
+                        moved = _attention_reference(p, 1, x + step, i)[e]
+                        dx[j, c] = (moved - centre[e]) / 1e-7
+            dx *= rho[:, None, :] / np.linalg.norm(dx, axis=1)[:, None, :]
+            moved = _attention_reference(p, 1, x + dx, i)
+            ratio = np.linalg.norm(moved - att, axis=0) / ratt
+            worst = max(worst, float(ratio.max()))
+            assert np.all(ratio <= 1.0), ratio.max()
+    print(f"largest |change|_2 / radius over the samples: {worst:.3g}")
+    assert worst > 0.05  # the radius is not vacuous
+
+
+def _one_head_model(arrays: dict[str, np.ndarray]) -> Params:
+    """A d = 4, one-head model whose layer-1 attention weights are ``arrays`` (in_proj as q,
+    k, v blocks)."""
+    cfg = ModelConfig(d_model=4, n_layers=2, n_heads=1)
+    base = init_params(cfg, "xavier_uniform", seed=0)
+    w = np.concatenate([arrays["q"], arrays["k"], arrays["v"]])
+    b = np.concatenate([arrays["bq"], np.zeros(4), np.zeros(4)])
+    return base.with_arrays(
+        {"layers.1.self_attn.in_proj_weight": w, "layers.1.self_attn.in_proj_bias": b}
+    )
+
+
+@pytest.mark.parametrize("term", ["query", "key"])
+def test_attention_radius_is_nearly_attained(term: str) -> None:
+    """Two constructions on which ``attention_row_l2``'s rule is nearly tight, so that dropping
+    or halving a term of it fails one of them. Two positions x_0 = v, x_1 = -v with equal
+    scores (p = 1/2 each), values W_v = 2 I.
+
+    - "query": q = 0 at the midpoint, W_q = e v^T / |v| (|q' - q| = |W_q|_2 rho_0 along e),
+      keys W_k x_j = +-e (anti-parallel, so the two scores move apart by the full query
+      term), and every input moved by rho along v: the weighted sum moves by rho (the first
+      term) plus sum p_j sig_j |x_j - xbar| (the Jacobian term), both along v.
+    - "key": W_q = 0 and q = b_q = 200 e, W_k = e u^T with u orthogonal to v, so the score of
+      x_1 moves by |W_k^T q| rho_1 / sqrt(d_h) = 100 rho_1 when x_1 moves along u (rho_0 = 0):
+      the Jacobian term (along v) dominates the first (along u)."""
+    from verify.model.kernels.bundles import BS
+
+    e, v, u = np.eye(4)[0], np.array([0.0, 1.0, 1.0, 0.0]), np.array([0.0, 0.0, 0.0, 1.0])
+    if term == "query":
+        w_qk = np.outer(e, v) / np.linalg.norm(v)  # rank one, spectral norm 1
+        arrays = {"q": w_qk, "bq": -w_qk @ v, "k": w_qk, "v": 2 * np.eye(4)}  # q = 0 at x_0
+    else:
+        arrays = {"q": np.zeros((4, 4)), "bq": 200 * e, "k": np.outer(e, u), "v": 2 * np.eye(4)}
+    p = _one_head_model(arrays)
+    x = np.empty((2, 4, BS))
+    x[0], x[1] = v[:, None], -v[:, None]
+    r = 1e-6
+    if term == "query":
+        rho = np.full((2, BS), r)
+        dx = np.stack([r * v / np.linalg.norm(v)] * 2)[:, :, None]
+    else:
+        rho = np.stack([np.zeros(BS), np.full(BS, r)])
+        dx = np.stack([np.zeros(4), r * u])[:, :, None]
+    att, ratt = _attention_l2(p, x, rho, 0)
+    moved = _attention_reference(p, 1, x + dx, 0)
+    ratio = np.linalg.norm(moved - att, axis=0) / ratt
+    print(f"{term}: |change|_2 / radius: min {ratio.min():.4f}, max {ratio.max():.4f}")
     assert np.all(ratio <= 1.0)
     assert ratio.max() >= 0.95

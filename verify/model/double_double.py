@@ -89,24 +89,25 @@ def spectral_norm_upper(w: np.ndarray) -> float:
         return float(up) * (1 + 4 * U) + ETA
 
 
-def _l2_upper(x: np.ndarray) -> float:
+def l2_upper(x: np.ndarray) -> float:
     """An upper bound of the 2-norm (Frobenius norm) of a float64 array."""
     x = np.asarray(x, dtype=np.float64)
     return float(np.sqrt(np.sum(x * x) * (1 + (x.size + 4) * U) + 1e-300) * (1 + 2 * U))
 
 
-def layer_norms(params: Params) -> np.ndarray:
+def layer_norms(params: Params, first: int = 0) -> np.ndarray:
     """(L, 3, 3 H + 3): per layer, for in_proj's query blocks (one per head), key blocks, value
     blocks, then out_proj, linear1, linear2: upper bounds of the matrix's spectral norm (row 0)
-    and Frobenius norm (row 1) and of its bias's 2-norm (row 2)."""
+    and Frobenius norm (row 1) and of its bias's 2-norm (row 2). Layers before ``first`` are
+    not computed (inf)."""
     cfg = params.config
     d, h, dh = cfg.d_model, cfg.n_heads, cfg.d_head
-    out = np.empty((cfg.n_layers, 3, 3 * h + 3))
+    out = np.full((cfg.n_layers, 3, 3 * h + 3), np.inf)
 
     def put(layer: int, c: int, w: np.ndarray, bias: np.ndarray) -> None:
-        out[layer, :, c] = spectral_norm_upper(w), _l2_upper(w), _l2_upper(bias)
+        out[layer, :, c] = spectral_norm_upper(w), l2_upper(w), l2_upper(bias)
 
-    for layer in range(cfg.n_layers):
+    for layer in range(first, cfg.n_layers):
         pre = f"layers.{layer}."
         w_in = f64(params[pre + "self_attn.in_proj_weight"])
         b_in = f64(params[pre + "self_attn.in_proj_bias"])
@@ -156,7 +157,7 @@ def prepare_dd(params: Params, n_bits: int) -> DoubleDoubleInputs:
     return DoubleDoubleInputs(
         n_bits=n, scalars=kernel_scalars(params), tables=tables, layers=layer_weights_t(params),
         norms=NormAffine(f64(gains), f64(biases)), matrix_norms=layer_norms(params),
-        readout_norms=f64([spectral_norm_upper(w[None, :]), _l2_upper(w), _l2_upper(w_bias)]),
+        readout_norms=f64([spectral_norm_upper(w[None, :]), l2_upper(w), l2_upper(w_bias)]),
     )  # fmt: skip
 
 

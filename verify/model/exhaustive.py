@@ -30,7 +30,7 @@ import numpy as np
 
 from verify.errors import ValidationError
 from verify.model.arith import MidRad, MidRadContext
-from verify.model.double_double import spectral_norm_upper
+from verify.model.double_double import l2_upper, layer_norms
 from verify.model.fast import FastTables, norm_affine, prepare
 from verify.model.kernels import exhaustive as kernel
 from verify.model.kernels.bundles import (
@@ -232,14 +232,12 @@ def _weights(params: Params) -> tuple[LayerWeights, NormAffine, Readout, WeightB
     # row L: the final norm (pre-LN) in the LN2 slots
     layer[cfg.n_layers, NB_LN2_GAIN] = np.abs(gains[-1]).max()
     layer[cfg.n_layers, NB_LN2_BIAS] = np.abs(biases[-1]).max()
-    # spectral norms of the MLP weights of layers 1..L-1 (layer 0 is assembled from tables)
-    spectral = np.full((cfg.n_layers, 2), np.inf)
-    for lay in range(1, cfg.n_layers):
-        spectral[lay] = spectral_norm_upper(lw.lin1_w[lay]), spectral_norm_upper(lw.lin2_w[lay])
     w = f64(params["readout.weight"])
     bounds = WeightBounds(
         head=head, out=out, layer=layer, readout_abs_sum=float(sum_upper(np.abs(w).sum(), d)),
-        out_bias0_max=float(np.abs(lw.out_b[0]).max()), spectral=spectral,
+        out_bias0_max=float(np.abs(lw.out_b[0]).max()),
+        l2=layer_norms(params, first=1),  # 2-norm rules of layers 1..L-1 (layer 0: tables)
+        readout_l2=l2_upper(w),
     )  # fmt: skip
     return lw, NormAffine(f64(gains), f64(biases)), Readout(w, np.abs(w)), bounds
 

@@ -2,15 +2,18 @@
 
 - ``attention_at``: from the queries, keys and values of every position (per-string kernel,
   all positions of the layers before the last).
-- ``readout_attention`` (componentwise radii) and ``attention_row_scalar`` (scalar radii): at
-  one query position straight from the inputs x_j, in O(s d) per head instead of O(s d^2): the
-  scores are (W_k,h^T q_h) . x_j + q_h . b_k,h (= q_h . k_j), and, as the exact softmax weights
-  sum to 1, the head output is W_v,h (sum_j p_j x_j) + b_v,h.
+- ``readout_attention`` (componentwise radii) and ``attention_row_l2`` (one 2-norm radius
+  per vector and string, exhaustive kernel): at one query position straight from the inputs
+  x_j, in O(s d) per head instead of O(s d^2): the scores are (W_k,h^T q_h) . x_j + q_h .
+  b_k,h (= q_h . k_j), and, as the exact softmax weights sum to 1, the head output is
+  W_v,h (sum_j p_j x_j) + b_v,h.
 
 ``sv`` is a scratch array of ``SV_ROWS`` rows, one string per column, rows named below.
 """
 
 from __future__ import annotations
+
+import math
 
 from numba import types
 
@@ -26,12 +29,14 @@ from verify.model.kernels.bundles import (
     HB_WKT,
     HB_WQ,
     HB_WV,
+    WN_BIAS,
+    WN_SPEC,
     b1,
     f8,
     i8,
 )
 from verify.model.kernels.dense import col_absmax, matvec, matvec_scalar
-from verify.model.kernels.softmax import scaled_softmax
+from verify.model.kernels.softmax import scaled_softmax, softmax_rounding
 from verify.model.rounding import ETA, U
 
 # rows of the attention scratch ``sv``
@@ -43,7 +48,12 @@ SV_BETA = 4  # q_h . b_k,h
 SV_RBETA = 5  # its radius
 SV_USUM = 6  # a sum of magnitudes (for rounding bounds)
 SV_XMAX = 7  # scalar rule: max|x| of a matrix-vector product's input
-SV_ROWS = 8
+SV_UNORM = 8  # 2-norm rule: a bound of |W_k,h^T q|_2
+SV_DQ = 9  # a bound of the query's data error |q' - q|_2
+SV_ESUM = 10  # the bound of the weighted sum's error being accumulated
+SV_ASUM = 11  # a bound of |xbar~ - xbar(g)|_2
+SV_SQSUM = 12  # the sum over heads of the squared head errors
+SV_ROWS = 13
 
 
 @kernel(types.void(A3, A3, i8, i8, f8, f8, A2, A2, A2, A2, A2, b1))
@@ -234,21 +244,44 @@ def readout_attention(
 
 @kernel(
     types.void(
-        A3, A2, A2, i8, A2, A1, A2, i8, f8, f8, A2, A1, A2, A1, A2, A1, A2, A2, A2, b1
+        A3, A2, A2, A2, i8, A2, A1, A2, A2, i8, f8, f8, A1, A2, A1, A2, A1, A2, A1, A2, A2, A2,
+        A2, A2, b1,
     )
 )  # fmt: skip
-def attention_row_scalar(
-    x, rx, xm, i, w_in, b_in, head_norms, n_heads, cm, cr, att, ratt, qm, rq, um, ru,
-    pm, pr, sv, bounds,
+def attention_row_l2(
+    x, rho, xm, xn, i, w_in, b_in, head_norms, wn, n_heads, cm, cr, zero, att, ratt, qm, rq,
+    um, ru, pm, pr, sig, p0, sv, bounds,
 ):  # fmt: skip  # pragma: no cover - jitted
     """Concatenated head outputs (before out_proj) at query position i of a layer whose
-    attention inputs are x (s, d, BS) with radii rx (s, BS) and maxima xm[j] = max|x_j|.
+    attention inputs x (s, d, BS) are known within the 2-norm radii rho (s, BS): |x'_j - x_j|_2
+    <= rho[j] for the exact inputs x'. Returns ratt[b] >= the 2-norm error of the whole
+    concatenation. xm[j] = max|x_j| and xn[j] >= |x_j|_2 (per string, computed once per layer).
 
-    Per head: q = W_q,h x_i + b_q,h; u = W_k,h^T q and beta = b_k,h . q, so the score is
-    (u . x_j + beta) / sqrt(d_h) (= q . k_j / sqrt(d_h)); and, as the exact softmax weights sum
-    to 1, A_h = W_v,h (sum_j p_j x_j) + b_v,h. head_norms[h] = [||W_q,h||, max|b_q,h|,
-    ||W_k,h^T||, ||b_k,h||_1, ||W_v,h||, max|b_v,h|] (infinity norms, rounded up), columns HB_*.
-    Scalar radii; sv: scratch (SV_ROWS, BS)."""
+    Midpoints as in the per-string kernel's readout rule: per head q = W_q,h x_i + b_q,h,
+    u = W_k,h^T q, beta = b_k,h . q, scores a_j = (u . x_j + beta) / sqrt(d_h), p = softmax(a),
+    xbar = sum_j p_j x_j, A_h = W_v,h xbar + b_v,h.
+
+    Radius (per head; q, a, p, xbar exact at the midpoints x unless primed):
+    - score a'_j - a~_j = (a'_j - a_j) + (a_j - a~_j). The rounding part by the scalar rules at
+      zero input radius (head_norms: infinity norms, columns HB_*). The data part, by
+      Cauchy-Schwarz: c [ |q' - q| |k'_j| + |W_k,h^T q| |x'_j - x_j| ] with |q' - q| <=
+      |W_q,h|_2 rho_i, |k'_j| <= |W_k,h|_2 (|x_j| + rho_j) + |b_k,h|, |W_k,h^T q| <= |u~|_2 +
+      sqrt(d) r_u, c <= cm + cr. sig_j: the sum, a radius of the scaled score.
+    - sum_j p'_j x'_j - xbar~ = sum p'_j (x'_j - x_j) + sum (p'_j - p_j(a~)) x_j
+      + sum (p_j(a~) - p~_j) x_j + (sum p~_j x_j - xbar~). The first <= sum (p~_j + r_j) rho_j
+      (r_j: ``scaled_softmax``'s radius over the score box sig, so p'_j <= p~_j + r_j). The
+      second is int_0^1 J(g_t)(a' - a~) . x dt with J = diag(p) - p p^T, and as the exact
+      weights sum to 1, (J da) . x = sum_j p_j(g) da_j (x_j - xbar(g)); g_t stays in the score
+      box, so it is <= sum_j (p~_j + r_j) sig_j (|x_j - xbar~|_2 + A) with A >= |xbar~ -
+      xbar(g)|_2 <= sum_k r_k |x_k|_2 + the fourth term. The third <= sum_j r0_j |x_j|_2
+      (``softmax_rounding``: the softmax's rounding at a~). The fourth <= gamma_{s+2} sum_j
+      p~_j |x_j|_2 (componentwise gamma sum_j p~_j |x_jk|).
+    - A'_h - A~_h: |W_v,h|_2 times that bound, plus sqrt(d_h) times the scalar rounding bound
+      of W_v,h xbar~ + b_v,h.
+    ratt is the 2-norm over the heads. wn: the layer's ``double_double.layer_norms`` row
+    (spectral norms in row WN_SPEC, bias 2-norms in row WN_BIAS; columns: query blocks, key
+    blocks, value blocks). zero: a (BS,) array of zeros. sig, p0: scratch (s, BS); sv: scratch
+    (SV_ROWS, BS)."""
     s = x.shape[0]
     d = x.shape[1]
     dh = d // n_heads
@@ -260,14 +293,23 @@ def attention_row_scalar(
     rbeta = sv[SV_RBETA]
     usum = sv[SV_USUM]
     xmax = sv[SV_XMAX]
+    unorm = sv[SV_UNORM]
+    dq = sv[SV_DQ]
+    e_sum = sv[SV_ESUM]
+    a_sum = sv[SV_ASUM]
+    sq_sum = sv[SV_SQSUM]
+    sq_d = math.sqrt(d) * (1 + 2 * U)
+    sq_dh = math.sqrt(dh) * (1 + 2 * U)
+    g_x = (s + 2) * U  # the weighted sum's rounding, relative to sum p~_j |x_j|
     for b in range(BS):
         ratt[b] = 0.0
+        sq_sum[b] = 0.0
     for hd in range(n_heads):
         c0 = hd * dh
         hn = head_norms[hd]
         matvec_scalar(
-            x[i], rx[i], w_in, b_in, c0, c0 + dh, hn[HB_WQ], hn[HB_BQ], qm, rq, xmax, bounds
-        )
+            x[i], zero, w_in, b_in, c0, c0 + dh, hn[HB_WQ], hn[HB_BQ], qm, rq, xmax, bounds
+        )  # rq: the rounding of q
         for b in range(BS):
             beta[b] = 0.0
         for k in range(d):
@@ -283,15 +325,24 @@ def attention_row_scalar(
                     um[k, b] += wv * qm[e, b]
         if bounds:
             g = (dh + 2) * U
+            wq2 = wn[WN_SPEC, hd]
+            wk2 = wn[WN_SPEC, n_heads + hd]
+            bk2 = wn[WN_BIAS, n_heads + hd]
             col_absmax(qm[:dh], xmax)
             for b in range(BS):
                 base = rq[b] + g * xmax[b]
                 ru[b] = hn[HB_WKT] * base * (1 + (2 * dh + 5) * U) + ETA
                 rbeta[b] = hn[HB_BK] * base * (1 + (2 * dh + 5) * U) + ETA
                 usum[b] = 0.0
+                unorm[b] = 0.0
             for k in range(d):
                 for b in range(BS):
                     usum[b] += abs(um[k, b])
+                    unorm[b] += um[k, b] * um[k, b]
+            for b in range(BS):
+                un = math.sqrt(unorm[b] * (1 + (d + 3) * U)) * (1 + 2 * U)
+                unorm[b] = (un + sq_d * ru[b]) * (1 + 2 * U)  # >= |W_k,h^T q|_2
+                dq[b] = wq2 * rho[i, b] * (1 + U)  # >= |q' - q|_2
         # scores s_j = (u . x_j + beta) / sqrt(d_h)
         for j in range(s):
             for b in range(BS):
@@ -302,13 +353,18 @@ def attention_row_scalar(
             if bounds:
                 for b in range(BS):
                     t = pm[j, b]
-                    rt = (
-                        usum[b] * rx[j, b]
-                        + ru[b] * d * (xm[j, b] + rx[j, b])
-                        + rbeta[b]
-                        + (d + 3) * U * (usum[b] * xm[j, b] + abs(beta[b]))
-                    ) * (1 + (2 * d + 6) * U) + ETA
-                    pr[j, b] = (abs(t) * cr + rt * (cm + cr) + U * abs(t * cm)) * (1 + 4 * U) + ETA
+                    p0[j, b] = t  # kept for softmax_rounding
+                    xj = xm[j, b]
+                    rt0 = (
+                        ru[b] * d * xj + rbeta[b] + (d + 3) * U * (usum[b] * xj + abs(beta[b]))
+                    ) * (1 + (2 * d + 6) * U) + ETA  # the rounding: the scalar rule at rx = 0
+                    kj = (wk2 * (xn[j, b] + rho[j, b]) + bk2) * (1 + 3 * U)  # >= |k'_j|_2
+                    rtd = (dq[b] * kj + unorm[b] * rho[j, b]) * (1 + 3 * U)
+                    sg = (abs(t) * cr + (rt0 + rtd) * (cm + cr) + U * abs(t * cm)) * (
+                        1 + 5 * U
+                    ) + ETA
+                    pr[j, b] = sg
+                    sig[j, b] = sg
         scaled_softmax(pm, pr, cm, mx, tot, rtot, gap, s, BS, bounds)
         # xbar = sum_j p_j x_j, into um
         for k in range(d):
@@ -319,19 +375,39 @@ def attention_row_scalar(
                 for b in range(BS):
                     um[k, b] += pm[j, b] * x[j, k, b]
         if bounds:
+            softmax_rounding(pm, p0, cm, mx, tot, s, p0, rtot, gap)  # p0: r0_j
             for b in range(BS):
-                ru[b] = 0.0
-                usum[b] = 0.0
+                e_sum[b] = 0.0  # sum (p~ + r) rho + sum r0 |x| + gamma sum p~ |x|
+                a_sum[b] = 0.0  # A = sum r |x| + gamma sum p~ |x|
             for j in range(s):
                 for b in range(BS):
-                    ru[b] += pm[j, b] * rx[j, b] + pr[j, b] * (xm[j, b] + rx[j, b])
-                    usum[b] += pm[j, b] * xm[j, b]
+                    pj = pm[j, b]
+                    rj = pr[j, b]
+                    xnj = xn[j, b]
+                    gx = g_x * pj * xnj
+                    e_sum[b] += (pj + rj) * rho[j, b] + p0[j, b] * xnj + gx
+                    a_sum[b] += rj * xnj + gx
             for b in range(BS):
-                ru[b] = (ru[b] + (s + 2) * U * usum[b]) * (1 + (2 * s + 6) * U) + ETA
+                a_sum[b] = a_sum[b] * (1 + (2 * s + 6) * U)
+            for j in range(s):
+                for b in range(BS):
+                    rq[b] = 0.0  # now: |x_j - xbar~|_2^2
+                for k in range(d):
+                    for b in range(BS):
+                        dx = x[j, k, b] - um[k, b]
+                        rq[b] += dx * dx
+                for b in range(BS):
+                    dist = math.sqrt(rq[b] * (1 + (d + 5) * U)) * (1 + 2 * U)
+                    e_sum[b] += (pm[j, b] + pr[j, b]) * sig[j, b] * (dist + a_sum[b])
         matvec_scalar(
-            um, ru, w_in, b_in, 2 * d + c0, 2 * d + c0 + dh, hn[HB_WV], hn[HB_BV],
+            um, zero, w_in, b_in, 2 * d + c0, 2 * d + c0 + dh, hn[HB_WV], hn[HB_BV],
             att[c0 : c0 + dh], rq, xmax, bounds,
-        )  # fmt: skip
+        )  # fmt: skip  # rq: the rounding of A_h at xbar~
         if bounds:
+            wv2 = wn[WN_SPEC, 2 * n_heads + hd]
             for b in range(BS):
-                ratt[b] = max(ratt[b], rq[b])
+                eh = (wv2 * e_sum[b] * (1 + (4 * s + 8) * U) + sq_dh * rq[b]) * (1 + 3 * U)
+                sq_sum[b] += eh * eh
+    if bounds:
+        for b in range(BS):
+            ratt[b] = math.sqrt(sq_sum[b] * (1 + (n_heads + 3) * U)) * (1 + 2 * U) + ETA

@@ -117,6 +117,10 @@ OB_COLS = 2
 NB_W1, NB_B1, NB_W2, NB_B2 = range(4)  # ||W_1||, max|b_1|, ||W_2||, max|b_2|
 NB_LN1_GAIN, NB_LN1_BIAS, NB_LN2_GAIN, NB_LN2_BIAS = range(4, 8)  # max|gain|, max|bias|
 NB_COLS = 8
+# rows of ``double_double.layer_norms``: upper bounds of the spectral norm, the Frobenius norm
+# and the bias's 2-norm; its columns: in_proj's query blocks (one per head), key blocks,
+# value blocks, then out_proj, linear1, linear2
+WN_SPEC, WN_FRO, WN_BIAS = range(3)
 
 
 class WeightBounds(NamedTuple):
@@ -127,7 +131,8 @@ class WeightBounds(NamedTuple):
     layer: np.ndarray  # (L + 1, NB_COLS)
     readout_abs_sum: float  # sum |w|
     out_bias0_max: float  # max |b_o| of layer 0
-    spectral: np.ndarray  # (L, 2) spectral norms of W_1, W_2 (upper bounds; inf in layer 0)
+    l2: np.ndarray  # (L, 3, 3H + 3) ``double_double.layer_norms`` (rows WN_*; inf in layer 0)
+    readout_l2: float  # |w|_2
 
 
 # columns of ExhaustiveLayer0.lo_bound[i, slot, h, :]: bounds valid for every string
@@ -185,7 +190,7 @@ READOUT = bundle_type(Readout, A1, A1)
 LAYER0_TABLES = bundle_type(Layer0Tables, A3, A3, A5, A5, A4, A4)
 LAYER_WEIGHTS_T = bundle_type(LayerWeightsT, A3, A3, A2, A3, A3, A2, A3, A3, A2, A3, A3, A2)
 LAYER_WEIGHTS = bundle_type(LayerWeights, A3, A2, A3, A2, A3, A2, A3, A2)
-WEIGHT_BOUNDS = bundle_type(WeightBounds, A3, A2, A2, f8, f8, A2)
+WEIGHT_BOUNDS = bundle_type(WeightBounds, A3, A2, A2, f8, f8, A3, f8)
 DOUBLE_DOUBLE_TABLES = bundle_type(DoubleDoubleTables, A3, A3, A3, A2, A2, A1, f8, f8, f8)
 EXHAUSTIVE_LAYER0 = bundle_type(ExhaustiveLayer0, A3, A2, A5, A4, A4, A3, A3, A1, A1, A5, A4)
 

@@ -11,23 +11,29 @@ are tabulated once for all 2^lo_bits values of lo (``verify.model.exhaustive``),
 the high positions once per block, so a string costs O(H (D + d_ff)) per query position instead
 of O(s H D); the first MLP layer comes from the same tables as z (g0 + sum_h G_h / den_h) + c0.
 
-Error radii are scalar: one number r per vector and string with |exact_k - computed_k| <= r
-for every component k (an infinity-norm ball). Each rule is the componentwise rule of the
-per-string kernel with the magnitudes replaced by their maxima (all rules are monotone in
-them), so a matrix-vector product costs one extra pass over x (its max) instead of a second
-product with |W| (``kernels.dense``). In layers 1..L-1 the part after the attention
-(``kernels.position.finish_position_scalar``) carries the error as a 2-norm inside (spectral
-norms, the layer norm's Lipschitz constant on the ball) and returns it as the scalar radius.
-Rounding model: ``verify.model.rounding``.
+Error radii are one number per vector and string. In layer 0 it is scalar: r with
+|exact_k - computed_k| <= r for every component k (an infinity-norm ball). Each rule is the
+componentwise rule of the per-string kernel with the magnitudes replaced by their maxima (all
+rules are monotone in them), so a matrix-vector product costs one extra pass over x (its max)
+instead of a second product with |W| (``kernels.dense``). From layer 1 on it is a 2-norm
+(|exact - computed|_2 <= r; sqrt(d) times layer 0's radius to start): the attention
+(``kernels.attention.attention_row_l2``: Cauchy-Schwarz for the scores, the softmax's
+Jacobian for the weighted sum), out_proj and the rest of the layer
+(``kernels.position.finish_position_scalar``) cost their spectral norms and the layer norms'
+Lipschitz constants on the ball, plus each stage's own rounding at the computed midpoint (the
+scalar rules at zero input radius). The readout takes |w|_2 times the 2-norm radius (|w|_1
+times the scalar one when L = 1). Rounding model: ``verify.model.rounding``.
 """
 
 from __future__ import annotations
+
+import math
 
 import numpy as np
 from numba import prange, types
 
 from verify._numba import kernel
-from verify.model.kernels.attention import SV_ROWS, attention_row_scalar
+from verify.model.kernels.attention import SV_ROWS, attention_row_l2
 from verify.model.kernels.bundles import (
     A1,
     BD_MAX,
@@ -52,9 +58,11 @@ from verify.model.kernels.bundles import (
     READOUT,
     SCALARS,
     WEIGHT_BOUNDS,
+    WN_SPEC,
     b1,
     i8,
 )
+from verify.model.kernels.dd_l2 import abs_l2, layer_norm_lipschitz
 from verify.model.kernels.dense import (
     add_into_scalar,
     col_absmax,
@@ -62,7 +70,7 @@ from verify.model.kernels.dense import (
     matvec_scalar,
 )
 from verify.model.kernels.layer_norm import LS_ROWS, LS_RZ, LS_Z, layer_norm_scalar
-from verify.model.kernels.position import finish_position_scalar
+from verify.model.kernels.position import finish_position_scalar, to_l2
 from verify.model.kernels.tables import add_weighted, fill_rows, mlp_from_tables
 from verify.model.rounding import ETA, U
 
@@ -106,6 +114,8 @@ def exhaustive_T(
     sce_m, vo_m, mv_m = l0.exp_scores, l0.values_out, l0.mlp_values
     n_lo = 1 << lo_bits
     n_blk = blk1 - blk0
+    l2 = n_layers > 1  # layers 1..L-1 carry 2-norm radii
+    sq_d = math.sqrt(d) * (1 + 2 * U)
     n_chunks = min(n_blk, 64)  # work arrays are allocated once per chunk of blocks
     for chunk in prange(n_chunks):
         c_lo = chunk * n_blk // n_chunks
@@ -118,6 +128,7 @@ def exhaustive_T(
         xs = np.empty((s, d, BS))
         xsr = np.zeros((s, BS))
         xsm = np.zeros((s, BS))
+        xsn = np.zeros((s, BS))
         am = np.empty((d, BS))
         ar = np.zeros(BS)
         att = np.empty((d, BS))
@@ -128,12 +139,15 @@ def exhaustive_T(
         rtmp = np.zeros(BS)
         xmax = np.zeros(BS)
         ls = np.empty((LS_ROWS, BS))
-        zero = np.zeros((d, BS))  # stays zero: the low part of finish_position_scalar's norms
+        zero = np.zeros((d, BS))  # stays zero: zero radii and the low part of 2-norm rules
+        zero1 = zero[0]
         one = np.ones(BS)
         rho = np.zeros(BS)
         lip = np.zeros(BS)
         pm = np.empty((s, BS))
         pr = np.zeros((s, BS))
+        sig = np.zeros((s, BS))
+        p0 = np.zeros((s, BS))
         sv = np.zeros((SV_ROWS, BS))
         l0s = np.zeros((L0_ROWS, BS))
         qm = np.empty((d, BS))
@@ -266,35 +280,48 @@ def exhaustive_T(
                         tmp, rtmp, gains[1], biases[1], nm[NB_LN2_GAIN], nm[NB_LN2_BIAS], eps,
                         ym[i], yr[i], ls, bounds,
                     )  # fmt: skip
-            # ---------------- layers 1..L-1 (the last one at the readout position only)
+            # ---------------- layers 1..L-1 (the last one at the readout position only), with
+            # 2-norm radii: |y_exact - y|_2 <= yr (sqrt(d) times layer 0's scalar radius)
+            if bounds and l2:
+                for j in range(s):
+                    for b in range(BS):
+                        yr[j, b] = yr[j, b] * sq_d * (1 + U)
             for layer in range(1, n_layers):
                 last = layer == n_layers - 1
                 k1 = 2 * layer
                 nm = wb.layer[layer]
+                wn = wb.l2[layer]
                 # attention inputs: the stream itself (post-LN) or LN1 of it (pre-LN)
                 src = ym
                 srcr = yr
                 if norm_first:
                     for j in range(s):
                         layer_norm_scalar(
-                            ym[j], yr[j], gains[k1], biases[k1], nm[NB_LN1_GAIN], nm[NB_LN1_BIAS],
-                            eps, xs[j], xsr[j], ls, bounds,
-                        )  # fmt: skip
+                            ym[j], zero1, gains[k1], biases[k1], nm[NB_LN1_GAIN],
+                            nm[NB_LN1_BIAS], eps, xs[j], xsr[j], ls, bounds,
+                        )  # fmt: skip  # xsr[j]: the rounding at ym[j]
+                        if bounds:
+                            layer_norm_lipschitz(ym[j], zero, yr[j], eps, nm[NB_LN1_GAIN], lip)
+                            to_l2(yr[j], lip, 1.0, xsr[j], sq_d, xsr[j])
                     src = xs
                     srcr = xsr
                 if bounds:
                     for j in range(s):
                         col_absmax(src[j], xsm[j])
+                        abs_l2(src[j], zero, xsn[j])
                 on = wb.out[layer]
                 for i in range(s - 1 if last else 0, s):
-                    attention_row_scalar(
-                        src, srcr, xsm, i, lw.in_w[layer], lw.in_b[layer], wb.head[layer],
-                        n_heads, cm, cr, att, ratt, qm, rq, um, ru, pm, pr, sv, bounds,
+                    attention_row_l2(
+                        src, srcr, xsm, xsn, i, lw.in_w[layer], lw.in_b[layer], wb.head[layer],
+                        wn, n_heads, cm, cr, zero1, att, ratt, qm, rq, um, ru, pm, pr, sig, p0,
+                        sv, bounds,
                     )  # fmt: skip
                     matvec_scalar(
-                        att, ratt, lw.out_w[layer], lw.out_b[layer], 0, d, on[OB_W], on[OB_B],
+                        att, zero1, lw.out_w[layer], lw.out_b[layer], 0, d, on[OB_W], on[OB_B],
                         am, ar, xmax, bounds,
-                    )  # fmt: skip
+                    )  # fmt: skip  # ar: the rounding at att
+                    if bounds:
+                        to_l2(ratt, one, wn[WN_SPEC, 3 * n_heads], ar, sq_d, ar)
                     for e in range(d):
                         for b in range(BS):
                             ynew[i, e, b] = ym[i, e, b]
@@ -315,9 +342,12 @@ def exhaustive_T(
             if norm_first:
                 fn = wb.layer[n_layers]
                 layer_norm_scalar(
-                    ym[r], yr[r], gains[n_norms - 1], biases[n_norms - 1], fn[NB_LN2_GAIN],
-                    fn[NB_LN2_BIAS], eps, tmp, rtmp, ls, bounds,
+                    ym[r], zero1 if l2 else yr[r], gains[n_norms - 1], biases[n_norms - 1],
+                    fn[NB_LN2_GAIN], fn[NB_LN2_BIAS], eps, tmp, rtmp, ls, bounds,
                 )  # fmt: skip
+                if bounds and l2:  # the 2-norm rule: Lipschitz constant and rounding
+                    layer_norm_lipschitz(ym[r], zero, yr[r], eps, fn[NB_LN2_GAIN], lip)
+                    to_l2(yr[r], lip, 1.0, rtmp, sq_d, rtmp)
                 for e in range(d):
                     for b in range(BS):
                         ym[r, e, b] = tmp[e, b]
@@ -335,11 +365,12 @@ def exhaustive_T(
                 col_absmax(ym[r], xmax)
             base = blk_off * n_lo
             wsum = wb.readout_abs_sum
+            w_rad = wb.readout_l2 if l2 else wsum  # |w . e| <= |w|_2 |e|_2, or |w|_1 max|e|
             for b in range(n_lo):
                 t_out[base + b] = tmp[0, b]
                 if bounds:
                     r_out[base + b] = (
-                        wsum * yr[r, b] + (d + 2) * U * (wsum * xmax[b] + abs(omega))
+                        w_rad * yr[r, b] + (d + 2) * U * (wsum * xmax[b] + abs(omega))
                     ) * (1 + (d + 5) * U) + ETA
                 else:
                     r_out[base + b] = 0.0
