@@ -101,11 +101,12 @@ def test_rejects_unaligned_ranges() -> None:
         exhaustive_T(p, 8, start=0, stop=512)
 
 
-def _post_attention_reference(p: Params, layer: int, y: np.ndarray, a: np.ndarray) -> np.ndarray:
-    """The layer's output at one position from its residual input y and attention output a
-    (after out_proj), float64, one string per column (d, nb)."""
+def _post_attention_reference(p: Params, layer: int, y: np.ndarray, att: np.ndarray) -> np.ndarray:
+    """The layer's output at one position from its residual input y and concatenated head
+    outputs att (before out_proj), float64, one string per column (d, nb)."""
     cfg = p.config
     pre = f"layers.{layer}."
+    a = p[pre + "self_attn.out_proj.weight"] @ att + p[pre + "self_attn.out_proj.bias"][:, None]
 
     def norm(v: np.ndarray, name: str) -> np.ndarray:
         c = v - v.mean(axis=0)
@@ -128,25 +129,27 @@ def _post_attention_reference(p: Params, layer: int, y: np.ndarray, a: np.ndarra
 def _finish_layer_1(
     p: Params, y: np.ndarray, ry: np.ndarray, a: np.ndarray, ra: np.ndarray
 ) -> tuple[np.ndarray, np.ndarray]:
-    """``finish_position_scalar`` at layer 1 on copies of (y, ry), (a, ra): (output, radius)."""
+    """``finish_position_l2`` at layer 1 on copies of (y, ry), (a, ra), a the head outputs
+    before out_proj: (output, radius)."""
     from verify.model.kernels.bundles import BS
     from verify.model.kernels.layer_norm import LS_ROWS
-    from verify.model.kernels.position import finish_position_scalar
+    from verify.model.kernels.position import finish_position_l2
 
     tb = prepare_exhaustive(p, 4)
     d, f = p.config.d_model, p.config.d_ff
     yo, ryo, ao, rao = y.copy(), ry.copy(), a.copy(), ra.copy()
-    finish_position_scalar(
+    finish_position_l2(
         1, tb.per_string.scalars, tb.layers, tb.norms, tb.bounds, yo, ryo, ao, rao,
-        np.empty((f, BS)), np.zeros(BS), np.empty((d, BS)), np.zeros(BS), np.zeros(BS),
-        np.empty((LS_ROWS, BS)), np.zeros((d, BS)), np.ones(BS), np.zeros(BS), np.zeros(BS), True,
+        np.empty((d, BS)), np.zeros(BS), np.empty((f, BS)), np.zeros(BS), np.empty((d, BS)),
+        np.zeros(BS), np.zeros(BS), np.empty((LS_ROWS, BS)), np.zeros((d, BS)), np.ones(BS),
+        np.zeros(BS), np.zeros(BS), True,
     )  # fmt: skip
     return yo, ryo
 
 
 @pytest.mark.parametrize(("norm_first", "eps"), [(False, 0.0), (True, 0.0), (False, 1e-5)])
 def test_post_attention_radius_bounds_sampled_perturbations(norm_first: bool, eps: float) -> None:
-    """``finish_position_scalar`` (one 2-norm radius per string in and out) as an enclosure:
+    """``finish_position_l2`` (one 2-norm radius per string in and out) as an enclosure:
     for inputs anywhere in the balls |y' - y|_2 <= ry, |a' - a|_2 <= ra, the layer's output
     stays within 2-norm distance of the output radius from the computed one. Scaled box
     corners and the layer's own worst direction (a gradient step) are sampled."""
@@ -188,8 +191,9 @@ def test_post_attention_radius_bounds_sampled_perturbations(norm_first: bool, ep
 
 @pytest.mark.parametrize("norm_first", [False, True])
 def test_post_attention_radius_is_nearly_attained(norm_first: bool) -> None:
-    """A construction on which every step of ``finish_position_scalar``'s 2-norm rule is
-    nearly tight, so that dropping or halving any factor of it makes the test fail: a large
+    """A construction on which every step of ``finish_position_l2``'s 2-norm rule is
+    nearly tight, so that dropping or halving any factor of it makes the test fail: out_proj
+    W_o = 1.5 I (its spectral norm attained in every direction), a large
     eps with gains sqrt(eps) (each layer norm nearly linear, Lipschitz constant ~1 along
     centred directions), a rank-one MLP W_1 = c u v^T, W_2 = c' v u^T with every relu active
     (the spectral norms multiply exactly, and the MLP adds c c' v v^T to the residual path;
@@ -206,6 +210,8 @@ def test_post_attention_radius_is_nearly_attained(norm_first: bool) -> None:
     u = np.ones(f) / np.sqrt(f)
     c1, c2 = 3.0, 2.0
     arrays = {
+        "layers.1.self_attn.out_proj.weight": 1.5 * np.eye(d),
+        "layers.1.self_attn.out_proj.bias": np.zeros(d),
         "layers.1.linear1.weight": c1 * np.outer(u, v),
         "layers.1.linear1.bias": np.full(f, 100.0),  # every hidden unit active
         "layers.1.linear2.weight": c2 * np.outer(v, u),
@@ -332,7 +338,7 @@ def test_attention_radius_is_nearly_attained(term: str) -> None:
     or halving a term of it fails one of them. Two positions x_0 = v, x_1 = -v with equal
     scores (p = 1/2 each), values W_v = 2 I.
 
-    - "query": q = 0 at the midpoint, W_q = e v^T / |v| (|q' - q| = |W_q|_2 rho_0 along e),
+    - "query": q = 0 at the midpoint, W_q = 3 e v^T / |v| (|q' - q| = |W_q|_2 rho_0 along e),
       keys W_k x_j = +-e (anti-parallel, so the two scores move apart by the full query
       term), and every input moved by rho along v: the weighted sum moves by rho (the first
       term) plus sum p_j sig_j |x_j - xbar| (the Jacobian term), both along v.
@@ -344,7 +350,7 @@ def test_attention_radius_is_nearly_attained(term: str) -> None:
     e, v, u = np.eye(4)[0], np.array([0.0, 1.0, 1.0, 0.0]), np.array([0.0, 0.0, 0.0, 1.0])
     if term == "query":
         w_qk = np.outer(e, v) / np.linalg.norm(v)  # rank one, spectral norm 1
-        arrays = {"q": w_qk, "bq": -w_qk @ v, "k": w_qk, "v": 2 * np.eye(4)}  # q = 0 at x_0
+        arrays = {"q": 3 * w_qk, "bq": -3 * w_qk @ v, "k": w_qk, "v": 2 * np.eye(4)}  # q(x_0) = 0
     else:
         arrays = {"q": np.zeros((4, 4)), "bq": 200 * e, "k": np.outer(e, u), "v": 2 * np.eye(4)}
     p = _one_head_model(arrays)

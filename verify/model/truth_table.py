@@ -5,7 +5,7 @@ the least significant bit). Each string's T(x) is enclosed by rigorous passes (m
 radius), each run on what the previous ones leave open (the tiers, ``TIER_*``):
 
 1. float64, the exhaustive Numba kernel (``verify.model.exhaustive``: layer 0 from tables, one
-   scalar radius per vector);
+   radius per vector: scalar in layer 0, a 2-norm from layer 1 on);
 2. float64, the per-string kernel with componentwise radii (``verify.model.kernels``); or,
    with ``engine="numpy"``, the :class:`verify.model.arith.MidRadContext` pass for every
    string instead of 1 and 2;
@@ -194,13 +194,13 @@ def _float64_stage(
     """(T, label, tier) of all 2^n strings from the rigorous float64 passes; label -2 (and tier
     TIER_UNCERTAIN) where they do not settle the string.
 
-    engine "numba": first the exhaustive kernel (scalar radii, layer 0 from tables:
+    engine "numba": first the exhaustive kernel (one radius per vector, layer 0 from tables:
     ``verify.model.exhaustive``), then, for the strings its radius leaves open, the per-string
     kernel with componentwise radii (``verify.model.kernels``), which is slower and tighter.
     When most strings of a probe block or of a chunk need the second pass (deep or badly
     conditioned models), the following strings go to it directly. With ``skip_to_dd`` (the
     double-double tier runs next), when the per-string kernel too settles at most half of a
-    probe block (models of depth >= 4: its radii grow 30-1000x per layer), no float64 pass runs
+    probe block (D = 64 at depth >= 5 in the depth grid of docs/model.md), no float64 pass runs
     at all: every string is left open with T = NaN for the double-double tier, which then
     supplies every midpoint. engine "numpy": the MidRad arrays pass for every string."""
     size = 1 << n
@@ -240,7 +240,7 @@ def _float64_stage(
     from verify.model.exhaustive import exhaustive_T, prepare_exhaustive
 
     tables = prepare_exhaustive(params, n)
-    # probe one block: models whose scalar radii settle little go to the per-string kernel
+    # probe one block: models whose radii settle little go to the per-string kernel
     mid, rad = exhaustive_T(params, n, tables=tables, start=0, stop=1 << tables.lo_bits)
     open_probe = np.count_nonzero(_labels_from_midrad(mid, rad, xi) == LABEL_UNCERTAIN)
     first_pass = open_probe <= mid.size // 2

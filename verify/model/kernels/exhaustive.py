@@ -19,10 +19,11 @@ instead of a second product with |W| (``kernels.dense``). From layer 1 on it is 
 (|exact - computed|_2 <= r; sqrt(d) times layer 0's radius to start): the attention
 (``kernels.attention.attention_row_l2``: Cauchy-Schwarz for the scores, the softmax's
 Jacobian for the weighted sum), out_proj and the rest of the layer
-(``kernels.position.finish_position_scalar``) cost their spectral norms and the layer norms'
-Lipschitz constants on the ball, plus each stage's own rounding at the computed midpoint (the
-scalar rules at zero input radius). The readout takes |w|_2 times the 2-norm radius (|w|_1
-times the scalar one when L = 1). Rounding model: ``verify.model.rounding``.
+(``kernels.position.finish_position_l2``; the pre-LN norms in front of the attention and the
+final norm too) cost their spectral norms and the layer norms' Lipschitz constants on the
+ball, plus each stage's own rounding at the computed midpoint (``kernels.stage_l2``). The
+readout takes |w|_2 times the 2-norm radius (|w|_1 times the scalar one when L = 1).
+Rounding model: ``verify.model.rounding``.
 """
 
 from __future__ import annotations
@@ -53,24 +54,21 @@ from verify.model.kernels.bundles import (
     NB_LN2_GAIN,
     NB_W2,
     NORM_AFFINE,
-    OB_B,
-    OB_W,
     READOUT,
     SCALARS,
     WEIGHT_BOUNDS,
-    WN_SPEC,
     b1,
     i8,
 )
-from verify.model.kernels.dd_l2 import abs_l2, layer_norm_lipschitz
+from verify.model.kernels.dd_l2 import abs_l2
 from verify.model.kernels.dense import (
     add_into_scalar,
     col_absmax,
     matvec_radius,
-    matvec_scalar,
 )
 from verify.model.kernels.layer_norm import LS_ROWS, LS_RZ, LS_Z, layer_norm_scalar
-from verify.model.kernels.position import finish_position_scalar, to_l2
+from verify.model.kernels.position import finish_position_l2
+from verify.model.kernels.stage_l2 import layer_norm_l2
 from verify.model.kernels.tables import add_weighted, fill_rows, mlp_from_tables
 from verify.model.rounding import ETA, U
 
@@ -296,40 +294,30 @@ def exhaustive_T(
                 srcr = yr
                 if norm_first:
                     for j in range(s):
-                        layer_norm_scalar(
-                            ym[j], zero1, gains[k1], biases[k1], nm[NB_LN1_GAIN],
-                            nm[NB_LN1_BIAS], eps, xs[j], xsr[j], ls, bounds,
-                        )  # fmt: skip  # xsr[j]: the rounding at ym[j]
-                        if bounds:
-                            layer_norm_lipschitz(ym[j], zero, yr[j], eps, nm[NB_LN1_GAIN], lip)
-                            to_l2(yr[j], lip, 1.0, xsr[j], sq_d, xsr[j])
+                        layer_norm_l2(
+                            ym[j], yr[j], gains[k1], biases[k1], nm[NB_LN1_GAIN],
+                            nm[NB_LN1_BIAS], eps, xs[j], xsr[j], ls, zero, lip, bounds,
+                        )  # fmt: skip
                     src = xs
                     srcr = xsr
                 if bounds:
                     for j in range(s):
                         col_absmax(src[j], xsm[j])
                         abs_l2(src[j], zero, xsn[j])
-                on = wb.out[layer]
                 for i in range(s - 1 if last else 0, s):
                     attention_row_l2(
                         src, srcr, xsm, xsn, i, lw.in_w[layer], lw.in_b[layer], wb.head[layer],
                         wn, n_heads, cm, cr, zero1, att, ratt, qm, rq, um, ru, pm, pr, sig, p0,
                         sv, bounds,
                     )  # fmt: skip
-                    matvec_scalar(
-                        att, zero1, lw.out_w[layer], lw.out_b[layer], 0, d, on[OB_W], on[OB_B],
-                        am, ar, xmax, bounds,
-                    )  # fmt: skip  # ar: the rounding at att
-                    if bounds:
-                        to_l2(ratt, one, wn[WN_SPEC, 3 * n_heads], ar, sq_d, ar)
                     for e in range(d):
                         for b in range(BS):
                             ynew[i, e, b] = ym[i, e, b]
                     for b in range(BS):
                         ynr[i, b] = yr[i, b]
-                    finish_position_scalar(
-                        layer, sc, lw, ln, wb, ynew[i], ynr[i], am, ar, hid, rhid, tmp, rtmp,
-                        xmax, ls, zero, one, rho, lip, bounds,
+                    finish_position_l2(
+                        layer, sc, lw, ln, wb, ynew[i], ynr[i], att, ratt, am, ar, hid, rhid,
+                        tmp, rtmp, xmax, ls, zero, one, rho, lip, bounds,
                     )  # fmt: skip
                 for i in range(s - 1 if last else 0, s):
                     for e in range(d):
@@ -341,13 +329,17 @@ def exhaustive_T(
             r = s - 1
             if norm_first:
                 fn = wb.layer[n_layers]
-                layer_norm_scalar(
-                    ym[r], zero1 if l2 else yr[r], gains[n_norms - 1], biases[n_norms - 1],
-                    fn[NB_LN2_GAIN], fn[NB_LN2_BIAS], eps, tmp, rtmp, ls, bounds,
-                )  # fmt: skip
-                if bounds and l2:  # the 2-norm rule: Lipschitz constant and rounding
-                    layer_norm_lipschitz(ym[r], zero, yr[r], eps, fn[NB_LN2_GAIN], lip)
-                    to_l2(yr[r], lip, 1.0, rtmp, sq_d, rtmp)
+                gf, bf = gains[n_norms - 1], biases[n_norms - 1]
+                if l2:
+                    layer_norm_l2(
+                        ym[r], yr[r], gf, bf, fn[NB_LN2_GAIN], fn[NB_LN2_BIAS], eps, tmp, rtmp,
+                        ls, zero, lip, bounds,
+                    )  # fmt: skip
+                else:
+                    layer_norm_scalar(
+                        ym[r], yr[r], gf, bf, fn[NB_LN2_GAIN], fn[NB_LN2_BIAS], eps, tmp, rtmp,
+                        ls, bounds,
+                    )  # fmt: skip
                 for e in range(d):
                     for b in range(BS):
                         ym[r, e, b] = tmp[e, b]
