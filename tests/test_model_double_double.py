@@ -152,13 +152,15 @@ def test_radius_encloses_the_exact_value_on_adversarial_parameters(p: Params, n:
 
 
 @pytest.mark.parametrize(
-    ("d", "n_layers", "norm_first"), [(64, 5, False), (64, 6, True)]
-)  # the widest and deepest grid cells: the float64 passes settle none of their bits
+    ("d", "n_layers", "norm_first", "scheme"),
+    [(64, 6, False, "xavier_uniform"), (16, 4, True, "gaussian")],
+)  # models whose bits the float64 passes settle none of (the widest, deepest grid cell; N(0, 1)
+# parameters)
 def test_deep_model_is_settled_by_the_double_double_tier(
-    d: int, n_layers: int, norm_first: bool
+    d: int, n_layers: int, norm_first: bool, scheme: str
 ) -> None:
     cfg = ModelConfig(d_model=d, n_layers=n_layers, n_heads=2, ln_eps=0.0, norm_first=norm_first)
-    p = init_params(cfg, "xavier_uniform", seed=0)
+    p = init_params(cfg, scheme, seed=0)
     tt = truth_table(p, 6)
     counts = tt.tier_counts
     print(counts)
@@ -174,12 +176,16 @@ def test_deep_model_is_settled_by_the_double_double_tier(
 
 
 def test_deep_model_skips_the_float64_passes_without_losing_a_bit_or_a_midpoint() -> None:
-    """Where the float64 passes settle nothing (D = 64, L = 5), after a probe no float64 pass
-    runs and the double-double tier supplies every label and every midpoint of T."""
+    """Where the float64 passes settle nothing (D = 64, L = 6; the readout bias moved to the
+    median of T, so that the function is balanced), after a probe no float64 pass runs and the
+    double-double tier supplies every label and every midpoint of T."""
+    from verify.model.exhaustive import exhaustive_T
     from verify.model.truth_table import LABEL_UNCERTAIN, _float64_stage
 
-    cfg = ModelConfig(d_model=64, n_layers=5, n_heads=2, ln_eps=0.0)
-    p = init_params(cfg, "xavier_uniform", seed=0)
+    cfg = ModelConfig(d_model=64, n_layers=6, n_heads=2, ln_eps=0.0)
+    base = init_params(cfg, "xavier_uniform", seed=0)
+    median = float(np.median(exhaustive_T(base, 10, bounds=False)[0]))  # plain midpoints
+    p = base.with_arrays({"readout.bias": np.array(float(base["readout.bias"]) - median)})
     t, label, _ = _float64_stage(p, 10, 0.0, "numba", skip_to_dd=True)
     assert np.isnan(t).all() and (label == LABEL_UNCERTAIN).all()  # skipped after the probe
     t_full, label_full, _ = _float64_stage(p, 10, 0.0, "numba")

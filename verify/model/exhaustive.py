@@ -30,7 +30,7 @@ import numpy as np
 
 from verify.errors import ValidationError
 from verify.model.arith import MidRad, MidRadContext
-from verify.model.double_double import l2_upper, layer_norms
+from verify.model.double_double import l2_upper, layer_norms, spectral_norm_upper
 from verify.model.fast import FastTables, norm_affine, prepare
 from verify.model.kernels import exhaustive as kernel
 from verify.model.kernels.bundles import (
@@ -64,6 +64,7 @@ from verify.model.kernels.bundles import (
     OB_COLS,
     OB_W,
     SLOTS,
+    WN_SPEC,
     ExhaustiveLayer0,
     LayerWeights,
     NormAffine,
@@ -233,11 +234,15 @@ def _weights(params: Params) -> tuple[LayerWeights, NormAffine, Readout, WeightB
     layer[cfg.n_layers, NB_LN2_GAIN] = np.abs(gains[-1]).max()
     layer[cfg.n_layers, NB_LN2_BIAS] = np.abs(biases[-1]).max()
     w = f64(params["readout.weight"])
+    # the 2-norm rules' norms: layers 1..L-1, and layer 0's W_2 when L >= 2 (its output carries
+    # a 2-norm from there; the rest of layer 0 is assembled from tables with scalar radii)
+    l2 = layer_norms(params, first=1)
+    if cfg.n_layers > 1:
+        l2[0, WN_SPEC, 3 * h + 2] = spectral_norm_upper(lw.lin2_w[0])
     bounds = WeightBounds(
         head=head, out=out, layer=layer, readout_abs_sum=float(sum_upper(np.abs(w).sum(), d)),
         out_bias0_max=float(np.abs(lw.out_b[0]).max()),
-        l2=layer_norms(params, first=1),  # 2-norm rules of layers 1..L-1 (layer 0: tables)
-        readout_l2=l2_upper(w),
+        l2=l2, readout_l2=l2_upper(w),
     )  # fmt: skip
     return lw, NormAffine(f64(gains), f64(biases)), Readout(w, np.abs(w)), bounds
 

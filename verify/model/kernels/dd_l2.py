@@ -70,20 +70,26 @@ def layer_norm_lipschitz(vh, vl, rho, eps, gmax, out):  # pragma: no cover - jit
     a bound relative to sum |c|, not to |sum c|)."""
     d = vh.shape[0]
     nb = vh.shape[1]
+    mean = np.zeros(nb)  # the sums run over i for all strings at once (strings innermost:
+    sum_c2 = np.zeros(nb)  # vectorised), in the same order as one string at a time
+    sum_ac = np.zeros(nb)
+    sum_c = np.zeros(nb)
+    for i in range(d):
+        for b in range(nb):
+            mean[b] += vh[i, b]
     for b in range(nb):
-        s = 0.0
-        for i in range(d):
-            s += vh[i, b]
-        m = s / d
-        ss = 0.0
-        se = 0.0
-        sc = 0.0
-        for i in range(d):
-            a = vh[i, b] - m
+        mean[b] = mean[b] / d
+    for i in range(d):
+        for b in range(nb):
+            a = vh[i, b] - mean[b]
             c = a + vl[i, b]
-            ss += c * c
-            se += abs(a) + abs(c)
-            sc += c
+            sum_c2[b] += c * c
+            sum_ac[b] += abs(a) + abs(c)
+            sum_c[b] += c
+    for b in range(nb):
+        ss = sum_c2[b]
+        se = sum_ac[b]
+        sc = sum_c[b]
         e1 = se * U * (1 + (2 * d + 4) * U)
         nc = math.sqrt(max(ss * (1 - (d + 3) * U) - SQ_SLACK, 0.0)) * (1 - 2 * U)
         nx = (nc - e1) * (1 - U)

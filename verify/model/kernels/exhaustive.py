@@ -57,6 +57,7 @@ from verify.model.kernels.bundles import (
     READOUT,
     SCALARS,
     WEIGHT_BOUNDS,
+    WN_SPEC,
     b1,
     i8,
 )
@@ -68,7 +69,7 @@ from verify.model.kernels.dense import (
 )
 from verify.model.kernels.layer_norm import LS_ROWS, LS_RZ, LS_Z, layer_norm_scalar
 from verify.model.kernels.position import finish_position_l2
-from verify.model.kernels.stage_l2 import layer_norm_l2
+from verify.model.kernels.stage_l2 import layer_norm_l2, to_l2
 from verify.model.kernels.tables import add_weighted, fill_rows, mlp_from_tables
 from verify.model.rounding import ETA, U
 
@@ -112,8 +113,10 @@ def exhaustive_T(
     sce_m, vo_m, mv_m = l0.exp_scores, l0.values_out, l0.mlp_values
     n_lo = 1 << lo_bits
     n_blk = blk1 - blk0
-    l2 = n_layers > 1  # layers 1..L-1 carry 2-norm radii
+    l2 = n_layers > 1  # layer 0's output and layers 1..L-1 carry 2-norm radii
     sq_d = math.sqrt(d) * (1 + 2 * U)
+    sq_f = math.sqrt(f) * (1 + 2 * U)
+    w2_spec0 = wb.l2[0, WN_SPEC, 3 * n_heads + 2]  # |W_2|_2 of layer 0 (inf when L = 1)
     n_chunks = min(n_blk, 64)  # work arrays are allocated once per chunk of blocks
     for chunk in prange(n_chunks):
         c_lo = chunk * n_blk // n_chunks
@@ -268,22 +271,36 @@ def exhaustive_T(
                     l0.lo_sums[i, slot], d + 1, hi, inv, z, l0.g0[0 if lo_q else tq, i],
                     l0.g0[1, i], l0.c0, lw.lin2_w[0], lw.lin2_b[0], tmp, xmax, i, lo_q,
                 )  # fmt: skip
-                if bounds:
+                if bounds and l2:  # from here on 2-norm radii (kernels.stage_l2)
+                    # FFN: |W_2|_2 |relu(u') - relu(u)|_2 <= |W_2|_2 sqrt(f) rhid, plus rounding
+                    matvec_radius(f, zero1, xmax, nm[NB_W2], nm[NB_B2], rtmp)
+                    to_l2(rhid, one, w2_spec0 * sq_f, rtmp, sq_d, rtmp)
+                    for b in range(BS):  # rho: the data error of the residual sum
+                        rho[b] = (rtmp[b] + sq_d * yr[i, b]) * (1 + U)
+                        rtmp[b] = 0.0
+                        yr[i, b] = 0.0
+                elif bounds:
                     matvec_radius(f, rhid, xmax, nm[NB_W2], nm[NB_B2], rtmp)
                 if norm_first:
                     add_into_scalar(ym[i], yr[i], tmp, rtmp, bounds)  # y' = h + FFN(LN2(h))
+                    if bounds and l2:
+                        to_l2(rho, one, 1.0, yr[i], sq_d, yr[i])
                 else:
                     add_into_scalar(tmp, rtmp, ym[i], yr[i], bounds)  # h + FFN(h)
-                    layer_norm_scalar(
-                        tmp, rtmp, gains[1], biases[1], nm[NB_LN2_GAIN], nm[NB_LN2_BIAS], eps,
-                        ym[i], yr[i], ls, bounds,
-                    )  # fmt: skip
+                    if l2:
+                        if bounds:
+                            to_l2(rho, one, 1.0, rtmp, sq_d, rho)
+                        layer_norm_l2(
+                            tmp, rho, gains[1], biases[1], nm[NB_LN2_GAIN], nm[NB_LN2_BIAS], eps,
+                            ym[i], yr[i], ls, zero, lip, bounds,
+                        )  # fmt: skip
+                    else:
+                        layer_norm_scalar(
+                            tmp, rtmp, gains[1], biases[1], nm[NB_LN2_GAIN], nm[NB_LN2_BIAS],
+                            eps, ym[i], yr[i], ls, bounds,
+                        )  # fmt: skip
             # ---------------- layers 1..L-1 (the last one at the readout position only), with
-            # 2-norm radii: |y_exact - y|_2 <= yr (sqrt(d) times layer 0's scalar radius)
-            if bounds and l2:
-                for j in range(s):
-                    for b in range(BS):
-                        yr[j, b] = yr[j, b] * sq_d * (1 + U)
+            # 2-norm radii: |y_exact - y|_2 <= yr
             for layer in range(1, n_layers):
                 last = layer == n_layers - 1
                 k1 = 2 * layer
