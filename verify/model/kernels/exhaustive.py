@@ -15,8 +15,9 @@ Error radii are one number per vector and string. In layer 0 it is scalar: r wit
 |exact_k - computed_k| <= r for every component k (an infinity-norm ball). Each rule is the
 componentwise rule of the per-string kernel with the magnitudes replaced by their maxima (all
 rules are monotone in them), so a matrix-vector product costs one extra pass over x (its max)
-instead of a second product with |W| (``kernels.dense``). From layer 1 on it is a 2-norm
-(|exact - computed|_2 <= r; sqrt(d) times layer 0's radius to start): the attention
+instead of a second product with |W| (``kernels.dense``). When L >= 2 it is a 2-norm
+(|exact - computed|_2 <= r) from layer 0's MLP output on (|W_2|_2 sqrt(f) times the hidden
+layer's scalar radius, sqrt(d) times the residual stream's): the attention
 (``kernels.attention.attention_row_l2``: Cauchy-Schwarz for the scores, the softmax's
 Jacobian for the weighted sum), out_proj and the rest of the layer
 (``kernels.position.finish_position_l2``; the pre-LN norms in front of the attention and the

@@ -75,6 +75,32 @@ def finish_position(
 
 @kernel(
     types.void(
+        i8, LAYER_WEIGHTS, WEIGHT_BOUNDS, i8, A2, A1, A2, A1, A2, A1, A1, A1, A1, b1
+    )
+)  # fmt: skip
+def _ffn_l2(
+    layer, lw, wb, nh, x, rx, hid, rhid, out, rout, xmax, zero, one, bounds
+):  # pragma: no cover - jitted
+    """out = W_2 relu(W_1 x + b_1) + b_2 with rout >= its 2-norm error given |x_exact - x|_2
+    <= rx (``matvec_l2`` twice; relu is 1-Lipschitz). out may be x (x is read first); rout
+    must not be rx."""
+    nm = wb.layer[layer]
+    wn = wb.l2[layer]
+    f = hid.shape[0]
+    d = out.shape[0]
+    matvec_l2(
+        x, rx, lw.lin1_w[layer], lw.lin1_b[layer], 0, f, nm[NB_W1], nm[NB_B1],
+        wn[WN_SPEC, 3 * nh + 1], hid, rhid, xmax, zero, one, bounds,
+    )  # fmt: skip
+    relu_scalar(hid)
+    matvec_l2(
+        hid, rhid, lw.lin2_w[layer], lw.lin2_b[layer], 0, d, nm[NB_W2], nm[NB_B2],
+        wn[WN_SPEC, 3 * nh + 2], out, rout, xmax, zero, one, bounds,
+    )  # fmt: skip
+
+
+@kernel(
+    types.void(
         i8, SCALARS, LAYER_WEIGHTS, NORM_AFFINE, WEIGHT_BOUNDS,
         A2, A1, A2, A1, A2, A1, A2, A1, A2, A1, A1, A2, A2, A1, A1, A1, b1,
     )
@@ -95,11 +121,8 @@ def finish_position_l2(
     wn = wb.l2[layer]
     nh = sc.n_heads
     k1 = 2 * layer
-    f = hid.shape[0]
     d = y.shape[0]
     eps = sc.eps
-    w1, b1v = lw.lin1_w[layer], lw.lin1_b[layer]
-    w2, b2v = lw.lin2_w[layer], lw.lin2_b[layer]
     g1, bb1 = ln.gains[k1], ln.biases[k1]
     g2, bb2 = ln.gains[k1 + 1], ln.biases[k1 + 1]
     z1 = zero[0]
@@ -122,15 +145,8 @@ def finish_position_l2(
             y, rho, g2, bb2, nm[NB_LN2_GAIN], nm[NB_LN2_BIAS], eps, tmp, rtmp, ls, zero, lip,
             bounds,
         )  # fmt: skip  # rtmp: the error of LN2(h)
-        matvec_l2(
-            tmp, rtmp, w1, b1v, 0, f, nm[NB_W1], nm[NB_B1], wn[WN_SPEC, 3 * nh + 1], hid, rhid,
-            xmax, z1, one, bounds,
-        )  # fmt: skip
-        relu_scalar(hid)  # 1-Lipschitz: rhid carries over
-        matvec_l2(
-            hid, rhid, w2, b2v, 0, d, nm[NB_W2], nm[NB_B2], wn[WN_SPEC, 3 * nh + 2], tmp, lip,
-            xmax, z1, one, bounds,
-        )  # fmt: skip  # lip: the error of FFN(LN2(h))
+        _ffn_l2(layer, lw, wb, nh, tmp, rtmp, hid, rhid, tmp, lip, xmax, z1, one, bounds)
+        # tmp <- FFN(LN2(h)); lip: its error
         if bounds:
             to_l2(lip, one, 1.0, rho, 1.0, lip)  # plus the error of h
             rtmp[:] = 0.0
@@ -145,15 +161,8 @@ def finish_position_l2(
         layer_norm_l2(
             a, rho, g1, bb1, nm[NB_LN1_GAIN], nm[NB_LN1_BIAS], eps, y, ry, ls, zero, lip, bounds
         )  # y <- h; ry: the error of h
-        matvec_l2(
-            y, ry, w1, b1v, 0, f, nm[NB_W1], nm[NB_B1], wn[WN_SPEC, 3 * nh + 1], hid, rhid,
-            xmax, z1, one, bounds,
-        )  # fmt: skip
-        relu_scalar(hid)  # 1-Lipschitz: rhid carries over
-        matvec_l2(
-            hid, rhid, w2, b2v, 0, d, nm[NB_W2], nm[NB_B2], wn[WN_SPEC, 3 * nh + 2], tmp, lip,
-            xmax, z1, one, bounds,
-        )  # fmt: skip  # lip: the error of FFN(h)
+        _ffn_l2(layer, lw, wb, nh, y, ry, hid, rhid, tmp, lip, xmax, z1, one, bounds)
+        # tmp <- FFN(h); lip: its error
         if bounds:
             to_l2(lip, one, 1.0, ry, 1.0, rho)  # rho: the error of FFN(h) plus that of h
             ry[:] = 0.0
