@@ -36,7 +36,8 @@ from verify.model.kernels.dd import (
     two_sum,
 )
 from verify.model.kernels.dd_dense import inverse_dd
-from verify.model.rounding import ETA, EXP_ULPS, TINY, U
+from verify.model.kernels.softmax import expm1_upper
+from verify.model.rounding import ETA, TINY, U
 
 SQ_SLACK = 1e-300  # added to sums of squares: covers squares that underflow (n 2^-1074 each)
 
@@ -109,14 +110,6 @@ def layer_norm_lipschitz(vh, vl, rho, eps, gmax, out):  # pragma: no cover - jit
             out[b] = np.inf
 
 
-@kernel(f8(f8))
-def _expm1_upper(x):  # pragma: no cover - jitted
-    """An upper bound of expm1(x) for x >= 0 (x / (1 - x) on [0, 1/2), libm with EXP_ULPS)."""
-    if x < 0.5:  # expm1(x) <= x / (1 - x) on [0, 1)
-        return x / (1 - x) * (1 + 4 * U)
-    return math.expm1(x) * (1 + EXP_ULPS * U)
-
-
 @kernel(types.void(A2, A2, A2, A2, A2))
 def softmax_l2(ph, pl, sig, pr, p0):  # pragma: no cover - jitted
     """In place, per string (column): p_j = exp(a_j - mx) / sum_k exp(a_k - mx) for the DD
@@ -152,8 +145,8 @@ def softmax_l2(ph, pl, sig, pr, p0):  # pragma: no cover - jitted
             th = sm
             r_add = DD_ADD * (abs(dh) + abs(dl))
             bigv = (eh * (1 + U) + TINY) * (1 + 2 * EXP_DD) * (1 + U)  # >= exp(d)
-            em = _expm1_upper((sig[j, b] + r_add) * (1 + 2 * U))
-            em0 = _expm1_upper(r_add * (1 + 2 * U))
+            em = expm1_upper((sig[j, b] + r_add) * (1 + 2 * U))
+            em0 = expm1_upper(r_add * (1 + 2 * U))
             re = (bigv * (em + EXP_DD) + TINY) * (1 + 4 * U) + ETA
             re0 = (bigv * (em0 + EXP_DD) + TINY) * (1 + 4 * U) + ETA
             pr[j, b] = re

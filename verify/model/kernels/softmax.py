@@ -18,16 +18,19 @@ from verify.model.kernels.bundles import A1, A2, b1, f8, i8
 from verify.model.rounding import ETA, EXP_ULPS, TINY, U
 
 
+@kernel(f8(f8))
+def expm1_upper(x):  # pragma: no cover - jitted
+    """An upper bound of expm1(x) for x >= 0 (x / (1 - x) on [0, 1/2), libm with EXP_ULPS)."""
+    if x < 0.5:  # expm1(x) <= x / (1 - x) on [0, 1): no libm call
+        return x / (1 - x) * (1 + 4 * U)
+    return math.expm1(x) * (1 + EXP_ULPS * U)
+
+
 @kernel(f8(f8, f8))
 def exp_radius(bigv, rd):  # pragma: no cover - jitted
     """A radius of ev = fl(exp(a)) for every exponent within rd of a: |exp(a + da) - ev| <=
-    bigv (expm1(rd) + EXP_ULPS U) for |da| <= rd, with bigv >= exp(a) (expm1(x) <= x / (1 - x)
-    for x < 1/2, else libm's within EXP_ULPS), rounded up."""
-    if rd < 0.5:  # no libm call
-        em = rd / (1 - rd) * (1 + 4 * U)
-    else:
-        em = math.expm1(rd) * (1 + EXP_ULPS * U)
-    return bigv * (em + EXP_ULPS * U) * (1 + 4 * U) + ETA
+    bigv (expm1(rd) + EXP_ULPS U) for |da| <= rd, with bigv >= exp(a), rounded up."""
+    return bigv * (expm1_upper(rd) + EXP_ULPS * U) * (1 + 4 * U) + ETA
 
 
 @kernel(f8(f8, f8, f8, f8))
