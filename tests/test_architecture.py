@@ -16,7 +16,14 @@ import pytest
 ROOT = Path(__file__).resolve().parents[1] / "verify"
 
 LAYERS: list[tuple[str, ...]] = [
-    ("verify.errors", "verify.validation", "verify._numba", "verify.plugins", "verify"),
+    (
+        "verify.errors",
+        "verify.validation",
+        "verify._numba",
+        "verify._threads",
+        "verify.plugins",
+        "verify",
+    ),
     ("verify.boolean",),
     ("verify.model",),
     ("verify.strategies", "verify.torch"),

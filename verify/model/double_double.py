@@ -15,6 +15,7 @@ from dataclasses import dataclass
 import numpy as np
 from flint import arb, arb_mat
 
+from verify._threads import one_blas_thread
 from verify.model.arith import arb_precision, sinusoidal_arb
 from verify.model.fast import kernel_scalars, layer_weights_t, norm_affine
 from verify.model.forward import check_bits
@@ -161,6 +162,7 @@ def prepare_dd(params: Params, n_bits: int) -> DoubleDoubleInputs:
     )  # fmt: skip
 
 
+@one_blas_thread
 def dd_T(
     params: Params,
     bits: object,

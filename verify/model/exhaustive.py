@@ -28,6 +28,7 @@ from dataclasses import dataclass
 import numba
 import numpy as np
 
+from verify._threads import one_blas_thread
 from verify.errors import ValidationError
 from verify.model.arith import MidRad, MidRadContext
 from verify.model.double_double import l2_upper, layer_norms, spectral_norm_upper
@@ -259,6 +260,7 @@ def prepare_exhaustive(params: Params, n_bits: int) -> ExhaustiveTables:
     )  # fmt: skip
 
 
+@one_blas_thread
 def exhaustive_T(
     params: Params,
     n_bits: int,

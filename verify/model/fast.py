@@ -8,6 +8,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from verify._threads import one_blas_thread
 from verify.model.arith import MidRadContext
 from verify.model.forward import check_bits
 from verify.model.kernels.bundles import (
@@ -148,6 +149,7 @@ def prepare(params: Params, n_bits: int) -> FastTables:
     )  # fmt: skip
 
 
+@one_blas_thread
 def fast_T(
     params: Params, bits: object, *, bounds: bool = True, tables: FastTables | None = None
 ) -> tuple[np.ndarray, np.ndarray]:

@@ -31,6 +31,7 @@ from typing import Any
 import numpy as np
 from flint import arb
 
+from verify._threads import one_blas_thread
 from verify.boolean.function import MAX_BIT_STRINGS_N, BooleanFunction, all_bit_strings
 from verify.errors import ValidationError
 from verify.model.arith import MidRadContext, arb_precision
@@ -290,6 +291,7 @@ def _double_double_stage(
         t[idx[fill]] = mid[fill]
 
 
+@one_blas_thread
 def truth_table(
     params: Params,
     N: int,
