@@ -59,6 +59,8 @@ def test_mlp_from_tables_matches_the_passes(d: int, f: int, n_heads: int, i: int
     want_max = np.empty(BS)
     col_absmax(hid, want_max)
     out, xmax = np.empty((d, BS)), np.empty(BS)
-    mlp_from_tables(lo, off, hi, iv, z, g0a, g0b, c0, w2, b2, out, xmax, i, lo_q)
+    mlp_from_tables(
+        lo, off, hi, iv, z, g0a, g0b, c0, np.ascontiguousarray(w2.T), b2, out, xmax, i, lo_q
+    )
     np.testing.assert_array_equal(out, want)
     np.testing.assert_array_equal(xmax, want_max)

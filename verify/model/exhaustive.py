@@ -186,6 +186,7 @@ def _layer0_tables(params: Params, n: int, per_string: FastTables) -> Exhaustive
         y0_mid=f64(y0m), y0_rad=f64(_nan_to_inf(y0r)), exp_scores=sce_full, values_out=vo_m,
         mlp_values=mv_m, g0=f64(g0.mid), g0_bound=f64(_nan_to_inf(g0_bound)), c0=f64(c0.mid),
         c0_bound=f64(_nan_to_inf(c0_bound)), lo_sums=lo_tab, lo_bound=bound,
+        w2t=f64(params["layers.0.linear2.weight"].T),
     )  # fmt: skip
 
 

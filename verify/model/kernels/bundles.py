@@ -160,6 +160,7 @@ class ExhaustiveLayer0(NamedTuple):
     c0_bound: np.ndarray  # (2,) [BD_MAX, BD_RAD]
     lo_sums: np.ndarray  # (s, SLOTS, H, d + 1 + f, BS) low-position sums of e V, e, e M V
     lo_bound: np.ndarray  # (s, SLOTS, H, LB_COLS)
+    w2t: np.ndarray  # (f, d) layer 0's linear2.weight^T: a hidden unit's d weights contiguous
 
 
 class DoubleDoubleTables(NamedTuple):
@@ -192,7 +193,7 @@ LAYER_WEIGHTS_T = bundle_type(LayerWeightsT, A3, A3, A2, A3, A3, A2, A3, A3, A2,
 LAYER_WEIGHTS = bundle_type(LayerWeights, A3, A2, A3, A2, A3, A2, A3, A2)
 WEIGHT_BOUNDS = bundle_type(WeightBounds, A3, A2, A2, f8, f8, A3, f8)
 DOUBLE_DOUBLE_TABLES = bundle_type(DoubleDoubleTables, A3, A3, A3, A2, A2, A1, f8, f8, f8)
-EXHAUSTIVE_LAYER0 = bundle_type(ExhaustiveLayer0, A3, A2, A5, A4, A4, A3, A3, A1, A1, A5, A4)
+EXHAUSTIVE_LAYER0 = bundle_type(ExhaustiveLayer0, A3, A2, A5, A4, A4, A3, A3, A1, A1, A5, A4, A2)
 
 
 def f64(a: object) -> np.ndarray:

@@ -286,7 +286,7 @@ def exhaustive_T(
                     # u, relu and the second MLP layer with u in registers (kernels.simd)
                     mlp_from_tables(
                         l0.lo_sums[i, slot], d + 1, hi, inv, z, l0.g0[0 if lo_q else tq, i],
-                        l0.g0[1, i], l0.c0, lw.lin2_w[0], lw.lin2_b[0], tmp, xmax, i, lo_q,
+                        l0.g0[1, i], l0.c0, l0.w2t, lw.lin2_b[0], tmp, xmax, i, lo_q,
                     )  # fmt: skip
                     if bounds and l2:  # from here on 2-norm radii (kernels.stage_l2)
                         # FFN: |W_2|_2 |relu(u') - relu(u)|_2 <= |W_2|_2 sqrt(f) rhid, plus rounding

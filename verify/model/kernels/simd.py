@@ -113,7 +113,7 @@ def _mlp_codegen(n_rows: int):  # pragma: no cover - code generation
             None if k in ints else context.make_array(signature.args[k])(context, builder, a)
             for k, a in enumerate(args)
         ]
-        lo, hi, iv, z, g0a, g0b, c0, w2, b2, out, xmax = (a for a in arrs if a is not None)
+        lo, hi, iv, z, g0a, g0b, c0, w2t, b2, out, xmax = (a for a in arrs if a is not None)
         off, qi, sel, j0 = (args[k] for k in ints)
         i64 = ir.IntType(64)
         dbl = ir.DoubleType()
@@ -123,7 +123,7 @@ def _mlp_codegen(n_rows: int):  # pragma: no cover - code generation
         n_heads, width, nb = cgutils.unpack_tuple(builder, lo.shape, 3)
         hw = cgutils.unpack_tuple(builder, hi.shape, 3)[2]
         f = cgutils.unpack_tuple(builder, g0a.shape, 1)[0]
-        w2n = cgutils.unpack_tuple(builder, w2.shape, 2)[1]
+        w2d = cgutils.unpack_tuple(builder, w2t.shape, 2)[1]
         ob = cgutils.unpack_tuple(builder, out.shape, 2)[1]
         fma = cgutils.get_or_insert_function(
             builder.module, ir.FunctionType(vec, [vec, vec, vec]), "llvm.fma.v8f64"
@@ -190,8 +190,11 @@ def _mlp_codegen(n_rows: int):  # pragma: no cover - code generation
                     )  # relu, NaN kept
                     xm = builder.load(xm_slot)
                     builder.store(builder.select(builder.fcmp_ordered(">", u, xm), u, xm), xm_slot)
+                    # the n_rows weights of unit e at one base and constant offsets (no
+                    # pointer per row to keep in a register or spill)
+                    w_e = builder.gep(w2t.data, [builder.add(builder.mul(e, w2d), j0)])
                     for r in range(n_rows):
-                        wv = sload(w2.data, builder.add(builder.mul(builder.add(j0, c(r)), w2n), e))
+                        wv = builder.load(builder.gep(w_e, [c(r)]))
                         acc = builder.call(fma, [bcast(wv), u, builder.load(accs[r])])
                         builder.store(acc, accs[r])
                 for r in range(n_rows):
@@ -214,14 +217,15 @@ def _mlp_codegen(n_rows: int):  # pragma: no cover - code generation
 
 
 def _mlp_intrinsic(n_rows: int):
-    def typer(typingctx, lo, off, hi, iv, z, g0a, g0b, c0, w2, b2, out, xmax, i, sel, j0):
-        sig = types.void(lo, off, hi, iv, z, g0a, g0b, c0, w2, b2, out, xmax, i, sel, j0)
+    def typer(typingctx, lo, off, hi, iv, z, g0a, g0b, c0, w2t, b2, out, xmax, i, sel, j0):
+        sig = types.void(lo, off, hi, iv, z, g0a, g0b, c0, w2t, b2, out, xmax, i, sel, j0)
         return sig, _mlp_codegen(n_rows)
 
     typer.__name__ = f"mlp_rows{n_rows}"
     typer.__doc__ = (
         f"Rows j0..j0+{n_rows - 1} of ``tables.mlp_from_tables`` (lo (H, width, nb), hi (2, H,"
-        " width), iv (H, nb), out (d, nb); sel = 1: strings whose bit i is 1 take g0b, hi[1])."
+        " width), iv (H, nb), w2t (f, d), out (d, nb); sel = 1: strings whose bit i is 1 take"
+        " g0b, hi[1])."
     )
     return intrinsic(typer)
 

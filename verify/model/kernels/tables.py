@@ -155,11 +155,12 @@ def low_sums(sce, vo, mv, slot_tok, k, i0, out):  # pragma: no cover - jitted
 
 @kernel(types.void(A3, i8, A3, A2, A1, A1, A1, A1, A2, A1, A2, A1, i8, b1))
 def mlp_from_tables(
-    lo, off, hi, iv, z, g0a, g0b, c0, w2, b2, out, xmax, i, lo_q
+    lo, off, hi, iv, z, g0a, g0b, c0, w2t, b2, out, xmax, i, lo_q
 ):  # pragma: no cover - jitted
     """Layer 0's MLP at query position i from the tables: h = relu(z (g0 + sum_h (lo[h, off +
     e] + hi[., h, off + e]) iv[h]) + c0) row by row (g0 = g0a and hi[0], or, when lo_q, g0b
-    and hi[1] for the strings whose bit i is 1), and out = b2 + W2 h without storing h
+    and hi[1] for the strings whose bit i is 1), and out = b2 + W2 h without storing h, W2 given
+    transposed (w2t = W2^T, (f, d): the weights of a hidden unit contiguous)
     (``kernels.simd``: 16 (8, 4, 1) output rows by 8 strings in vector registers, the row of
     h in a register too); xmax[b] = max_e h[e, b] (NaN skipped). Each h[e, b] is computed by
     the operations, in the order, of ``fill_rows``, ``add_weighted`` per head, h z + c0 and
@@ -169,14 +170,14 @@ def mlp_from_tables(
     sel = 1 if lo_q else 0
     j = 0
     while d - j >= 16:
-        mlp_rows16(lo, off, hi, iv, z, g0a, g0b, c0, w2, b2, out, xmax, i, sel, j)
+        mlp_rows16(lo, off, hi, iv, z, g0a, g0b, c0, w2t, b2, out, xmax, i, sel, j)
         j += 16
     if d - j >= 8:
-        mlp_rows8(lo, off, hi, iv, z, g0a, g0b, c0, w2, b2, out, xmax, i, sel, j)
+        mlp_rows8(lo, off, hi, iv, z, g0a, g0b, c0, w2t, b2, out, xmax, i, sel, j)
         j += 8
     if d - j >= 4:
-        mlp_rows4(lo, off, hi, iv, z, g0a, g0b, c0, w2, b2, out, xmax, i, sel, j)
+        mlp_rows4(lo, off, hi, iv, z, g0a, g0b, c0, w2t, b2, out, xmax, i, sel, j)
         j += 4
     while j < d:
-        mlp_rows1(lo, off, hi, iv, z, g0a, g0b, c0, w2, b2, out, xmax, i, sel, j)
+        mlp_rows1(lo, off, hi, iv, z, g0a, g0b, c0, w2t, b2, out, xmax, i, sel, j)
         j += 1
