@@ -104,8 +104,9 @@ for _f, _r in ((rows16, 16), (rows8, 8), (rows4, 4), (rows1, 1)):
 
 def _mlp_codegen(n_rows: int):  # pragma: no cover - code generation
     """The code generator of ``mlp_rows16`` etc. (see ``tables.mlp_from_tables``). The loop is
-    emitted twice: for sel = 0 (a query position whose token is the same for the whole block)
-    without the per-string selects and the loads of g0b and hi[1], the same arithmetic."""
+    emitted for sel = 0 (a query position whose token is the same for the whole block) without
+    the per-string selects and the loads of g0b and hi[1], and for 1 and 2 heads with the head
+    loop unrolled: the same arithmetic in every copy."""
 
     def codegen(context, builder, signature, args):
         ints = (1, 12, 13, 14)  # off, i, sel, j0
@@ -151,7 +152,21 @@ def _mlp_codegen(n_rows: int):  # pragma: no cover - code generation
         xm_slot = cgutils.alloca_once(builder, vec)
         lanes = ir.Constant(ivec, list(range(LANES)))
 
-        def emit(use_sel):  # use_sel False: no string takes g0b, hi[1] (sel = 0)
+        def head_term(hd, row, col, one, use_sel, ivv):
+            """(lo[hd, row] + hi[., hd, row]) * iv[hd] for the 8 strings at col."""
+            lov = vload(lo.data, builder.add(builder.mul(builder.add(
+                builder.mul(hd, width), row), nb), col))  # fmt: skip
+            h_at = builder.add(builder.mul(hd, hw), row)
+            hv = bcast(sload(hi.data, h_at))
+            if use_sel:
+                h1 = sload(hi.data, builder.add(builder.mul(n_heads, hw), h_at))
+                hv = builder.select(one, bcast(h1), hv)
+            return builder.fmul(builder.fadd(lov, hv), ivv)
+
+        def emit(use_sel, n_h):
+            """use_sel False: no string takes g0b, hi[1] (sel = 0). n_h: the number of heads
+            when it is known here (the head loop unrolled, 1/den loaded once per vector of
+            strings), None for a loop over n_heads; the same operations in the same order."""
             with cgutils.for_range(builder, builder.udiv(nb, c(LANES))) as outer:
                 col = builder.mul(outer.index, c(LANES))
                 one = None  # the strings of this vector whose bit qi is 1 (use_sel only)
@@ -163,25 +178,28 @@ def _mlp_codegen(n_rows: int):  # pragma: no cover - code generation
                     builder.store(bcast(sload(b2.data, builder.add(j0, c(r)))), accs[r])
                 builder.store(zero, xm_slot)
                 zv = vload(z.data, col)
+                ivs = []
+                if n_h is not None:
+                    ivs = [vload(iv.data, builder.add(builder.mul(c(h), nb), col))
+                           for h in range(n_h)]  # fmt: skip
                 with cgutils.for_range(builder, f) as inner:
                     e = inner.index
                     g0v = bcast(sload(g0a.data, e))
                     if use_sel:
                         g0v = builder.select(one, bcast(sload(g0b.data, e)), g0v)
-                    builder.store(g0v, u_slot)
                     row = builder.add(off, e)
-                    with cgutils.for_range(builder, n_heads) as heads:
-                        hd = heads.index
-                        lov = vload(lo.data, builder.add(builder.mul(builder.add(
-                            builder.mul(hd, width), row), nb), col))  # fmt: skip
-                        h_at = builder.add(builder.mul(hd, hw), row)
-                        hv = bcast(sload(hi.data, h_at))
-                        if use_sel:
-                            h1 = sload(hi.data, builder.add(builder.mul(n_heads, hw), h_at))
-                            hv = builder.select(one, bcast(h1), hv)
-                        ivv = vload(iv.data, builder.add(builder.mul(hd, nb), col))
-                        term = builder.fmul(builder.fadd(lov, hv), ivv)
-                        builder.store(builder.fadd(builder.load(u_slot), term), u_slot)
+                    if n_h is not None:
+                        uv = g0v
+                        for h in range(n_h):
+                            uv = builder.fadd(uv, head_term(c(h), row, col, one, use_sel, ivs[h]))
+                        builder.store(uv, u_slot)
+                    else:
+                        builder.store(g0v, u_slot)
+                        with cgutils.for_range(builder, n_heads) as heads:
+                            hd = heads.index
+                            ivv = vload(iv.data, builder.add(builder.mul(hd, nb), col))
+                            term = head_term(hd, row, col, one, use_sel, ivv)
+                            builder.store(builder.fadd(builder.load(u_slot), term), u_slot)
                     u = builder.fadd(
                         builder.fmul(builder.load(u_slot), zv), bcast(sload(c0.data, e))
                     )
@@ -205,12 +223,23 @@ def _mlp_codegen(n_rows: int):  # pragma: no cover - code generation
                 xp = builder.gep(xmax.data, [col])
                 builder.store(builder.load(xm_slot), builder.bitcast(xp, vptr), align=8)
 
+        def emit_heads(use_sel):  # 1 and 2 heads unrolled, any other number in a loop
+            with builder.if_else(builder.icmp_signed("==", n_heads, c(2))) as (two, other):
+                with two:
+                    emit(use_sel, 2)
+                with other:
+                    with builder.if_else(builder.icmp_signed("==", n_heads, c(1))) as (h1, hn):
+                        with h1:
+                            emit(use_sel, 1)
+                        with hn:
+                            emit(use_sel, None)
+
         has_sel = builder.icmp_signed("!=", sel, c(0))
         with builder.if_else(has_sel) as (with_sel, without_sel):
             with with_sel:
-                emit(True)
+                emit_heads(True)
             with without_sel:
-                emit(False)
+                emit_heads(False)
         return context.get_dummy_value()
 
     return codegen
