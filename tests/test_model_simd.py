@@ -20,7 +20,7 @@ def test_matvec_mid_within_bound(rows: int, n: int, r0: int) -> None:
     x = rng.normal(size=(n, BS))
     bias = rng.normal(size=rows + r0 + 2)
     out = np.full((rows + 1, BS), np.nan)
-    matvec_mid(x, w, bias, r0, r0 + rows, out)
+    matvec_mid(x, np.ascontiguousarray(w.T), bias, r0, r0 + rows, out)
     assert np.all(np.isnan(out[rows]))  # nothing written past the rows asked for
     for j in range(rows):
         for b in (0, 7, 8, BS - 1):
@@ -55,7 +55,7 @@ def test_mlp_from_tables_matches_the_passes(d: int, f: int, n_heads: int, i: int
     hid = hid * z + c0[:, None]
     relu_scalar(hid)
     want = np.empty((d, BS))
-    matvec_mid(hid, w2, b2, 0, d, want)
+    matvec_mid(hid, np.ascontiguousarray(w2.T), b2, 0, d, want)
     want_max = np.empty(BS)
     col_absmax(hid, want_max)
     out, xmax = np.empty((d, BS)), np.empty(BS)

@@ -186,7 +186,6 @@ def _layer0_tables(params: Params, n: int, per_string: FastTables) -> Exhaustive
         y0_mid=f64(y0m), y0_rad=f64(_nan_to_inf(y0r)), exp_scores=sce_full, values_out=vo_m,
         mlp_values=mv_m, g0=f64(g0.mid), g0_bound=f64(_nan_to_inf(g0_bound)), c0=f64(c0.mid),
         c0_bound=f64(_nan_to_inf(c0_bound)), lo_sums=lo_tab, lo_bound=bound,
-        w2t=f64(params["layers.0.linear2.weight"].T),
     )  # fmt: skip
 
 
@@ -198,16 +197,21 @@ def _weights(params: Params) -> tuple[LayerWeights, NormAffine, Readout, WeightB
     def stack(fmt: str) -> np.ndarray:
         return f64(np.stack([params[fmt.format(lay)] for lay in range(cfg.n_layers)]))
 
+    def transposed(w: np.ndarray) -> np.ndarray:
+        return f64(np.swapaxes(w, 1, 2))
+
+    in_w = stack("layers.{}.self_attn.in_proj_weight")
+    out_w = stack("layers.{}.self_attn.out_proj.weight")
+    lin1_w = stack("layers.{}.linear1.weight")
+    lin2_w = stack("layers.{}.linear2.weight")
     lw = LayerWeights(
-        in_w=stack("layers.{}.self_attn.in_proj_weight"),
-        in_b=stack("layers.{}.self_attn.in_proj_bias"),
-        out_w=stack("layers.{}.self_attn.out_proj.weight"),
-        out_b=stack("layers.{}.self_attn.out_proj.bias"),
-        lin1_w=stack("layers.{}.linear1.weight"),
-        lin1_b=stack("layers.{}.linear1.bias"),
-        lin2_w=stack("layers.{}.linear2.weight"),
-        lin2_b=stack("layers.{}.linear2.bias"),
-    )
+        in_w=in_w, in_b=stack("layers.{}.self_attn.in_proj_bias"),
+        out_w=out_w, out_b=stack("layers.{}.self_attn.out_proj.bias"),
+        lin1_w=lin1_w, lin1_b=stack("layers.{}.linear1.bias"),
+        lin2_w=lin2_w, lin2_b=stack("layers.{}.linear2.bias"),
+        in_wt=transposed(in_w), out_wt=transposed(out_w), lin1_wt=transposed(lin1_w),
+        lin2_wt=transposed(lin2_w),
+    )  # fmt: skip
     gains, biases = norm_affine(params)
 
     def rows(w: np.ndarray) -> float:  # max absolute row sum

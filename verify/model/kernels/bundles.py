@@ -105,6 +105,12 @@ class LayerWeights(NamedTuple):
     lin1_b: np.ndarray  # (L, f)
     lin2_w: np.ndarray  # (L, d, f)
     lin2_b: np.ndarray  # (L, d)
+    # the same matrices transposed, for the register-blocked products (``kernels.simd``): the
+    # weights of one input column for consecutive output rows are contiguous
+    in_wt: np.ndarray  # (L, d, 3d)
+    out_wt: np.ndarray  # (L, d, d)
+    lin1_wt: np.ndarray  # (L, d, f)
+    lin2_wt: np.ndarray  # (L, f, d)
 
 
 # columns of WeightBounds.head[layer, h, :]: infinity norms (max absolute row sums, rounded up)
@@ -160,7 +166,6 @@ class ExhaustiveLayer0(NamedTuple):
     c0_bound: np.ndarray  # (2,) [BD_MAX, BD_RAD]
     lo_sums: np.ndarray  # (s, SLOTS, H, d + 1 + f, BS) low-position sums of e V, e, e M V
     lo_bound: np.ndarray  # (s, SLOTS, H, LB_COLS)
-    w2t: np.ndarray  # (f, d) layer 0's linear2.weight^T: a hidden unit's d weights contiguous
 
 
 class DoubleDoubleTables(NamedTuple):
@@ -190,10 +195,10 @@ NORM_AFFINE = bundle_type(NormAffine, A2, A2)
 READOUT = bundle_type(Readout, A1, A1)
 LAYER0_TABLES = bundle_type(Layer0Tables, A3, A3, A5, A5, A4, A4)
 LAYER_WEIGHTS_T = bundle_type(LayerWeightsT, A3, A3, A2, A3, A3, A2, A3, A3, A2, A3, A3, A2)
-LAYER_WEIGHTS = bundle_type(LayerWeights, A3, A2, A3, A2, A3, A2, A3, A2)
+LAYER_WEIGHTS = bundle_type(LayerWeights, A3, A2, A3, A2, A3, A2, A3, A2, A3, A3, A3, A3)
 WEIGHT_BOUNDS = bundle_type(WeightBounds, A3, A2, A2, f8, f8, A3, f8)
 DOUBLE_DOUBLE_TABLES = bundle_type(DoubleDoubleTables, A3, A3, A3, A2, A2, A1, f8, f8, f8)
-EXHAUSTIVE_LAYER0 = bundle_type(ExhaustiveLayer0, A3, A2, A5, A4, A4, A3, A3, A1, A1, A5, A4, A2)
+EXHAUSTIVE_LAYER0 = bundle_type(ExhaustiveLayer0, A3, A2, A5, A4, A4, A3, A3, A1, A1, A5, A4)
 
 
 def f64(a: object) -> np.ndarray:

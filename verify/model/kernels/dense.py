@@ -110,9 +110,9 @@ def col_absmax(x, out):  # pragma: no cover - jitted
 
 
 @kernel(types.void(A2, A2, A1, i8, i8, A2))
-def matvec_mid(x, w, bias, r0, r1, out):  # pragma: no cover - jitted
-    """out[j] = bias[r0+j] + sum_k w[r0+j, k] x[k] for the rows r0..r1-1 of w (a block; w has
-    x.shape[0] columns).
+def matvec_mid(x, wt, bias, r0, r1, out):  # pragma: no cover - jitted
+    """out[j] = bias[r0+j] + sum_k W[r0+j, k] x[k] for the rows r0..r1-1 of W, given
+    transposed: wt = W^T (x.shape[0] rows; a block of strings).
 
     Register-blocked (``kernels.simd``): 16 (then 8, 4, 1) output rows by 8 strings held in
     vector registers over the whole sum, each term added by a fused multiply-add in the order
@@ -122,16 +122,16 @@ def matvec_mid(x, w, bias, r0, r1, out):  # pragma: no cover - jitted
     m = r1 - r0
     j = 0
     while m - j >= 16:
-        rows16(x, w, bias, r0 + j, out, j)
+        rows16(x, wt, bias, r0 + j, out, j)
         j += 16
     if m - j >= 8:
-        rows8(x, w, bias, r0 + j, out, j)
+        rows8(x, wt, bias, r0 + j, out, j)
         j += 8
     if m - j >= 4:
-        rows4(x, w, bias, r0 + j, out, j)
+        rows4(x, wt, bias, r0 + j, out, j)
         j += 4
     while j < m:
-        rows1(x, w, bias, r0 + j, out, j)
+        rows1(x, wt, bias, r0 + j, out, j)
         j += 1
 
 
@@ -146,13 +146,13 @@ def matvec_radius(n, rx, xmax, wnorm, bnorm, rout):  # pragma: no cover - jitted
 
 @kernel(types.void(A2, A1, A2, A1, i8, i8, f8, f8, A2, A1, A1, b1))
 def matvec_scalar(
-    x, rx, w, bias, r0, r1, wnorm, bnorm, out, rout, xmax, bounds
+    x, rx, wt, bias, r0, r1, wnorm, bnorm, out, rout, xmax, bounds
 ):  # pragma: no cover - jitted
-    """out[j] = bias[r0+j] + sum_k w[r0+j, k] x[k] for the rows r0..r1-1 of w
-    (``matvec_mid``); with bounds, rout = (wnorm (rx + g max|x|) + g bnorm)(1 + (2n + 5)U) +
-    ETA, g = (n + 2)U, where wnorm bounds the max absolute row sum of those rows and bnorm
-    their max |bias| (xmax: scratch, then max|x| per string)."""
-    matvec_mid(x, w, bias, r0, r1, out)
+    """out[j] = bias[r0+j] + sum_k W[r0+j, k] x[k] for the rows r0..r1-1 of W, given as wt = W^T
+    (``matvec_mid``); with bounds, rout = (wnorm (rx + g max|x|) + g bnorm) (1 + (2n + 5)U) + ETA, g
+    = (n + 2)U, where wnorm bounds the max absolute row sum of those rows and bnorm their max |bias|
+    (xmax: scratch, then max|x| per string)."""
+    matvec_mid(x, wt, bias, r0, r1, out)
     if bounds:
         col_absmax(x, xmax)
         matvec_radius(x.shape[0], rx, xmax, wnorm, bnorm, rout)

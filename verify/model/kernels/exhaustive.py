@@ -286,7 +286,7 @@ def exhaustive_T(
                     # u, relu and the second MLP layer with u in registers (kernels.simd)
                     mlp_from_tables(
                         l0.lo_sums[i, slot], d + 1, hi, inv, z, l0.g0[0 if lo_q else tq, i],
-                        l0.g0[1, i], l0.c0, l0.w2t, lw.lin2_b[0], tmp, xmax, i, lo_q,
+                        l0.g0[1, i], l0.c0, lw.lin2_wt[0], lw.lin2_b[0], tmp, xmax, i, lo_q,
                     )  # fmt: skip
                     if bounds and l2:  # from here on 2-norm radii (kernels.stage_l2)
                         # FFN: |W_2|_2 |relu(u') - relu(u)|_2 <= |W_2|_2 sqrt(f) rhid, plus rounding
@@ -344,9 +344,9 @@ def exhaustive_T(
                             abs_l2(src[j], zero, xsn[j])
                     for i in range(s - 1 if last else 0, s):
                         attention_row_l2(
-                            src, srcr, xsm, xsn, i, lw.in_w[layer], lw.in_b[layer], wb.head[layer],
-                            wn, n_heads, cm, cr, zero1, att, ratt, qm, rq, um, ru, pm, pr, sig, p0,
-                            sv, bounds,
+                            src, srcr, xsm, xsn, i, lw.in_w[layer], lw.in_wt[layer],
+                            lw.in_b[layer], wb.head[layer], wn, n_heads, cm, cr, zero1, att, ratt,
+                            qm, rq, um, ru, pm, pr, sig, p0, sv, bounds,
                         )  # fmt: skip
                         for e in range(d):
                             for b in range(BS):

@@ -89,12 +89,12 @@ def _ffn_l2(
     f = hid.shape[0]
     d = out.shape[0]
     matvec_l2(
-        x, rx, lw.lin1_w[layer], lw.lin1_b[layer], 0, f, nm[NB_W1], nm[NB_B1],
+        x, rx, lw.lin1_wt[layer], lw.lin1_b[layer], 0, f, nm[NB_W1], nm[NB_B1],
         wn[WN_SPEC, 3 * nh + 1], hid, rhid, xmax, zero, one, bounds,
     )  # fmt: skip
     relu_scalar(hid)
     matvec_l2(
-        hid, rhid, lw.lin2_w[layer], lw.lin2_b[layer], 0, d, nm[NB_W2], nm[NB_B2],
+        hid, rhid, lw.lin2_wt[layer], lw.lin2_b[layer], 0, d, nm[NB_W2], nm[NB_B2],
         wn[WN_SPEC, 3 * nh + 2], out, rout, xmax, zero, one, bounds,
     )  # fmt: skip
 
@@ -129,7 +129,7 @@ def finish_position_l2(
     sq_d = math.sqrt(d) * (1 + 2 * U)
     on = wb.out[layer]
     matvec_l2(
-        att, ratt, lw.out_w[layer], lw.out_b[layer], 0, d, on[OB_W], on[OB_B],
+        att, ratt, lw.out_wt[layer], lw.out_b[layer], 0, d, on[OB_W], on[OB_B],
         wn[WN_SPEC, 3 * nh], a, ra, xmax, z1, one, bounds,
     )  # fmt: skip  # a = out_proj(att); ra: its error
     if bounds:  # the 2-norm error of y + a from the inputs' errors

@@ -4,9 +4,11 @@ LLVM does not turn scalar accumulators written in Numba into vector registers (m
 register-blocked loops of the speed notes ran as scalar code), so ``rows8`` builds the loop
 itself with 8-wide vectors (``<8 x double>``) and ``llvm.fma.v8f64``: for 8 output rows and 8
 strings at a time the 8 accumulators stay in registers over the whole sum, each step loading
-one vector of x and broadcasting 8 weights. Each output is bias + sum_k w[k] x[k] accumulated
-in the order k = 0, 1, ..., n - 1 with one rounding per term (fused multiply-add), which the
-rounding bound of every caller covers (any order, with or without FMA).
+one vector of x and broadcasting 8 weights; the weights come transposed (W^T), so the 8 (16)
+weights of one input sit side by side at one base pointer. Each output is bias + sum_k w[k]
+x[k] accumulated in the order k = 0, 1, ..., n - 1 with one rounding per term (fused
+multiply-add), which the rounding bound of every caller covers (any order, with or without
+FMA).
 """
 
 from __future__ import annotations
@@ -33,7 +35,7 @@ def _rows_codegen(n_rows: int):  # pragma: no cover - code generation
         vec = ir.VectorType(dbl, LANES)
         vptr = vec.as_pointer()
         n, nb = cgutils.unpack_tuple(builder, xa.shape, 2)
-        wn = cgutils.unpack_tuple(builder, wa.shape, 2)[1]
+        w_rows = cgutils.unpack_tuple(builder, wa.shape, 2)[1]  # w given transposed: (n, rows)
         ob = cgutils.unpack_tuple(builder, oa.shape, 2)[1]
         fma = cgutils.get_or_insert_function(
             builder.module, ir.FunctionType(vec, [vec, vec, vec]), "llvm.fma.v8f64"
@@ -56,9 +58,11 @@ def _rows_codegen(n_rows: int):  # pragma: no cover - code generation
                 k = inner.index
                 xp = builder.gep(xa.data, [builder.add(builder.mul(k, nb), col)])
                 xv = builder.load(builder.bitcast(xp, vptr), align=8)
+                # the n_rows weights of input k at one base and constant offsets (one pointer,
+                # not one per row: those were spilled or chained through additions)
+                w_k = builder.gep(wa.data, [builder.add(builder.mul(k, w_rows), jwv)])
                 for r in range(n_rows):
-                    row = builder.add(jwv, ir.Constant(i64, r))
-                    wv = builder.load(builder.gep(wa.data, [builder.add(builder.mul(row, wn), k)]))
+                    wv = builder.load(builder.gep(w_k, [ir.Constant(i64, r)]))
                     acc = builder.call(fma, [bcast(wv), xv, builder.load(accs[r])])
                     builder.store(acc, accs[r])
             for r in range(n_rows):
@@ -72,9 +76,9 @@ def _rows_codegen(n_rows: int):  # pragma: no cover - code generation
 
 def _doc(n_rows: int) -> str:
     return (
-        f"out[jo + r, :] = bias[jw + r] + sum_k w[jw + r, k] x[k, :] for r < {n_rows}, all "
-        "columns of x (a multiple of 8; x, w, out C-contiguous float64, x (n, nb), w (., n), "
-        "out (., nb))."
+        f"out[jo + r, :] = bias[jw + r] + sum_k W[jw + r, k] x[k, :] for r < {n_rows}, all "
+        "columns of x (a multiple of 8), W given transposed (w = W^T); x, w, out C-contiguous "
+        "float64, x (n, nb), w (n, .), out (., nb)."
     )
 
 

@@ -32,13 +32,13 @@ def to_l2(r_data, lip, k, r_round, sq, rho):  # pragma: no cover - jitted
 
 @kernel(types.void(A2, A1, A2, A1, i8, i8, f8, f8, f8, A2, A1, A1, A1, A1, b1))
 def matvec_l2(
-    x, rx, w, bias, r0, r1, wnorm, bnorm, spec, out, rout, xmax, zero, one, bounds
+    x, rx, wt, bias, r0, r1, wnorm, bnorm, spec, out, rout, xmax, zero, one, bounds
 ):  # pragma: no cover - jitted
-    """out = W x + b for the rows r0..r1-1 of w (``matvec_mid``); with bounds, rout >=
-    |exact - out|_2 given |x_exact - x|_2 <= rx: spec rx + sqrt(rows) r0, spec >= the rows'
-    spectral norm, r0 the scalar rounding bound at x (wnorm, bnorm: the rows' infinity norm
-    and max |bias|). rout must not alias rx. zero, one: (BS,) arrays of zeros and ones."""
-    matvec_scalar(x, zero, w, bias, r0, r1, wnorm, bnorm, out, rout, xmax, bounds)
+    """out = W x + b for the rows r0..r1-1 of W, given as wt = W^T (``matvec_mid``); with bounds,
+    rout >= |exact - out|_2 given |x_exact - x|_2 <= rx: spec rx + sqrt(rows) r0, spec >= the rows'
+    spectral norm, r0 the scalar rounding bound at x (wnorm, bnorm: the rows' infinity norm and max
+    |bias|). rout must not alias rx. zero, one: (BS,) arrays of zeros and ones."""
+    matvec_scalar(x, zero, wt, bias, r0, r1, wnorm, bnorm, out, rout, xmax, bounds)
     if bounds:
         to_l2(rx, one, spec, rout, math.sqrt(r1 - r0) * (1 + 2 * U), rout)
 
