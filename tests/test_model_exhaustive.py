@@ -269,8 +269,7 @@ def _attention_l2(p: Params, x: np.ndarray, rho: np.ndarray, i: int) -> tuple[np
         abs_l2(x[j], np.zeros((d, BS)), xn[j])
     att, ratt = np.empty((d, BS)), np.zeros(BS)
     attention_row_l2(
-        x, rho, xm, xn, i, tb.layers.in_w[1], tb.layers.in_wt[1], tb.layers.in_b[1],
-        tb.bounds.head[1],
+        x, rho, xm, xn, i, tb.layers.in_wt[1], tb.layers.in_b[1], tb.bounds.head[1],
         tb.bounds.l2[1], sc.n_heads, sc.inv_sqrt_dh, sc.inv_sqrt_dh_rad, np.zeros(BS), att,
         ratt, np.empty((d, BS)), np.zeros(BS), np.empty((d, BS)), np.zeros(BS),
         np.empty((s, BS)), np.zeros((s, BS)), np.zeros((s, BS)), np.zeros((s, BS)),

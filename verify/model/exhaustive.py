@@ -68,6 +68,7 @@ from verify.model.kernels.bundles import (
     WN_SPEC,
     ExhaustiveLayer0,
     LayerWeights,
+    LayerWeightsT,
     NormAffine,
     Readout,
     WeightBounds,
@@ -189,29 +190,22 @@ def _layer0_tables(params: Params, n: int, per_string: FastTables) -> Exhaustive
     )  # fmt: skip
 
 
-def _weights(params: Params) -> tuple[LayerWeights, NormAffine, Readout, WeightBounds]:
-    """Stacked weights and their infinity norms (rounded up) for the scalar radii."""
+def _weights(
+    params: Params, lt: LayerWeightsT
+) -> tuple[LayerWeights, NormAffine, Readout, WeightBounds]:
+    """The kernel's weights (the transposed stacks ``lt`` of the per-string tables) and their
+    infinity norms (rounded up) for the scalar radii."""
     cfg = params.config
     d, h, dh = cfg.d_model, cfg.n_heads, cfg.d_head
-
-    def stack(fmt: str) -> np.ndarray:
-        return f64(np.stack([params[fmt.format(lay)] for lay in range(cfg.n_layers)]))
-
-    def transposed(w: np.ndarray) -> np.ndarray:
-        return f64(np.swapaxes(w, 1, 2))
-
-    in_w = stack("layers.{}.self_attn.in_proj_weight")
-    out_w = stack("layers.{}.self_attn.out_proj.weight")
-    lin1_w = stack("layers.{}.linear1.weight")
-    lin2_w = stack("layers.{}.linear2.weight")
     lw = LayerWeights(
-        in_w=in_w, in_b=stack("layers.{}.self_attn.in_proj_bias"),
-        out_w=out_w, out_b=stack("layers.{}.self_attn.out_proj.bias"),
-        lin1_w=lin1_w, lin1_b=stack("layers.{}.linear1.bias"),
-        lin2_w=lin2_w, lin2_b=stack("layers.{}.linear2.bias"),
-        in_wt=transposed(in_w), out_wt=transposed(out_w), lin1_wt=transposed(lin1_w),
-        lin2_wt=transposed(lin2_w),
+        in_wt=lt.in_t, in_b=lt.in_bias, out_wt=lt.out_t, out_b=lt.out_bias, lin1_wt=lt.lin1_t,
+        lin1_b=lt.lin1_bias, lin2_wt=lt.lin2_t, lin2_b=lt.lin2_bias,
     )  # fmt: skip
+
+    def weight(wt: np.ndarray, lay: int) -> np.ndarray:  # W of one layer, C-contiguous (as
+        # stored: numpy's row sums below take the same order, so the norms are unchanged)
+        return np.ascontiguousarray(wt[lay].T)
+
     gains, biases = norm_affine(params)
 
     def rows(w: np.ndarray) -> float:  # max absolute row sum
@@ -221,19 +215,19 @@ def _weights(params: Params) -> tuple[LayerWeights, NormAffine, Readout, WeightB
     out = np.zeros((cfg.n_layers, OB_COLS))
     layer = np.zeros((cfg.n_layers + 1, NB_COLS))
     for lay in range(cfg.n_layers):
-        w_in, b_in = lw.in_w[lay], lw.in_b[lay]
+        w_in, b_in = weight(lw.in_wt, lay), lw.in_b[lay]
         for hd in range(h):
             q, kk, v = (slice(p * d + hd * dh, p * d + (hd + 1) * dh) for p in range(3))
             hn = head[lay, hd]
             hn[HB_WQ], hn[HB_BQ] = rows(w_in[q]), np.abs(b_in[q]).max()
             hn[HB_WKT], hn[HB_BK] = rows(w_in[kk].T), sum_upper(np.abs(b_in[kk]).sum(), dh)
             hn[HB_WV], hn[HB_BV] = rows(w_in[v]), np.abs(b_in[v]).max()
-        out[lay, OB_W], out[lay, OB_B] = rows(lw.out_w[lay]), np.abs(lw.out_b[lay]).max()
+        out[lay, OB_W], out[lay, OB_B] = rows(weight(lw.out_wt, lay)), np.abs(lw.out_b[lay]).max()
         g = np.abs(gains[2 * lay : 2 * lay + 2]).max(axis=1)
         b = np.abs(biases).max(axis=1)
         nm = layer[lay]
-        nm[NB_W1], nm[NB_B1] = rows(lw.lin1_w[lay]), np.abs(lw.lin1_b[lay]).max()
-        nm[NB_W2], nm[NB_B2] = rows(lw.lin2_w[lay]), np.abs(lw.lin2_b[lay]).max()
+        nm[NB_W1], nm[NB_B1] = rows(weight(lw.lin1_wt, lay)), np.abs(lw.lin1_b[lay]).max()
+        nm[NB_W2], nm[NB_B2] = rows(weight(lw.lin2_wt, lay)), np.abs(lw.lin2_b[lay]).max()
         nm[NB_LN1_GAIN], nm[NB_LN1_BIAS] = g[0], b[2 * lay]
         nm[NB_LN2_GAIN], nm[NB_LN2_BIAS] = g[1], b[2 * lay + 1]
     # row L: the final norm (pre-LN) in the LN2 slots
@@ -244,7 +238,7 @@ def _weights(params: Params) -> tuple[LayerWeights, NormAffine, Readout, WeightB
     # a 2-norm from there; the rest of layer 0 is assembled from tables with scalar radii)
     l2 = layer_norms(params, first=1)
     if cfg.n_layers > 1:
-        l2[0, WN_SPEC, 3 * h + 2] = spectral_norm_upper(lw.lin2_w[0])
+        l2[0, WN_SPEC, 3 * h + 2] = spectral_norm_upper(weight(lw.lin2_wt, 0))
     bounds = WeightBounds(
         head=head, out=out, layer=layer, readout_abs_sum=float(sum_upper(np.abs(w).sum(), d)),
         out_bias0_max=float(np.abs(lw.out_b[0]).max()),
@@ -258,7 +252,7 @@ def prepare_exhaustive(params: Params, n_bits: int) -> ExhaustiveTables:
     cfg = params.config
     n = cfg.check_n_bits(n_bits)
     per_string = prepare(params, n)
-    layers, norms, readout, bounds = _weights(params)
+    layers, norms, readout, bounds = _weights(params, per_string.layers)
     return ExhaustiveTables(
         n_bits=n, lo_bits=min(n, LO_BITS), layer0=_layer0_tables(params, n, per_string),
         layers=layers, norms=norms, readout=readout, bounds=bounds, per_string=per_string,

@@ -244,19 +244,19 @@ def readout_attention(
 
 @kernel(
     types.void(
-        A3, A2, A2, A2, i8, A2, A2, A1, A2, A2, i8, f8, f8, A1, A2, A1, A2, A1, A2, A1, A2, A2,
-        A2, A2, A2, b1,
+        A3, A2, A2, A2, i8, A2, A1, A2, A2, i8, f8, f8, A1, A2, A1, A2, A1, A2, A1, A2, A2, A2,
+        A2, A2, b1,
     )
 )  # fmt: skip
 def attention_row_l2(
-    x, rho, xm, xn, i, w_in, w_int, b_in, head_norms, wn, n_heads, cm, cr, zero, att, ratt, qm,
-    rq, um, ru, pm, pr, sig, p0, sv, bounds,
+    x, rho, xm, xn, i, w_int, b_in, head_norms, wn, n_heads, cm, cr, zero, att, ratt, qm, rq,
+    um, ru, pm, pr, sig, p0, sv, bounds,
 ):  # fmt: skip  # pragma: no cover - jitted
     """Concatenated head outputs (before out_proj) at query position i of a layer whose
     attention inputs x (s, d, BS) are known within the 2-norm radii rho (s, BS): |x'_j - x_j|_2
     <= rho[j] for the exact inputs x'. Returns ratt[b] >= the 2-norm error of the whole
     concatenation. xm[j] = max|x_j| and xn[j] >= |x_j|_2 (per string, computed once per layer).
-    w_in: in_proj_weight (3d, d); w_int: its transpose, for the register-blocked products.
+    w_int: in_proj_weight transposed (d, 3d).
 
     Midpoints as in the per-string kernel's readout rule: per head q = W_q,h x_i + b_q,h,
     u = W_k,h^T q, beta = b_k,h . q, scores a_j = (u . x_j + beta) / sqrt(d_h), p = softmax(a),
@@ -321,7 +321,7 @@ def attention_row_l2(
             for b in range(BS):
                 beta[b] += bk * qm[e, b]
             for k in range(d):
-                wv = w_in[d + c0 + e, k]
+                wv = w_int[k, d + c0 + e]
                 for b in range(BS):
                     um[k, b] += wv * qm[e, b]
         if bounds:

@@ -95,22 +95,18 @@ class LayerWeightsT(NamedTuple):
 
 
 class LayerWeights(NamedTuple):
-    """Per-layer weights of the exhaustive kernel, stacked over layers, as stored (W)."""
+    """Per-layer weights of the exhaustive kernel, stacked over layers, each matrix transposed
+    (W^T, the arrays of ``LayerWeightsT``): the register-blocked products (``kernels.simd``)
+    read the weights of one input for consecutive output rows side by side."""
 
-    in_w: np.ndarray  # (L, 3d, d) in_proj_weight
+    in_wt: np.ndarray  # (L, d, 3d) in_proj_weight^T
     in_b: np.ndarray  # (L, 3d)
-    out_w: np.ndarray  # (L, d, d)
+    out_wt: np.ndarray  # (L, d, d) out_proj.weight^T
     out_b: np.ndarray  # (L, d)
-    lin1_w: np.ndarray  # (L, f, d)
+    lin1_wt: np.ndarray  # (L, d, f) linear1.weight^T
     lin1_b: np.ndarray  # (L, f)
-    lin2_w: np.ndarray  # (L, d, f)
+    lin2_wt: np.ndarray  # (L, f, d) linear2.weight^T
     lin2_b: np.ndarray  # (L, d)
-    # the same matrices transposed, for the register-blocked products (``kernels.simd``): the
-    # weights of one input column for consecutive output rows are contiguous
-    in_wt: np.ndarray  # (L, d, 3d)
-    out_wt: np.ndarray  # (L, d, d)
-    lin1_wt: np.ndarray  # (L, d, f)
-    lin2_wt: np.ndarray  # (L, f, d)
 
 
 # columns of WeightBounds.head[layer, h, :]: infinity norms (max absolute row sums, rounded up)
@@ -195,7 +191,7 @@ NORM_AFFINE = bundle_type(NormAffine, A2, A2)
 READOUT = bundle_type(Readout, A1, A1)
 LAYER0_TABLES = bundle_type(Layer0Tables, A3, A3, A5, A5, A4, A4)
 LAYER_WEIGHTS_T = bundle_type(LayerWeightsT, A3, A3, A2, A3, A3, A2, A3, A3, A2, A3, A3, A2)
-LAYER_WEIGHTS = bundle_type(LayerWeights, A3, A2, A3, A2, A3, A2, A3, A2, A3, A3, A3, A3)
+LAYER_WEIGHTS = bundle_type(LayerWeights, A3, A2, A3, A2, A3, A2, A3, A2)
 WEIGHT_BOUNDS = bundle_type(WeightBounds, A3, A2, A2, f8, f8, A3, f8)
 DOUBLE_DOUBLE_TABLES = bundle_type(DoubleDoubleTables, A3, A3, A3, A2, A2, A1, f8, f8, f8)
 EXHAUSTIVE_LAYER0 = bundle_type(ExhaustiveLayer0, A3, A2, A5, A4, A4, A3, A3, A1, A1, A5, A4)

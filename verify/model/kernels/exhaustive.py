@@ -111,8 +111,8 @@ def exhaustive_T(
     cm = sc.inv_sqrt_dh
     cr = sc.inv_sqrt_dh_rad
     d = l0.y0_mid.shape[2]
-    f = lw.lin1_w.shape[1]
-    n_layers = lw.in_w.shape[0]
+    f = lw.lin1_wt.shape[2]
+    n_layers = lw.in_wt.shape[0]
     n_norms = ln.gains.shape[0]
     gains = ln.gains
     biases = ln.biases
@@ -344,9 +344,9 @@ def exhaustive_T(
                             abs_l2(src[j], zero, xsn[j])
                     for i in range(s - 1 if last else 0, s):
                         attention_row_l2(
-                            src, srcr, xsm, xsn, i, lw.in_w[layer], lw.in_wt[layer],
-                            lw.in_b[layer], wb.head[layer], wn, n_heads, cm, cr, zero1, att, ratt,
-                            qm, rq, um, ru, pm, pr, sig, p0, sv, bounds,
+                            src, srcr, xsm, xsn, i, lw.in_wt[layer], lw.in_b[layer],
+                            wb.head[layer], wn, n_heads, cm, cr, zero1, att, ratt, qm, rq, um,
+                            ru, pm, pr, sig, p0, sv, bounds,
                         )  # fmt: skip
                         for e in range(d):
                             for b in range(BS):
