@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import numpy as np
+import pytest
 from threadpoolctl import ThreadpoolController
 
 from verify._threads import blas_on_one_thread, one_blas_thread
@@ -44,3 +45,40 @@ def test_decorated_entry_points_run_blas_on_one_thread() -> None:
     params = init_params(ModelConfig(d_model=8, n_layers=1, n_heads=2), "xavier_uniform", 0)
     truth_table(params, 3)
     assert _blas_threads() == before
+
+
+@pytest.mark.parametrize("entry", ["truth_table", "exhaustive_T", "fast_T", "dd_T"])
+def test_entry_points_prepare_with_blas_on_one_thread(entry: str, monkeypatch) -> None:
+    """Each public entry point builds its tables (the BLAS work) with BLAS on one thread, even
+    when the caller runs BLAS on two."""
+    import verify.model.double_double as dd
+    import verify.model.exhaustive as ex
+    import verify.model.fast as fa
+    from verify.boolean.function import all_bit_strings
+
+    seen: list[list[int]] = []
+
+    def spy(module: object, name: str) -> None:
+        original = getattr(module, name)
+
+        def recorded(*args: object, **kwargs: object) -> object:
+            seen.append(_blas_threads())
+            return original(*args, **kwargs)
+
+        monkeypatch.setattr(module, name, recorded)
+
+    spy(ex, "prepare_exhaustive")
+    spy(fa, "prepare")
+    spy(dd, "prepare_dd")
+    params = init_params(ModelConfig(d_model=8, n_layers=2, n_heads=2), "xavier_uniform", 0)
+    bits = all_bit_strings(6)
+    calls = {
+        "truth_table": lambda: truth_table(params, 6),
+        "exhaustive_T": lambda: ex.exhaustive_T(params, 6),
+        "fast_T": lambda: fa.fast_T(params, bits),
+        "dd_T": lambda: dd.dd_T(params, bits),
+    }
+    with ThreadpoolController().limit(limits=2, user_api="blas"):
+        assert all(n == 2 for n in _blas_threads())  # the caller's setting, so the check can fail
+        calls[entry]()
+    assert seen and all(n == 1 for threads in seen for n in threads), seen
