@@ -55,6 +55,28 @@ def l2_rows(r, r0, r1, out):  # pragma: no cover - jitted
         out[b] = math.sqrt(out[b] * (1 + (r1 - r0 + 3) * U) + SQ_SLACK) * (1 + 2 * U)
 
 
+@kernel(f8(f8, f8, f8, f8, i8, f8, f8))
+def lipschitz_from_sums(ss, se, sc, rho, d, eps, gmax):  # pragma: no cover - jitted
+    """The bound of ``layer_norm_lipschitz`` for one string from its sums over the d rows:
+    ss = sum c_i^2, se = sum (|a_i| + |c_i|), sc = sum c_i (a_i, c_i as there)."""
+    e1 = se * U * (1 + (2 * d + 4) * U)
+    nc = math.sqrt(max(ss * (1 - (d + 3) * U) - SQ_SLACK, 0.0)) * (1 - 2 * U)
+    nx = (nc - e1) * (1 - U)
+    t = 0.0
+    if nx > 0:
+        sx = (abs(sc) + (d + 2) * U * se + e1) * (1 + 2 * U)
+        p2 = (nx * nx * (1 - U) - sx * sx / d * (1 + 3 * U)) * (1 - U)
+        if p2 > 0:
+            t = math.sqrt(p2) * (1 - 2 * U)
+            t = (t - rho) * (1 - U)
+    if not t > 0:  # also NaN
+        t = 0.0
+    den = (t * t / d * (1 - 3 * U) + eps) * (1 - U)
+    if den > 0:
+        return gmax / (math.sqrt(den) * (1 - 2 * U)) * (1 + 2 * U)
+    return np.inf
+
+
 @kernel(types.void(A2, A2, A1, f8, f8, A1))
 def layer_norm_lipschitz(vh, vl, rho, eps, gmax, out):  # pragma: no cover - jitted
     """out[b] >= the 2-norm Lipschitz constant of v -> gain (v - mean) / sqrt(var + eps) on the
@@ -88,26 +110,7 @@ def layer_norm_lipschitz(vh, vl, rho, eps, gmax, out):  # pragma: no cover - jit
             sum_ac[b] += abs(a) + abs(c)
             sum_c[b] += c
     for b in range(nb):
-        ss = sum_c2[b]
-        se = sum_ac[b]
-        sc = sum_c[b]
-        e1 = se * U * (1 + (2 * d + 4) * U)
-        nc = math.sqrt(max(ss * (1 - (d + 3) * U) - SQ_SLACK, 0.0)) * (1 - 2 * U)
-        nx = (nc - e1) * (1 - U)
-        t = 0.0
-        if nx > 0:
-            sx = (abs(sc) + (d + 2) * U * se + e1) * (1 + 2 * U)
-            p2 = (nx * nx * (1 - U) - sx * sx / d * (1 + 3 * U)) * (1 - U)
-            if p2 > 0:
-                t = math.sqrt(p2) * (1 - 2 * U)
-                t = (t - rho[b]) * (1 - U)
-        if not t > 0:  # also NaN
-            t = 0.0
-        den = (t * t / d * (1 - 3 * U) + eps) * (1 - U)
-        if den > 0:
-            out[b] = gmax / (math.sqrt(den) * (1 - 2 * U)) * (1 + 2 * U)
-        else:
-            out[b] = np.inf
+        out[b] = lipschitz_from_sums(sum_c2[b], sum_ac[b], sum_c[b], rho[b], d, eps, gmax)
 
 
 @kernel(types.void(A2, A2, A2, A2, A2))

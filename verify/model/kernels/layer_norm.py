@@ -14,27 +14,41 @@ from numba import types
 
 from verify._numba import kernel
 from verify.model.kernels.bundles import A1, A2, BS, b1, f8, i8
-from verify.model.kernels.dense import col_absmax
+from verify.model.kernels.simd import LANES, ln_block
+
+# the rows of the scratch ``ls``, defined in ``kernels.simd`` (where ``ln_block`` writes
+# them) and re-exported here
+from verify.model.kernels.simd import LS_CMAX as LS_CMAX
+from verify.model.kernels.simd import LS_CSUM as LS_CSUM
+from verify.model.kernels.simd import LS_MEAN as LS_MEAN
+from verify.model.kernels.simd import LS_ROWS as LS_ROWS
+from verify.model.kernels.simd import LS_RZ as LS_RZ
+from verify.model.kernels.simd import LS_SABS as LS_SABS
+from verify.model.kernels.simd import LS_SAC as LS_SAC
+from verify.model.kernels.simd import LS_SC as LS_SC
+from verify.model.kernels.simd import LS_SS as LS_SS
+from verify.model.kernels.simd import LS_VAR as LS_VAR
+from verify.model.kernels.simd import LS_Z as LS_Z
 from verify.model.rounding import ETA, U
 
-# rows of the layer-norm scratch ``ls``
-LS_MEAN = 0  # mean of the input
-LS_VAR = 1  # biased variance
-LS_Z = 2  # z = 1 / sqrt(var + eps)
-LS_RZ = 3  # a bound of |z_exact - z|
-LS_RMEAN = 4  # componentwise rule: radius of the mean
-LS_ACC = 5  # componentwise rule: sum_i (2 |c_i| r_i + r_i^2) over the centred values c_i
-LS_SABS = 4  # scalar rule: sum_i |v_i|
-LS_CMAX = 5  # scalar rule: max_i |c_i|
-LS_CSUM = 6  # scalar rule: sum_i |c_i|
-LS_ROWS = 7
+# the componentwise rule reuses two rows of ``ls``:
+LS_RMEAN = LS_SABS  # componentwise rule: radius of the mean
+LS_ACC = LS_CMAX  # componentwise rule: sum_i (2 |c_i| r_i + r_i^2) over the centred values c_i
 
 
-@kernel(types.void(A2, f8, i8, A2, A1, A1, A1))
-def layer_norm_moments(v, eps, nb, out, mean, var, z):  # pragma: no cover - jitted
-    """Per string b < nb (axis 1): mean and biased variance of v over axis 0, the centred
-    values into out, and z = 1 / sqrt(var + eps) (inf or NaN when var + eps is 0)."""
+@kernel(types.void(A2, f8, i8, A2, A2))
+def layer_norm_moments(v, eps, nb, out, ls):  # pragma: no cover - jitted
+    """Per string b < nb (axis 1): ls[LS_MEAN] and ls[LS_VAR] the mean and biased variance of v
+    over axis 0 (ls[LS_SS] = d var), the centred values into out, and ls[LS_Z] = 1 / sqrt(var +
+    eps) (inf or NaN when var + eps is 0). When nb is the whole width and a multiple of 8 the
+    sums run in registers (``simd.ln_block``, the same operations)."""
     d = v.shape[0]
+    if nb % LANES == 0 and nb == v.shape[1]:
+        ln_block(v, out, ls, ls[0], ls[0], eps, 0, 0)
+        return
+    mean = ls[LS_MEAN]
+    var = ls[LS_VAR]
+    z = ls[LS_Z]
     for b in range(nb):
         mean[b] = 0.0
         var[b] = 0.0
@@ -49,6 +63,7 @@ def layer_norm_moments(v, eps, nb, out, mean, var, z):  # pragma: no cover - jit
             out[i, b] = c
             var[b] += c * c
     for b in range(nb):
+        ls[LS_SS, b] = var[b]
         var[b] = var[b] / d
         z[b] = 1.0 / math.sqrt(var[b] + eps)
 
@@ -83,7 +98,7 @@ def layer_norm(v, rv, gain, bias, eps, out, rout, ls, bounds):  # pragma: no cov
     rz = ls[LS_RZ]
     rmean = ls[LS_RMEAN]
     acc = ls[LS_ACC]
-    layer_norm_moments(v, eps, nb, out, mean, var, z)
+    layer_norm_moments(v, eps, nb, out, ls)
     if bounds:
         for b in range(nb):
             rmean[b] = 0.0
@@ -127,26 +142,20 @@ def layer_norm_scalar(
 ):  # pragma: no cover
     """out = gain (v - mean) / sqrt(var + eps) + bias over axis 0 (biased variance) for a block
     of BS strings, with one radius per string (rv in, rout out). On return ls[LS_Z] holds z and,
-    with bounds, ls[LS_RZ] a bound of its error. The radius follows the componentwise rule of
-    ``layer_norm`` with |c_i| <= max|c|, sum |c_i|, |gain| <= gmax, |bias| <= bmax; a variance
-    enclosure reaching 0 gives an infinite radius."""
+    with bounds, ls[LS_RZ] a bound of its error and ls[LS_SS], ls[LS_SC], ls[LS_SAC] the sums of
+    ``dd_l2.lipschitz_from_sums``. The radius follows the componentwise rule of ``layer_norm``
+    with |c_i| <= max|c|, sum |c_i|, |gain| <= gmax, |bias| <= bmax; a variance enclosure
+    reaching 0 gives an infinite radius. The moments, the sums of the bound and the affine map
+    are one pass in registers (``simd.ln_block``)."""
     d = v.shape[0]
     mean = ls[LS_MEAN]
     var = ls[LS_VAR]
     z = ls[LS_Z]
-    layer_norm_moments(v, eps, BS, out, mean, var, z)
+    sabs = ls[LS_SABS]
+    cmax = ls[LS_CMAX]
+    csum = ls[LS_CSUM]
+    ln_block(v, out, ls, gain, bias, eps, 1 if bounds else 0, 1)
     if bounds:
-        sabs = ls[LS_SABS]
-        cmax = ls[LS_CMAX]
-        csum = ls[LS_CSUM]
-        for b in range(BS):
-            sabs[b] = 0.0
-            csum[b] = 0.0
-        for i in range(d):
-            for b in range(BS):
-                sabs[b] += abs(v[i, b])
-                csum[b] += abs(out[i, b])
-        col_absmax(out, cmax)
         for b in range(BS):
             rmean = (rv[b] + (d + 1) * U * sabs[b] / d + 2 * U * abs(mean[b])) * (1 + (d + 4) * U)
             rc = (rv[b] + rmean + U * cmax[b]) * (1 + 3 * U)
@@ -157,8 +166,3 @@ def layer_norm_scalar(
             r = cmax[b] * rz + rc * (z[b] + rz) + U * cz
             o = cz * gmax
             rout[b] = (r * gmax + U * o + U * (o + bmax)) * (1 + 8 * U) + ETA
-    for i in range(d):
-        gi = gain[i]
-        bi = bias[i]
-        for b in range(BS):
-            out[i, b] = out[i, b] * z[b] * gi + bi

@@ -267,3 +267,159 @@ mlp_rows16 = _mlp_intrinsic(16)
 mlp_rows8 = _mlp_intrinsic(8)
 mlp_rows4 = _mlp_intrinsic(4)
 mlp_rows1 = _mlp_intrinsic(1)
+
+
+# rows of the layer-norm scratch ``ls`` (LS_ROWS, nb), one string per column: written by
+# ``ln_block``, read by ``kernels.layer_norm`` (which re-exports them) and its callers
+LS_MEAN = 0  # mean of the input
+LS_VAR = 1  # biased variance
+LS_Z = 2  # z = 1 / sqrt(var + eps)
+LS_RZ = 3  # a bound of |z_exact - z|
+LS_SABS = 4  # sum_i |v_i|
+LS_CMAX = 5  # max_i |c_i|
+LS_CSUM = 6  # sum_i |c_i|
+LS_SS = 7  # sum_i c_i^2 (d var)
+LS_SC = 8  # sum_i (c_i + 0)
+LS_SAC = 9  # sum_i (|c_i| + |c_i + 0|)
+LS_ROWS = 10
+# vectors of 8 strings whose sums run together (independent dependency chains: each sum is
+# sequential, for bit-identity), without and with the six sums of the bounds (registers)
+LN_GROUP = 8
+LN_GROUP_BOUNDS = 4
+
+
+def _ln_block_codegen(context, builder, signature, args):  # pragma: no cover - code generation
+    """The code generator of ``ln_block`` (see there)."""
+    v, out, ls, gain, bias = (
+        context.make_array(signature.args[k])(context, builder, args[k]) for k in range(5)
+    )
+    eps, bounds, affine = args[5:8]
+    i64 = ir.IntType(64)
+    dbl = ir.DoubleType()
+    vec = ir.VectorType(dbl, LANES)
+    vptr = vec.as_pointer()
+    d, nb = cgutils.unpack_tuple(builder, v.shape, 2)
+    zero = ir.Constant(vec, [0.0] * LANES)
+    one = ir.Constant(vec, [1.0] * LANES)
+    fabs = cgutils.get_or_insert_function(
+        builder.module, ir.FunctionType(vec, [vec]), "llvm.fabs.v8f64"
+    )
+    sqrt = cgutils.get_or_insert_function(
+        builder.module, ir.FunctionType(vec, [vec]), "llvm.sqrt.v8f64"
+    )
+
+    def c(k):
+        return ir.Constant(i64, k)
+
+    def ptr(base, row, col):  # the 8 doubles base[row, col:col + 8] of a (., nb) array
+        return builder.bitcast(builder.gep(base, [builder.add(builder.mul(row, nb), col)]), vptr)
+
+    def load(base, row, col):
+        return builder.load(ptr(base, row, col), align=8)
+
+    def store(value, base, row, col):
+        builder.store(value, ptr(base, row, col), align=8)
+
+    d_vec = _splat(builder, builder.sitofp(d, dbl))
+    eps_vec = _splat(builder, eps)
+    sums = ("ss", "sabs", "csum", "cmax", "sc", "sac")
+    rows = {"ss": LS_SS, "sabs": LS_SABS, "csum": LS_CSUM, "cmax": LS_CMAX, "sc": LS_SC,
+            "sac": LS_SAC}  # fmt: skip
+
+    def group(cols, with_bounds, with_affine):
+        """The vectors of strings at cols (a list of column offsets) together."""
+        acc = [cgutils.alloca_once_value(builder, zero) for _ in cols]
+        with cgutils.for_range(builder, d) as loop:
+            for k, col in enumerate(cols):
+                x = load(v.data, loop.index, col)
+                builder.store(builder.fadd(builder.load(acc[k]), x), acc[k])
+        means = [builder.fdiv(builder.load(a), d_vec) for a in acc]
+        names = sums if with_bounds else ("ss",)
+        slots = [{n: cgutils.alloca_once_value(builder, zero) for n in names} for _ in cols]
+        with cgutils.for_range(builder, d) as loop:
+            e = loop.index
+            for k, col in enumerate(cols):
+                x = load(v.data, e, col)
+                cv = builder.fsub(x, means[k])
+                store(cv, out.data, e, col)
+                terms = {"ss": builder.fmul(cv, cv)}
+                if with_bounds:
+                    ac = builder.call(fabs, [cv])
+                    c2 = builder.fadd(cv, zero)  # c + 0: the low part of a zero DD input
+                    terms.update(sabs=builder.call(fabs, [x]), csum=ac, sc=c2,
+                                 sac=builder.fadd(ac, builder.call(fabs, [c2])))  # fmt: skip
+                for n, term in terms.items():
+                    builder.store(builder.fadd(builder.load(slots[k][n]), term), slots[k][n])
+                if with_bounds:  # max |c| from 0, NaN skipped (as ``dense.col_absmax``)
+                    cur = builder.load(slots[k]["cmax"])
+                    big = builder.fcmp_ordered(">", ac, cur)
+                    builder.store(builder.select(big, ac, cur), slots[k]["cmax"])
+        zs = []
+        for k, col in enumerate(cols):
+            store(means[k], ls.data, c(LS_MEAN), col)
+            for n in names:
+                store(builder.load(slots[k][n]), ls.data, c(rows[n]), col)
+            var = builder.fdiv(builder.load(slots[k]["ss"]), d_vec)
+            store(var, ls.data, c(LS_VAR), col)
+            zs.append(builder.fdiv(one, builder.call(sqrt, [builder.fadd(var, eps_vec)])))
+            store(zs[k], ls.data, c(LS_Z), col)
+        if with_affine:
+            with cgutils.for_range(builder, d) as loop:
+                e = loop.index
+                gv = _splat(builder, builder.load(builder.gep(gain.data, [e])))
+                bv = _splat(builder, builder.load(builder.gep(bias.data, [e])))
+                for k, col in enumerate(cols):
+                    cz = builder.fmul(load(out.data, e, col), zs[k])
+                    store(builder.fadd(builder.fmul(cz, gv), bv), out.data, e, col)
+
+    def all_vectors(with_bounds, with_affine):
+        size = LN_GROUP_BOUNDS if with_bounds else LN_GROUP
+        n_vec = builder.udiv(nb, c(LANES))
+        n_grp = builder.udiv(n_vec, c(size))
+        with cgutils.for_range(builder, n_grp) as loop:
+            base = builder.mul(loop.index, c(size * LANES))
+            group([builder.add(base, c(k * LANES)) for k in range(size)], with_bounds,
+                  with_affine)  # fmt: skip
+        with cgutils.for_range(builder, builder.sub(n_vec, builder.mul(n_grp, c(size)))) as lp:
+            col = builder.mul(builder.add(builder.mul(n_grp, c(size)), lp.index), c(LANES))
+            group([col], with_bounds, with_affine)
+
+    has_bounds = builder.icmp_signed("!=", bounds, c(0))
+    has_affine = builder.icmp_signed("!=", affine, c(0))
+    with builder.if_else(has_bounds) as (yes, no):
+        with yes:
+            with builder.if_else(has_affine) as (aff, plain):
+                with aff:
+                    all_vectors(True, True)
+                with plain:
+                    all_vectors(True, False)
+        with no:
+            with builder.if_else(has_affine) as (aff, plain):
+                with aff:
+                    all_vectors(False, True)
+                with plain:
+                    all_vectors(False, False)
+    return context.get_dummy_value()
+
+
+def _splat(builder, value):  # pragma: no cover - code generation
+    """value (a double) in all 8 lanes of a vector."""
+    vec = ir.VectorType(ir.DoubleType(), LANES)
+    undef = ir.Constant(vec, ir.Undefined)
+    first = builder.insert_element(undef, value, ir.Constant(ir.IntType(64), 0))
+    lanes = ir.Constant(ir.VectorType(ir.IntType(32), LANES), [0] * LANES)
+    return builder.shuffle_vector(first, undef, lanes)
+
+
+@intrinsic
+def ln_block(typingctx, v, out, ls, gain, bias, eps, bounds, affine):  # pragma: no cover
+    """The sums of a layer norm over the rows of v (d, nb), nb a multiple of 8, for LN_GROUP
+    vectors of 8 strings at a time with the sums in registers: ls[LS_MEAN] = (sum_i v_i) / d,
+    out_i = c_i = v_i - mean, ls[LS_SS] = sum_i c_i^2, ls[LS_VAR] = ss / d, ls[LS_Z] = 1 /
+    sqrt(var + eps); with bounds != 0 also the rows LS_SABS = sum |v_i|, LS_CSUM = sum |c_i|,
+    LS_CMAX = max |c_i| (from 0, NaN skipped), LS_SC = sum (c_i + 0), LS_SAC = sum (|c_i| +
+    |c_i + 0|); with affine != 0, out_i = c_i z gain_i + bias_i instead of c_i. Every sum runs
+    i = 0, 1, ... from 0.0, each value with the operations of the Numba loops it replaces in
+    ``kernels.layer_norm`` and ``dd_l2.layer_norm_lipschitz`` (bit-identical to them)."""
+    sig = types.void(v, out, ls, gain, bias, eps, bounds, affine)
+    return sig, _ln_block_codegen

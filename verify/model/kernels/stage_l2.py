@@ -15,9 +15,10 @@ from numba import types
 
 from verify._numba import kernel
 from verify.model.kernels.bundles import A1, A2, BS, b1, f8, i8
-from verify.model.kernels.dd_l2 import layer_norm_lipschitz
+from verify.model.kernels.dd_l2 import lipschitz_from_sums
 from verify.model.kernels.dense import matvec_scalar
 from verify.model.kernels.layer_norm import layer_norm_scalar
+from verify.model.kernels.simd import LS_SAC, LS_SC, LS_SS
 from verify.model.rounding import U
 
 
@@ -50,8 +51,14 @@ def layer_norm_l2(
     """out = gain (v - mean) / sqrt(var + eps) + bias (``layer_norm_scalar``); with bounds,
     rout >= |exact - out|_2 given |v_exact - v|_2 <= rv: Lip rv + sqrt(d) r0 with Lip the
     2-norm Lipschitz constant on the ball (gmax >= max|gain|) and r0 the scalar rounding bound
-    at v. out must not be v, rout not rv. zero: a (d, BS) array of zeros; lip: scratch (BS,)."""
+    at v. out must not be v, rout not rv. zero: a (d, BS) array of zeros; lip: scratch (BS,).
+    Lip is ``dd_l2.layer_norm_lipschitz`` at (v, 0), from the sums ``layer_norm_scalar`` leaves
+    in ls (the same sums, in the same order)."""
     layer_norm_scalar(v, zero[0], gain, bias, gmax, bmax, eps, out, rout, ls, bounds)
     if bounds:
-        layer_norm_lipschitz(v, zero, rv, eps, gmax, lip)
+        d = v.shape[0]
+        for b in range(BS):
+            lip[b] = lipschitz_from_sums(
+                ls[LS_SS, b], ls[LS_SAC, b], ls[LS_SC, b], rv[b], d, eps, gmax
+            )
         to_l2(rv, lip, 1.0, rout, math.sqrt(v.shape[0]) * (1 + 2 * U), rout)
