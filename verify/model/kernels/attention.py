@@ -36,6 +36,7 @@ from verify.model.kernels.bundles import (
     i8,
 )
 from verify.model.kernels.dense import col_absmax, matvec, matvec_scalar
+from verify.model.kernels.simd import dist2_rows, dots_rows, mix_rows
 from verify.model.kernels.softmax import scaled_softmax, softmax_rounding
 from verify.model.rounding import ETA, U
 
@@ -344,14 +345,10 @@ def attention_row_l2(
                 un = math.sqrt(unorm[b] * (1 + (d + 3) * U)) * (1 + 2 * U)
                 unorm[b] = (un + sq_d * ru[b]) * (1 + 2 * U)  # >= |W_k,h^T q|_2
                 dq[b] = wq2 * rho[i, b] * (1 + U)  # >= |q' - q|_2
-        # scores s_j = (u . x_j + beta) / sqrt(d_h)
-        for j in range(s):
-            for b in range(BS):
-                pm[j, b] = beta[b]
-            for k in range(d):
-                for b in range(BS):
-                    pm[j, b] += um[k, b] * x[j, k, b]
-            if bounds:
+        # scores s_j = (u . x_j + beta) / sqrt(d_h), the sums in registers (kernels.simd)
+        dots_rows(um, x, beta, pm)
+        if bounds:
+            for j in range(s):
                 for b in range(BS):
                     t = pm[j, b]
                     p0[j, b] = t  # kept for softmax_rounding
@@ -367,14 +364,7 @@ def attention_row_l2(
                     pr[j, b] = sg
                     sig[j, b] = sg
         scaled_softmax(pm, pr, cm, mx, tot, rtot, gap, s, BS, bounds)
-        # xbar = sum_j p_j x_j, into um
-        for k in range(d):
-            for b in range(BS):
-                um[k, b] = 0.0
-        for j in range(s):
-            for k in range(d):
-                for b in range(BS):
-                    um[k, b] += pm[j, b] * x[j, k, b]
+        mix_rows(pm, x, um)  # xbar = sum_j p_j x_j, into um
         if bounds:
             softmax_rounding(pm, p0, cm, mx, tot, s, p0, rtot, gap)  # p0: r0_j
             for b in range(BS):
@@ -390,15 +380,10 @@ def attention_row_l2(
                     a_sum[b] += rj * xnj + gx
             for b in range(BS):
                 a_sum[b] = a_sum[b] * (1 + (2 * s + 6) * U)
+            dist2_rows(x, um, p0)  # p0 (free from here on): |x_j - xbar~|_2^2
             for j in range(s):
                 for b in range(BS):
-                    rq[b] = 0.0  # now: |x_j - xbar~|_2^2
-                for k in range(d):
-                    for b in range(BS):
-                        dx = x[j, k, b] - um[k, b]
-                        rq[b] += dx * dx
-                for b in range(BS):
-                    dist = math.sqrt(rq[b] * (1 + (d + 5) * U)) * (1 + 2 * U)
+                    dist = math.sqrt(p0[j, b] * (1 + (d + 5) * U)) * (1 + 2 * U)
                     e_sum[b] += (pm[j, b] + pr[j, b]) * sig[j, b] * (dist + a_sum[b])
         matvec_scalar(
             um, zero, w_int, b_in, 2 * d + c0, 2 * d + c0 + dh, hn[HB_WV], hn[HB_BV],

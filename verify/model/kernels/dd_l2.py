@@ -325,6 +325,13 @@ def attention_l2(
         rat[b] = math.sqrt(tot[b] * (1 + (n_heads + 3) * U) + SQ_SLACK) * (1 + 2 * U)
 
 
+@kernel(f8(f8, i8))
+def l2_from_squares(sq, n):  # pragma: no cover - jitted
+    """An upper bound of sqrt(sum of n squares a_i^2) from their float64 sum sq (in any order;
+    n + 4 roundings, and SQ_SLACK for squares that underflow)."""
+    return math.sqrt(sq * (1 + (n + 4) * U) + SQ_SLACK) * (1 + 2 * U)
+
+
 @kernel(types.void(A2, A2, A1))
 def abs_l2(xh, xl, out):  # pragma: no cover - jitted
     """out[b] >= the 2-norm of column b of |xh| + |xl| (an upper bound of |x_mid|_2)."""
@@ -337,7 +344,7 @@ def abs_l2(xh, xl, out):  # pragma: no cover - jitted
             a = abs(xh[i, b]) + abs(xl[i, b])
             out[b] += a * a
     for b in range(nb):
-        out[b] = math.sqrt(out[b] * (1 + (n + 4) * U) + SQ_SLACK) * (1 + 2 * U)
+        out[b] = l2_from_squares(out[b], n)
 
 
 @kernel(types.void(A1, A1, i8, i8, f8, f8, f8, A1))

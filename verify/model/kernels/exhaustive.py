@@ -64,7 +64,7 @@ from verify.model.kernels.bundles import (
     b1,
     i8,
 )
-from verify.model.kernels.dd_l2 import abs_l2
+from verify.model.kernels.dd_l2 import l2_from_squares
 from verify.model.kernels.dense import (
     add_into_scalar,
     col_absmax,
@@ -72,7 +72,7 @@ from verify.model.kernels.dense import (
 )
 from verify.model.kernels.layer_norm import layer_norm_scalar
 from verify.model.kernels.position import finish_position_l2
-from verify.model.kernels.simd import LS_ROWS, LS_RZ, LS_Z
+from verify.model.kernels.simd import LS_ROWS, LS_RZ, LS_Z, norms_rows
 from verify.model.kernels.stage_l2 import layer_norm_l2, to_l2
 from verify.model.kernels.tables import add_weighted, fill_rows, mlp_from_tables
 from verify.model.rounding import ETA, U
@@ -340,9 +340,10 @@ def exhaustive_T(
                         src = xs
                         srcr = xsr
                     if bounds:
-                        for j in range(s):
-                            col_absmax(src[j], xsm[j])
-                            abs_l2(src[j], zero, xsn[j])
+                        norms_rows(src, xsn, xsm)  # max |x_j| and the sum of squares
+                        for j in range(s):  # |x_j|_2 as dd_l2.abs_l2
+                            for b in range(BS):
+                                xsn[j, b] = l2_from_squares(xsn[j, b], d)
                     for i in range(s - 1 if last else 0, s):
                         attention_row_l2(
                             src, srcr, xsm, xsn, i, lw.in_wt[layer], lw.in_b[layer],
