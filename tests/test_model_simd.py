@@ -64,3 +64,121 @@ def test_mlp_from_tables_matches_the_passes(d: int, f: int, n_heads: int, i: int
     )
     np.testing.assert_array_equal(out, want)
     np.testing.assert_array_equal(xmax, want_max)
+
+
+def _hard_values(rng: np.random.Generator, shape: tuple[int, ...]) -> np.ndarray:
+    """Normal values with the cases where a reordered or rewritten sum would show: -0.0, +0.0,
+    subnormals, values near overflow, exact cancellations, a NaN and an inf."""
+    x = rng.normal(size=shape) * rng.choice([1e-300, 1e-8, 1.0, 1e8], size=shape)
+    flat = x.reshape(-1)
+    picks = rng.choice(flat.size, size=min(flat.size, 40), replace=False)
+    specials = [-0.0, 0.0, 5e-324, -5e-324, 1e308, -1e308, 2.2e-308, np.nan, np.inf, -np.inf]
+    for k, p in enumerate(picks):
+        flat[p] = specials[k % len(specials)]
+    return x
+
+
+def _eq(a: np.ndarray, b: np.ndarray) -> bool:
+    """Bit for bit, NaN equal to NaN and -0.0 told apart from +0.0."""
+    a, b = np.asarray(a, dtype=np.float64), np.asarray(b, dtype=np.float64)
+    return bool(np.array_equal(a.view(np.int64), b.view(np.int64)) or (
+        np.array_equal(a, b, equal_nan=True)
+        and np.array_equal(np.signbit(a), np.signbit(b))
+    ))  # fmt: skip
+
+
+@pytest.mark.parametrize(("d", "nb", "eps"), [(16, 64, 0.0), (5, 8, 1e-5), (33, 40, 0.0)])
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_ln_block_matches_the_sequential_loops(d: int, nb: int, eps: float, seed: int) -> None:
+    """``simd.ln_block`` against the Numba loops it replaced (sequential sums over the rows,
+    numpy elementwise: each operation rounded once), including LS_SC and LS_SAC as the DD
+    Lipschitz rule computes them at a zero low part (sums of c + 0 and |c| + |c + 0|)."""
+    from numba import njit
+
+    from verify.model.kernels import simd
+
+    @njit
+    def run(v, out, ls, g, b, eps, bounds, affine):  # pragma: no cover - jitted
+        simd.ln_block(v, out, ls, g, b, eps, bounds, affine)
+
+    rng = np.random.default_rng(seed)
+    v = _hard_values(rng, (d, nb))
+    if seed == 2:
+        v[:, 0] = 3.25  # a constant column: var = 0, z = inf at eps = 0
+        v[:, 1] = -0.0
+    g, bias = rng.normal(size=d), rng.normal(size=d)
+    with np.errstate(all="ignore"):
+        mean = np.zeros(nb)
+        for i in range(d):
+            mean = mean + v[i]
+        mean = mean / d
+        c = v - mean
+        ss, sabs, csum, cmax, sc, sac = (np.zeros(nb) for _ in range(6))
+        for i in range(d):
+            c2 = c[i] + 0.0
+            ss = ss + c[i] * c[i]
+            sabs = sabs + np.abs(v[i])
+            csum = csum + np.abs(c[i])
+            cmax = np.where(np.abs(c[i]) > cmax, np.abs(c[i]), cmax)
+            sc = sc + c2
+            sac = sac + (np.abs(c[i]) + np.abs(c2))
+        var = ss / d
+        z = 1.0 / np.sqrt(var + eps)
+        affine = c * z * g[:, None] + bias[:, None]
+    for bounds in (0, 1):
+        for aff in (0, 1):
+            out = np.full((d, nb), 7.0)
+            ls = np.full((simd.LS_ROWS, nb), 7.0)
+            run(v, out, ls, g, bias, eps, bounds, aff)
+            assert _eq(out, affine if aff else c)
+            for row, want in ((simd.LS_MEAN, mean), (simd.LS_SS, ss), (simd.LS_VAR, var),
+                              (simd.LS_Z, z)):  # fmt: skip
+                assert _eq(ls[row], want), row
+            if bounds:
+                sums = {simd.LS_SABS: sabs, simd.LS_CSUM: csum, simd.LS_CMAX: cmax,
+                        simd.LS_SC: sc, simd.LS_SAC: sac}  # fmt: skip
+                for row, want in sums.items():
+                    assert _eq(ls[row], want), row
+
+
+@pytest.mark.parametrize(("s", "d", "nb"), [(21, 16, 64), (3, 5, 8), (9, 33, 24)])
+def test_column_sums_match_the_sequential_loops(s: int, d: int, nb: int) -> None:
+    """``dots_rows``, ``mix_rows``, ``dist2_rows`` and ``norms_rows`` against sequential
+    numpy loops (each operation rounded once, the sums in the documented order)."""
+    from numba import njit
+
+    from verify.model.kernels import simd
+
+    @njit
+    def run(a, x, init, p, m, o_dots, o_mix, o_dist, o_sq, o_max):  # pragma: no cover
+        simd.dots_rows(a, x, init, o_dots)
+        simd.mix_rows(p, x, o_mix)
+        simd.dist2_rows(x, m, o_dist)
+        simd.norms_rows(x, o_sq, o_max)
+
+    rng = np.random.default_rng(s * d)
+    x = _hard_values(rng, (s, d, nb))
+    a, m, p = _hard_values(rng, (d, nb)), _hard_values(rng, (d, nb)), rng.random((s, nb))
+    init = rng.normal(size=nb)
+    with np.errstate(all="ignore"):
+        dots = np.empty((s, nb))
+        dist = np.empty((s, nb))
+        sq = np.empty((s, nb))
+        amax = np.empty((s, nb))
+        for j in range(s):
+            acc, acc2, acc3, mx = init.copy(), np.zeros(nb), np.zeros(nb), np.zeros(nb)
+            for k in range(d):
+                acc = acc + a[k] * x[j, k]
+                dx = x[j, k] - m[k]
+                acc2 = acc2 + dx * dx
+                ax = np.abs(x[j, k]) + np.abs(0.0)
+                acc3 = acc3 + ax * ax
+                mx = np.where(np.abs(x[j, k]) > mx, np.abs(x[j, k]), mx)
+            dots[j], dist[j], sq[j], amax[j] = acc, acc2, acc3, mx
+        mix = np.zeros((d, nb))
+        for j in range(s):
+            mix = mix + p[j] * x[j]
+    outs = [np.full(shape, 7.0) for shape in ((s, nb), (d, nb), (s, nb), (s, nb), (s, nb))]
+    run(a, x, init, p, m, *outs)
+    for got, want in zip(outs, (dots, mix, dist, sq, amax), strict=True):
+        assert _eq(got, want)
