@@ -131,6 +131,14 @@ def main() -> None:
     parser.add_argument("-H", type=int, default=2)
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--repeat", type=int, default=3, help="runs per cell; the fastest counts")
+    parser.add_argument(
+        "--rounds",
+        type=int,
+        default=1,
+        help="alternate the implementations this many times per cell (each in a new process): "
+        "a slow phase of the machine then hits all of them, and the ratio's spread within "
+        "rounds is printed",
+    )
     parser.add_argument("--impl", nargs="+", default=["certified", "plain", "per_string", "torch"])
     parser.add_argument(
         "--balanced",
@@ -146,7 +154,8 @@ def main() -> None:
         return
     print(f"H={args.H} xavier_uniform seed={args.seed}"
           f"{' (readout bias at the median of T)' if args.balanced else ''}; "
-          f"cores={os.cpu_count()}; fastest of {args.repeat} runs per cell")  # fmt: skip
+          f"cores={os.cpu_count()}; fastest of {args.repeat} runs per process, "
+          f"{args.rounds} round(s) per cell")  # fmt: skip
     args.rate = machine_rate() if "certified" in args.impl else 0.0
     if args.rate:
         print(f"machine rate (limit.py, matvec_mid, one thread): {args.rate:.1f} GFLOP/s")
@@ -159,30 +168,33 @@ def main() -> None:
 
 
 def _cell(args: argparse.Namespace, d: int, n_layers: int, n: int) -> None:
-    """Run every implementation on one (D, L, N) in its own process; print rows and ratios."""
+    """Run every implementation on one (D, L, N) in its own process, ``--rounds`` times in
+    alternation; print a row per implementation and round, then the ratios (each
+    implementation's fastest round, and the spread of the ratio within rounds)."""
     results: dict[str, dict] = {}
-    for impl in args.impl:
-        cmd = [sys.executable, __file__, "--worker", "--impl", impl, "--L", str(n_layers),
-               "--N", str(n), "-D", str(d), "-H", str(args.H),
-               "--seed", str(args.seed), "--repeat", str(args.repeat)]  # fmt: skip
-        if args.balanced:
-            cmd.append("--balanced")
-        out = subprocess.run(cmd, capture_output=True, text=True, check=False)
-        if out.returncode != 0:
-            print(f"{d:>3} {n_layers:>2} {n:>3} {impl:>10} failed: {out.stderr.strip()[-300:]}")
-            continue
-        res = json.loads(out.stdout.strip().splitlines()[-1])
-        results[impl] = res
-        rate = (1 << n) / res["wall"]
-        load = os.getloadavg()[0]
-        extra = res.get("tiers") or ({"gflop_per_s": res["gflop_per_s"]} if "gflop_per_s" in res
-                                     else "")  # fmt: skip
-        print(f"{d:>3} {n_layers:>2} {n:>3} {impl:>10} {res['wall']:>9.3f} {res['cpu']:>9.3f}"
-              f" {rate:>12.0f}  {load:.1f} {extra}")  # fmt: skip
+    per_round: list[dict[str, dict]] = []
+    for rnd in range(args.rounds):
+        this_round: dict[str, dict] = {}
+        for impl in args.impl:
+            res = _run_worker(args, impl, d, n_layers, n)
+            if res is None:
+                continue
+            this_round[impl] = res
+            if impl not in results or res["wall"] < results[impl]["wall"]:
+                results[impl] = res
+            rate = (1 << n) / res["wall"]
+            load = os.getloadavg()[0]
+            extra = res.get("tiers") or ({"gflop_per_s": res["gflop_per_s"]}
+                                         if "gflop_per_s" in res else "")  # fmt: skip
+            tag = f" r{rnd + 1}" if args.rounds > 1 else ""
+            print(f"{d:>3} {n_layers:>2} {n:>3} {impl:>10} {res['wall']:>9.3f} {res['cpu']:>9.3f}"
+                  f" {rate:>12.0f}  {load:.1f}{tag} {extra}")  # fmt: skip
+        per_round.append(this_round)
     cert, plain = results.get("certified"), results.get("plain")
     torch_res, per_string = results.get("torch"), results.get("per_string")
     if cert and torch_res:
-        print(f"      certified vs torch: {torch_res['wall'] / cert['wall']:.1f}x faster")
+        print(f"      certified vs torch: {torch_res['wall'] / cert['wall']:.1f}x faster"
+              f"{_round_spread(per_round, 'torch', 'certified')}")  # fmt: skip
     if plain and torch_res:
         print(f"      plain vs torch:     {torch_res['wall'] / plain['wall']:.1f}x faster")
     gemm = results.get("gemm")
@@ -211,6 +223,34 @@ def _cell(args: argparse.Namespace, d: int, n_layers: int, n: int) -> None:
         target = TARGET_VS_TORCH.get(min(n_layers, 2))
         if torch_res and target:
             _print_target(target, torch_res["wall"], one_core / cores)
+
+
+def _run_worker(args: argparse.Namespace, impl: str, d: int, n_layers: int, n: int) -> dict | None:
+    """One implementation on one cell in a fresh process (the result dict), None if it failed."""
+    cmd = [sys.executable, __file__, "--worker", "--impl", impl, "--L", str(n_layers),
+           "--N", str(n), "-D", str(d), "-H", str(args.H),
+           "--seed", str(args.seed), "--repeat", str(args.repeat)]  # fmt: skip
+    if args.balanced:
+        cmd.append("--balanced")
+    out = subprocess.run(cmd, capture_output=True, text=True, check=False)
+    if out.returncode != 0:
+        print(f"{d:>3} {n_layers:>2} {n:>3} {impl:>10} failed: {out.stderr.strip()[-300:]}")
+        return None
+    return json.loads(out.stdout.strip().splitlines()[-1])
+
+
+def _round_spread(per_round: list[dict[str, dict]], slow: str, fast: str) -> str:
+    """With several rounds: the ratio slow / fast within each round (the two measured minutes
+    apart at most), as min / median / max; empty with one round."""
+    ratios = sorted(r[slow]["wall"] / r[fast]["wall"] for r in per_round if slow in r and fast in r)
+    if len(ratios) < 2:
+        return ""
+    med = (
+        ratios[len(ratios) // 2]
+        if len(ratios) % 2
+        else sum(ratios[len(ratios) // 2 - 1 : len(ratios) // 2 + 1]) / 2
+    )
+    return f" (fastest of each; within a round {ratios[0]:.1f} / {med:.1f} / {ratios[-1]:.1f}x)"
 
 
 def _print_target(target: float, torch_wall: float, limit_wall: float) -> None:
