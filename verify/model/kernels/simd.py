@@ -384,21 +384,18 @@ def _ln_block_codegen(context, builder, signature, args):  # pragma: no cover - 
             col = builder.mul(builder.add(builder.mul(n_grp, c(size)), lp.index), c(LANES))
             group([col], with_bounds, with_affine)
 
-    has_bounds = builder.icmp_signed("!=", bounds, c(0))
-    has_affine = builder.icmp_signed("!=", affine, c(0))
-    with builder.if_else(has_bounds) as (yes, no):
+    def by_affine(with_bounds):  # one copy of the loops per (bounds, affine)
+        with builder.if_else(builder.icmp_signed("!=", affine, c(0))) as (aff, plain):
+            with aff:
+                all_vectors(with_bounds, True)
+            with plain:
+                all_vectors(with_bounds, False)
+
+    with builder.if_else(builder.icmp_signed("!=", bounds, c(0))) as (yes, no):
         with yes:
-            with builder.if_else(has_affine) as (aff, plain):
-                with aff:
-                    all_vectors(True, True)
-                with plain:
-                    all_vectors(True, False)
+            by_affine(True)
         with no:
-            with builder.if_else(has_affine) as (aff, plain):
-                with aff:
-                    all_vectors(False, True)
-                with plain:
-                    all_vectors(False, False)
+            by_affine(False)
     return context.get_dummy_value()
 
 
