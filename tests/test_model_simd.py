@@ -1,5 +1,7 @@
 """The register-blocked product (``kernels.simd`` through ``dense.matvec_mid``) stays within
-the rounding bound the scalar radii assume: |fl - exact| <= (n + 2) U (|b| + sum |w| |x|)."""
+the rounding bound the scalar radii assume: |fl - exact| <= (n + 2) U (|b| + sum |w| |x|); the
+fused MLP and the register sums (``kernels.register_sums``) give bit for bit what the loops
+they replaced give."""
 
 from __future__ import annotations
 
@@ -90,16 +92,16 @@ def _eq(a: np.ndarray, b: np.ndarray) -> bool:
 @pytest.mark.parametrize(("d", "nb", "eps"), [(16, 64, 0.0), (5, 8, 1e-5), (33, 40, 0.0)])
 @pytest.mark.parametrize("seed", [0, 1, 2])
 def test_ln_block_matches_the_sequential_loops(d: int, nb: int, eps: float, seed: int) -> None:
-    """``simd.ln_block`` against the Numba loops it replaced (sequential sums over the rows,
-    numpy elementwise: each operation rounded once), including LS_SC and LS_SAC as the DD
-    Lipschitz rule computes them at a zero low part (sums of c + 0 and |c| + |c + 0|)."""
+    """``register_sums.ln_block`` against the Numba loops it replaced (sequential sums over
+    the rows, numpy elementwise: each operation rounded once), including LS_SC and LS_SAC as
+    the DD Lipschitz rule computes them at a zero low part (sums of c + 0 and |c| + |c + 0|)."""
     from numba import njit
 
-    from verify.model.kernels import simd
+    from verify.model.kernels import register_sums as rsum
 
     @njit
     def run(v, out, ls, g, b, eps, bounds, affine):  # pragma: no cover - jitted
-        simd.ln_block(v, out, ls, g, b, eps, bounds, affine)
+        rsum.ln_block(v, out, ls, g, b, eps, bounds, affine)
 
     rng = np.random.default_rng(seed)
     v = _hard_values(rng, (d, nb))
@@ -128,16 +130,16 @@ def test_ln_block_matches_the_sequential_loops(d: int, nb: int, eps: float, seed
     for bounds in (0, 1):
         for aff in (0, 1):
             out = np.full((d, nb), 7.0)
-            ls = np.full((simd.LS_ROWS, nb), 7.0)
+            ls = np.full((rsum.LS_ROWS, nb), 7.0)
             run(v, out, ls, g, bias, eps, bounds, aff)
             assert _eq(out, affine if aff else c)
-            for row, want in ((simd.LS_MEAN, mean), (simd.LS_SS, ss), (simd.LS_VAR, var),
-                              (simd.LS_Z, z)):  # fmt: skip
+            for row, want in ((rsum.LS_MEAN, mean), (rsum.LS_SS, ss), (rsum.LS_VAR, var),
+                              (rsum.LS_Z, z)):  # fmt: skip
                 assert _eq(ls[row], want), row
             if bounds:
-                sums = {simd.LS_SABS: sabs, simd.LS_CSUM: csum, simd.LS_CMAX: cmax,
-                        simd.LS_SC: sc, simd.LS_SAC: sac}  # fmt: skip
-                for row, want in sums.items():
+                want_sums = {rsum.LS_SABS: sabs, rsum.LS_CSUM: csum, rsum.LS_CMAX: cmax,
+                        rsum.LS_SC: sc, rsum.LS_SAC: sac}  # fmt: skip
+                for row, want in want_sums.items():
                     assert _eq(ls[row], want), row
 
 
@@ -147,14 +149,14 @@ def test_column_sums_match_the_sequential_loops(s: int, d: int, nb: int) -> None
     numpy loops (each operation rounded once, the sums in the documented order)."""
     from numba import njit
 
-    from verify.model.kernels import simd
+    from verify.model.kernels import register_sums as rsum
 
     @njit
     def run(a, x, init, p, m, o_dots, o_mix, o_dist, o_sq, o_max):  # pragma: no cover
-        simd.dots_rows(a, x, init, o_dots)
-        simd.mix_rows(p, x, o_mix)
-        simd.dist2_rows(x, m, o_dist)
-        simd.norms_rows(x, o_sq, o_max)
+        rsum.dots_rows(a, x, init, o_dots)
+        rsum.mix_rows(p, x, o_mix)
+        rsum.dist2_rows(x, m, o_dist)
+        rsum.norms_rows(x, o_sq, o_max)
 
     rng = np.random.default_rng(s * d)
     x = _hard_values(rng, (s, d, nb))

@@ -36,7 +36,7 @@ from verify.model.kernels.bundles import (
     i8,
 )
 from verify.model.kernels.dense import col_absmax, matvec, matvec_scalar
-from verify.model.kernels.simd import dist2_rows, dots_rows, mix_rows
+from verify.model.kernels.register_sums import dist2_rows, dots_rows, mix_rows
 from verify.model.kernels.softmax import scaled_softmax, softmax_rounding
 from verify.model.rounding import ETA, U
 

@@ -72,7 +72,7 @@ from verify.model.kernels.dense import (
 )
 from verify.model.kernels.layer_norm import layer_norm_scalar
 from verify.model.kernels.position import finish_position_l2
-from verify.model.kernels.simd import LS_ROWS, LS_RZ, LS_Z, norms_rows
+from verify.model.kernels.register_sums import LS_ROWS, LS_RZ, LS_Z, norms_rows
 from verify.model.kernels.stage_l2 import layer_norm_l2, to_l2
 from verify.model.kernels.tables import add_weighted, fill_rows, mlp_from_tables
 from verify.model.rounding import ETA, U

@@ -14,21 +14,22 @@ from numba import types
 
 from verify._numba import kernel
 from verify.model.kernels.bundles import A1, A2, BS, b1, f8, i8
-from verify.model.kernels.simd import LANES, ln_block
 
-# the rows of the scratch ``ls``, defined in ``kernels.simd`` (where ``ln_block`` writes
-# them) and re-exported here
-from verify.model.kernels.simd import LS_CMAX as LS_CMAX
-from verify.model.kernels.simd import LS_CSUM as LS_CSUM
-from verify.model.kernels.simd import LS_MEAN as LS_MEAN
-from verify.model.kernels.simd import LS_ROWS as LS_ROWS
-from verify.model.kernels.simd import LS_RZ as LS_RZ
-from verify.model.kernels.simd import LS_SABS as LS_SABS
-from verify.model.kernels.simd import LS_SAC as LS_SAC
-from verify.model.kernels.simd import LS_SC as LS_SC
-from verify.model.kernels.simd import LS_SS as LS_SS
-from verify.model.kernels.simd import LS_VAR as LS_VAR
-from verify.model.kernels.simd import LS_Z as LS_Z
+# the rows of the scratch ``ls``, defined in ``kernels.register_sums`` (where ``ln_block``
+# writes them) and re-exported here
+from verify.model.kernels.register_sums import LS_CMAX as LS_CMAX
+from verify.model.kernels.register_sums import LS_CSUM as LS_CSUM
+from verify.model.kernels.register_sums import LS_MEAN as LS_MEAN
+from verify.model.kernels.register_sums import LS_ROWS as LS_ROWS
+from verify.model.kernels.register_sums import LS_RZ as LS_RZ
+from verify.model.kernels.register_sums import LS_SABS as LS_SABS
+from verify.model.kernels.register_sums import LS_SAC as LS_SAC
+from verify.model.kernels.register_sums import LS_SC as LS_SC
+from verify.model.kernels.register_sums import LS_SS as LS_SS
+from verify.model.kernels.register_sums import LS_VAR as LS_VAR
+from verify.model.kernels.register_sums import LS_Z as LS_Z
+from verify.model.kernels.register_sums import ln_block
+from verify.model.kernels.simd import LANES
 from verify.model.rounding import ETA, U
 
 # the componentwise rule reuses two rows of ``ls``:
@@ -41,7 +42,7 @@ def layer_norm_moments(v, eps, nb, out, ls):  # pragma: no cover - jitted
     """Per string b < nb (axis 1): ls[LS_MEAN] and ls[LS_VAR] the mean and biased variance of v
     over axis 0 (ls[LS_SS] = d var), the centred values into out, and ls[LS_Z] = 1 / sqrt(var +
     eps) (inf or NaN when var + eps is 0). When nb is the whole width and a multiple of 8 the
-    sums run in registers (``simd.ln_block``, the same operations)."""
+    sums run in registers (``register_sums.ln_block``, the same operations)."""
     d = v.shape[0]
     if nb % LANES == 0 and nb == v.shape[1]:
         ln_block(v, out, ls, ls[0], ls[0], eps, 0, 0)
@@ -146,7 +147,7 @@ def layer_norm_scalar(
     ``dd_l2.lipschitz_from_sums``. The radius follows the componentwise rule of ``layer_norm``
     with |c_i| <= max|c|, sum |c_i|, |gain| <= gmax, |bias| <= bmax; a variance enclosure
     reaching 0 gives an infinite radius. The moments, the sums of the bound and the affine map
-    are one pass in registers (``simd.ln_block``)."""
+    are one pass in registers (``register_sums.ln_block``)."""
     d = v.shape[0]
     mean = ls[LS_MEAN]
     var = ls[LS_VAR]

@@ -33,7 +33,7 @@ from verify.model.kernels.bundles import (
 from verify.model.kernels.dense import matvec
 from verify.model.kernels.layer_norm import layer_norm
 from verify.model.kernels.position import finish_position
-from verify.model.kernels.simd import LS_ROWS
+from verify.model.kernels.register_sums import LS_ROWS
 from verify.model.kernels.tables import layer0_attention
 from verify.model.rounding import ETA, U
 

@@ -18,7 +18,7 @@ from verify.model.kernels.bundles import A1, A2, BS, b1, f8, i8
 from verify.model.kernels.dd_l2 import lipschitz_from_sums
 from verify.model.kernels.dense import matvec_scalar
 from verify.model.kernels.layer_norm import layer_norm_scalar
-from verify.model.kernels.simd import LS_SAC, LS_SC, LS_SS
+from verify.model.kernels.register_sums import LS_SAC, LS_SC, LS_SS
 from verify.model.rounding import U
 
 
