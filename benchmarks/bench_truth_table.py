@@ -16,6 +16,11 @@ far the certified table is from it, in CPU and in wall time, and what issue 15's
 (100x torch at L = 1, 15x at L = 2) asks: the wall time it allows and the fraction of the
 machine rate the whole pass would need to get there (``TARGET_VS_TORCH``).
 
+``--rounds R`` alternates the implementations R times per cell (each run in a new process):
+the machine here has slow phases of minutes that would otherwise fall on one implementation;
+the ratio certified / torch is then also printed per round (min / median / max). The ratios of
+the last line use each implementation's fastest run over all rounds.
+
 ``--balanced`` moves the readout bias to the median of T (computed once per cell by the plain
 pass), so that the function is balanced and many strings lie near the threshold, as in a
 trained model's truth table; the model as drawn computes a constant function at these sizes.
@@ -30,7 +35,7 @@ each certified row prints how many bits each tier settled (``CertifiedTruthTable
 radius GEMMs |W_1| (r + g|X|), |W_2| (...), i.e. 4 GEMMs) and prints its GFLOP/s: if that alone
 is slower than the kernel's whole certified pass, moving the MLP to BLAS cannot pay.
 
-Run by hand: ``python benchmarks/bench_truth_table.py [--N 12 16 20] [--L 1 2]
+Run by hand: ``python benchmarks/bench_truth_table.py [--N 12 16 20] [--L 1 2] [--rounds 3]
 [-D 16 32] [--impl certified no_dd plain per_string torch gemm]``.
 """
 
