@@ -44,6 +44,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import statistics
 import subprocess
 import sys
 import time
@@ -250,11 +251,7 @@ def _round_spread(per_round: list[dict[str, dict]], slow: str, fast: str) -> str
     ratios = sorted(r[slow]["wall"] / r[fast]["wall"] for r in per_round if slow in r and fast in r)
     if len(ratios) < 2:
         return ""
-    med = (
-        ratios[len(ratios) // 2]
-        if len(ratios) % 2
-        else sum(ratios[len(ratios) // 2 - 1 : len(ratios) // 2 + 1]) / 2
-    )
+    med = statistics.median(ratios)
     return f" (fastest of each; within a round {ratios[0]:.1f} / {med:.1f} / {ratios[-1]:.1f}x)"
 
 

@@ -132,8 +132,8 @@ def _finish_layer_1(
     """``finish_position_l2`` at layer 1 on copies of (y, ry), (a, ra), a the head outputs
     before out_proj: (output, radius)."""
     from verify.model.kernels.bundles import BS
-    from verify.model.kernels.layer_norm import LS_ROWS
     from verify.model.kernels.position import finish_position_l2
+    from verify.model.kernels.register_sums import LS_ROWS
 
     tb = prepare_exhaustive(p, 4)
     d, f = p.config.d_model, p.config.d_ff

@@ -93,7 +93,7 @@ def _eq(a: np.ndarray, b: np.ndarray) -> bool:
 @pytest.mark.parametrize("seed", [0, 1, 2])
 def test_ln_block_matches_the_sequential_loops(d: int, nb: int, eps: float, seed: int) -> None:
     """``register_sums.ln_block`` against the Numba loops it replaced (sequential sums over
-    the rows, numpy elementwise: each operation rounded once), including LS_SC and LS_SAC as
+    the rows, numpy elementwise: each operation rounded once), including LS_SC and 2 LS_CSUM as
     the DD Lipschitz rule computes them at a zero low part (sums of c + 0 and |c| + |c + 0|)."""
     from numba import njit
 
@@ -138,9 +138,10 @@ def test_ln_block_matches_the_sequential_loops(d: int, nb: int, eps: float, seed
                 assert _eq(ls[row], want), row
             if bounds:
                 want_sums = {rsum.LS_SABS: sabs, rsum.LS_CSUM: csum, rsum.LS_CMAX: cmax,
-                        rsum.LS_SC: sc, rsum.LS_SAC: sac}  # fmt: skip
+                        rsum.LS_SC: sc}  # fmt: skip
                 for row, want in want_sums.items():
                     assert _eq(ls[row], want), row
+                assert _eq(2.0 * ls[rsum.LS_CSUM], sac)  # what stage_l2.layer_norm_l2 passes
 
 
 @pytest.mark.parametrize(("s", "d", "nb"), [(21, 16, 64), (3, 5, 8), (9, 33, 24)])
@@ -184,3 +185,32 @@ def test_column_sums_match_the_sequential_loops(s: int, d: int, nb: int) -> None
     run(a, x, init, p, m, *outs)
     for got, want in zip(outs, (dots, mix, dist, sq, amax), strict=True):
         assert _eq(got, want)
+
+
+@pytest.mark.parametrize(("eps", "seed"), [(0.0, 0), (1e-5, 1), (0.0, 2)])
+def test_layer_norm_l2_lipschitz_is_the_dd_rule(eps: float, seed: int) -> None:
+    """``stage_l2.layer_norm_l2`` takes its Lipschitz constant from the sums of
+    ``ln_block``; it is ``dd_l2.layer_norm_lipschitz`` at a zero low part, bit for bit."""
+    from verify.model.kernels.dd_l2 import layer_norm_lipschitz
+    from verify.model.kernels.register_sums import LS_ROWS
+    from verify.model.kernels.stage_l2 import layer_norm_l2
+
+    rng = np.random.default_rng(seed)
+    d = 16
+    v = _hard_values(rng, (d, BS))
+    v[:, 5] = 1.0  # a constant column: the ball reaches var = 0 at eps = 0
+    # nearly constant columns, spread of a few ulps: the rounded mean leaves sum c_i of the
+    # order of |c|_2, where the rule's cancellation terms (sum c, sum |c|) decide the bound
+    ulp = np.spacing(1.0)
+    v[:, 6:14] = 1.0 + ulp * rng.integers(-3, 4, size=(d, 8))
+    rv = rng.random(BS) * rng.choice([1e-14, 1e-3, 10.0], size=BS)
+    rv[6:14] = 0.0
+    g, b = rng.normal(size=d), rng.normal(size=d)
+    zero = np.zeros((d, BS))
+    out, rout, lip = np.empty((d, BS)), np.empty(BS), np.empty(BS)
+    with np.errstate(all="ignore"):
+        layer_norm_l2(v, rv, g, b, 1.5, 2.0, eps, out, rout, np.empty((LS_ROWS, BS)), zero, lip,
+                      True)  # fmt: skip
+        want = np.empty(BS)
+        layer_norm_lipschitz(v, zero, rv, eps, 1.5, want)
+    assert _eq(lip, want)

@@ -345,7 +345,7 @@ def attention_row_l2(
                 un = math.sqrt(unorm[b] * (1 + (d + 3) * U)) * (1 + 2 * U)
                 unorm[b] = (un + sq_d * ru[b]) * (1 + 2 * U)  # >= |W_k,h^T q|_2
                 dq[b] = wq2 * rho[i, b] * (1 + U)  # >= |q' - q|_2
-        # scores s_j = (u . x_j + beta) / sqrt(d_h), the sums in registers (kernels.simd)
+        # scores s_j = (u . x_j + beta) / sqrt(d_h), the sums in registers (kernels.register_sums)
         dots_rows(um, x, beta, pm)
         if bounds:
             for j in range(s):

@@ -14,21 +14,17 @@ from numba import types
 
 from verify._numba import kernel
 from verify.model.kernels.bundles import A1, A2, BS, b1, f8, i8
-
-# the rows of the scratch ``ls``, defined in ``kernels.register_sums`` (where ``ln_block``
-# writes them) and re-exported here
-from verify.model.kernels.register_sums import LS_CMAX as LS_CMAX
-from verify.model.kernels.register_sums import LS_CSUM as LS_CSUM
-from verify.model.kernels.register_sums import LS_MEAN as LS_MEAN
-from verify.model.kernels.register_sums import LS_ROWS as LS_ROWS
-from verify.model.kernels.register_sums import LS_RZ as LS_RZ
-from verify.model.kernels.register_sums import LS_SABS as LS_SABS
-from verify.model.kernels.register_sums import LS_SAC as LS_SAC
-from verify.model.kernels.register_sums import LS_SC as LS_SC
-from verify.model.kernels.register_sums import LS_SS as LS_SS
-from verify.model.kernels.register_sums import LS_VAR as LS_VAR
-from verify.model.kernels.register_sums import LS_Z as LS_Z
-from verify.model.kernels.register_sums import ln_block
+from verify.model.kernels.register_sums import (  # the rows of the scratch ``ls``
+    LS_CMAX,
+    LS_CSUM,
+    LS_MEAN,
+    LS_RZ,
+    LS_SABS,
+    LS_SS,
+    LS_VAR,
+    LS_Z,
+    ln_block,
+)
 from verify.model.kernels.simd import LANES
 from verify.model.rounding import ETA, U
 
@@ -45,7 +41,7 @@ def layer_norm_moments(v, eps, nb, out, ls):  # pragma: no cover - jitted
     sums run in registers (``register_sums.ln_block``, the same operations)."""
     d = v.shape[0]
     if nb % LANES == 0 and nb == v.shape[1]:
-        ln_block(v, out, ls, ls[0], ls[0], eps, 0, 0)
+        ln_block(v, out, ls, ls[0], ls[0], eps, 0, 0)  # no affine map: gain, bias unread
         return
     mean = ls[LS_MEAN]
     var = ls[LS_VAR]
@@ -143,8 +139,8 @@ def layer_norm_scalar(
 ):  # pragma: no cover
     """out = gain (v - mean) / sqrt(var + eps) + bias over axis 0 (biased variance) for a block
     of BS strings, with one radius per string (rv in, rout out). On return ls[LS_Z] holds z and,
-    with bounds, ls[LS_RZ] a bound of its error and ls[LS_SS], ls[LS_SC], ls[LS_SAC] the sums of
-    ``dd_l2.lipschitz_from_sums``. The radius follows the componentwise rule of ``layer_norm``
+    with bounds, ls[LS_RZ] a bound of its error and ls[LS_SS], ls[LS_SC], ls[LS_CSUM] the sums
+    of ``dd_l2.lipschitz_from_sums``. The radius follows the componentwise rule of ``layer_norm``
     with |c_i| <= max|c|, sum |c_i|, |gain| <= gmax, |bias| <= bmax; a variance enclosure
     reaching 0 gives an infinite radius. The moments, the sums of the bound and the affine map
     are one pass in registers (``register_sums.ln_block``)."""

@@ -17,7 +17,7 @@ from numba.extending import intrinsic
 from verify.model.kernels.simd import LANES
 
 # rows of the layer-norm scratch ``ls`` (LS_ROWS, nb), one string per column: written by
-# ``ln_block``, read by ``kernels.layer_norm`` (which re-exports them) and its callers
+# ``ln_block``, read by ``kernels.layer_norm`` and its callers
 LS_MEAN = 0  # mean of the input
 LS_VAR = 1  # biased variance
 LS_Z = 2  # z = 1 / sqrt(var + eps)
@@ -27,123 +27,25 @@ LS_CMAX = 5  # max_i |c_i|
 LS_CSUM = 6  # sum_i |c_i|
 LS_SS = 7  # sum_i c_i^2 (d var)
 LS_SC = 8  # sum_i c_i (= sum_i (c_i + 0), see ``ln_block``)
-LS_SAC = 9  # 2 sum_i |c_i| (= sum_i (|c_i| + |c_i + 0|), see ``ln_block``)
-LS_ROWS = 10
+LS_ROWS = 9
 # vectors of 8 strings whose sums run together (independent dependency chains: each sum is
 # sequential, for bit-identity), without and with the six sums of the bounds (registers)
 LN_GROUP = 8
 LN_GROUP_BOUNDS = 4
 
 
-def _ln_block_codegen(context, builder, signature, args):  # pragma: no cover - code generation
-    """The code generator of ``ln_block`` (see there)."""
-    v, out, ls, gain, bias = (
-        context.make_array(signature.args[k])(context, builder, args[k]) for k in range(5)
-    )
-    eps, bounds, affine = args[5:8]
-    i64 = ir.IntType(64)
-    dbl = ir.DoubleType()
-    vec = ir.VectorType(dbl, LANES)
-    vptr = vec.as_pointer()
-    d, nb = cgutils.unpack_tuple(builder, v.shape, 2)
-    zero = ir.Constant(vec, [0.0] * LANES)
-    one = ir.Constant(vec, [1.0] * LANES)
-    fabs = cgutils.get_or_insert_function(
-        builder.module, ir.FunctionType(vec, [vec]), "llvm.fabs.v8f64"
-    )
-    sqrt = cgutils.get_or_insert_function(
-        builder.module, ir.FunctionType(vec, [vec]), "llvm.sqrt.v8f64"
-    )
+SUM_GROUP = 8  # vectors of 8 strings whose column sums run together (independent chains)
 
-    def c(k):
-        return ir.Constant(i64, k)
 
-    def ptr(base, row, col):  # the 8 doubles base[row, col:col + 8] of a (., nb) array
-        return builder.bitcast(builder.gep(base, [builder.add(builder.mul(row, nb), col)]), vptr)
+def _vec_ptr(builder, arr, index):  # pragma: no cover - code generation
+    """A pointer to the 8 doubles arr.data[index:index + 8]."""
+    vptr = ir.VectorType(ir.DoubleType(), LANES).as_pointer()
+    return builder.bitcast(builder.gep(arr.data, [index]), vptr)
 
-    def load(base, row, col):
-        return builder.load(ptr(base, row, col), align=8)
 
-    def store(value, base, row, col):
-        builder.store(value, ptr(base, row, col), align=8)
-
-    d_vec = _splat(builder, builder.sitofp(d, dbl))
-    eps_vec = _splat(builder, eps)
-    sums = ("ss", "sabs", "csum", "cmax", "sc")
-    rows = {"ss": LS_SS, "sabs": LS_SABS, "csum": LS_CSUM, "cmax": LS_CMAX, "sc": LS_SC}
-    two = ir.Constant(vec, [2.0] * LANES)
-
-    def group(cols, with_bounds, with_affine):
-        """The vectors of strings at cols (a list of column offsets) together."""
-        acc = [cgutils.alloca_once_value(builder, zero) for _ in cols]
-        with cgutils.for_range(builder, d) as loop:
-            for k, col in enumerate(cols):
-                x = load(v.data, loop.index, col)
-                builder.store(builder.fadd(builder.load(acc[k]), x), acc[k])
-        means = [builder.fdiv(builder.load(a), d_vec) for a in acc]
-        names = sums if with_bounds else ("ss",)
-        slots = [{n: cgutils.alloca_once_value(builder, zero) for n in names} for _ in cols]
-        with cgutils.for_range(builder, d) as loop:
-            e = loop.index
-            for k, col in enumerate(cols):
-                x = load(v.data, e, col)
-                cv = builder.fsub(x, means[k])
-                store(cv, out.data, e, col)
-                terms = {"ss": builder.fmul(cv, cv)}
-                if with_bounds:
-                    ac = builder.call(fabs, [cv])
-                    terms.update(sabs=builder.call(fabs, [x]), csum=ac, sc=cv)
-                for n, term in terms.items():
-                    builder.store(builder.fadd(builder.load(slots[k][n]), term), slots[k][n])
-                if with_bounds:  # max |c| from 0, NaN skipped (as ``dense.col_absmax``)
-                    cur = builder.load(slots[k]["cmax"])
-                    big = builder.fcmp_ordered(">", ac, cur)
-                    builder.store(builder.select(big, ac, cur), slots[k]["cmax"])
-        zs = []
-        for k, col in enumerate(cols):
-            store(means[k], ls.data, c(LS_MEAN), col)
-            for n in names:
-                store(builder.load(slots[k][n]), ls.data, c(rows[n]), col)
-            if with_bounds:  # sum (|c_i| + |c_i + 0|) = sum 2 |c_i| = 2 csum, exactly
-                store(builder.fmul(builder.load(slots[k]["csum"]), two), ls.data, c(LS_SAC), col)
-            var = builder.fdiv(builder.load(slots[k]["ss"]), d_vec)
-            store(var, ls.data, c(LS_VAR), col)
-            zs.append(builder.fdiv(one, builder.call(sqrt, [builder.fadd(var, eps_vec)])))
-            store(zs[k], ls.data, c(LS_Z), col)
-        if with_affine:
-            with cgutils.for_range(builder, d) as loop:
-                e = loop.index
-                gv = _splat(builder, builder.load(builder.gep(gain.data, [e])))
-                bv = _splat(builder, builder.load(builder.gep(bias.data, [e])))
-                for k, col in enumerate(cols):
-                    cz = builder.fmul(load(out.data, e, col), zs[k])
-                    store(builder.fadd(builder.fmul(cz, gv), bv), out.data, e, col)
-
-    def all_vectors(with_bounds, with_affine):
-        size = LN_GROUP_BOUNDS if with_bounds else LN_GROUP
-        n_vec = builder.udiv(nb, c(LANES))
-        n_grp = builder.udiv(n_vec, c(size))
-        with cgutils.for_range(builder, n_grp) as loop:
-            base = builder.mul(loop.index, c(size * LANES))
-            group([builder.add(base, c(k * LANES)) for k in range(size)], with_bounds,
-                  with_affine)  # fmt: skip
-        with cgutils.for_range(builder, builder.sub(n_vec, builder.mul(n_grp, c(size)))) as lp:
-            col = builder.mul(builder.add(builder.mul(n_grp, c(size)), lp.index), c(LANES))
-            group([col], with_bounds, with_affine)
-
-    def by_affine(with_bounds):  # one copy of the loops per (bounds, affine)
-        with builder.if_else(builder.icmp_signed("!=", affine, c(0))) as (aff, plain):
-            with aff:
-                all_vectors(with_bounds, True)
-            with plain:
-                all_vectors(with_bounds, False)
-
-    with builder.if_else(builder.icmp_signed("!=", bounds, c(0))) as (yes, no):
-        with yes:
-            by_affine(True)
-        with no:
-            by_affine(False)
-    return context.get_dummy_value()
+def _row_ptr(builder, arr, row, col, nb):  # pragma: no cover - code generation
+    """A pointer to arr[row, col:col + 8] of an (., nb) array."""
+    return _vec_ptr(builder, arr, builder.add(builder.mul(row, nb), col))
 
 
 def _splat(builder, value):  # pragma: no cover - code generation
@@ -155,30 +57,136 @@ def _splat(builder, value):  # pragma: no cover - code generation
     return builder.shuffle_vector(first, undef, lanes)
 
 
+def _vec_fn(builder, name: str, n_args: int = 1):  # pragma: no cover - code generation
+    """The LLVM intrinsic ``name`` on <8 x double> (llvm.fabs.v8f64, llvm.sqrt.v8f64)."""
+    vec = ir.VectorType(ir.DoubleType(), LANES)
+    return cgutils.get_or_insert_function(
+        builder.module, ir.FunctionType(vec, [vec] * n_args), name
+    )
+
+
+def _max_into(builder, slot, value):  # pragma: no cover - code generation
+    """slot <- value where value > slot (a NaN value is skipped), as ``dense.col_absmax``."""
+    cur = builder.load(slot)
+    builder.store(builder.select(builder.fcmp_ordered(">", value, cur), value, cur), slot)
+
+
+def _over_vector_groups(builder, nb, size: int, emit) -> None:  # pragma: no cover - codegen
+    """emit(cols) for the vectors of 8 strings of nb columns: size vectors at a time (cols,
+    their column offsets), then the remaining ones one by one."""
+    i64 = ir.IntType(64)
+    n_vec = builder.udiv(nb, ir.Constant(i64, LANES))
+    n_grp = builder.udiv(n_vec, ir.Constant(i64, size))
+    with cgutils.for_range(builder, n_grp) as loop:
+        base = builder.mul(loop.index, ir.Constant(i64, size * LANES))
+        emit([builder.add(base, ir.Constant(i64, k * LANES)) for k in range(size)])
+    first = builder.mul(n_grp, ir.Constant(i64, size))
+    with cgutils.for_range(builder, builder.sub(n_vec, first)) as loop:
+        emit([builder.mul(builder.add(first, loop.index), ir.Constant(i64, LANES))])
+
+
+def _ln_block_codegen(context, builder, signature, args):  # pragma: no cover - code generation
+    """The code generator of ``ln_block`` (see there)."""
+    v, out, ls, gain, bias = (
+        context.make_array(signature.args[k])(context, builder, args[k]) for k in range(5)
+    )
+    eps, bounds, affine = args[5:8]
+    i64 = ir.IntType(64)
+    dbl = ir.DoubleType()
+    vec = ir.VectorType(dbl, LANES)
+    d, nb = cgutils.unpack_tuple(builder, v.shape, 2)
+    zero = ir.Constant(vec, [0.0] * LANES)
+    one = ir.Constant(vec, [1.0] * LANES)
+    fabs = _vec_fn(builder, "llvm.fabs.v8f64")
+    sqrt = _vec_fn(builder, "llvm.sqrt.v8f64")
+
+    def load(base, row, col):
+        return builder.load(_row_ptr(builder, base, row, col, nb), align=8)
+
+    def store(value, base, row, col):
+        builder.store(value, _row_ptr(builder, base, row, col, nb), align=8)
+
+    d_vec = _splat(builder, builder.sitofp(d, dbl))
+    eps_vec = _splat(builder, eps)
+    rows = {"ss": LS_SS, "sabs": LS_SABS, "csum": LS_CSUM, "cmax": LS_CMAX, "sc": LS_SC}
+
+    def group(cols, with_bounds, with_affine):
+        """The vectors of strings at cols (a list of column offsets) together."""
+        acc = [cgutils.alloca_once_value(builder, zero) for _ in cols]
+        with cgutils.for_range(builder, d) as loop:
+            for k, col in enumerate(cols):
+                x = load(v, loop.index, col)
+                builder.store(builder.fadd(builder.load(acc[k]), x), acc[k])
+        means = [builder.fdiv(builder.load(a), d_vec) for a in acc]
+        names = tuple(rows) if with_bounds else ("ss",)
+        slots = [{n: cgutils.alloca_once_value(builder, zero) for n in names} for _ in cols]
+        with cgutils.for_range(builder, d) as loop:
+            e = loop.index
+            for k, col in enumerate(cols):
+                x = load(v, e, col)
+                cv = builder.fsub(x, means[k])
+                store(cv, out, e, col)
+                terms = {"ss": builder.fmul(cv, cv)}
+                if with_bounds:
+                    ac = builder.call(fabs, [cv])
+                    terms.update(sabs=builder.call(fabs, [x]), csum=ac, sc=cv)
+                    _max_into(builder, slots[k]["cmax"], ac)
+                for n, term in terms.items():
+                    builder.store(builder.fadd(builder.load(slots[k][n]), term), slots[k][n])
+        zs = []
+        for k, col in enumerate(cols):
+            store(means[k], ls, ir.Constant(i64, LS_MEAN), col)
+            for n in names:
+                store(builder.load(slots[k][n]), ls, ir.Constant(i64, rows[n]), col)
+            var = builder.fdiv(builder.load(slots[k]["ss"]), d_vec)
+            store(var, ls, ir.Constant(i64, LS_VAR), col)
+            zs.append(builder.fdiv(one, builder.call(sqrt, [builder.fadd(var, eps_vec)])))
+            store(zs[k], ls, ir.Constant(i64, LS_Z), col)
+        if with_affine:
+            with cgutils.for_range(builder, d) as loop:
+                e = loop.index
+                gv = _splat(builder, builder.load(builder.gep(gain.data, [e])))
+                bv = _splat(builder, builder.load(builder.gep(bias.data, [e])))
+                for k, col in enumerate(cols):
+                    cz = builder.fmul(load(out, e, col), zs[k])
+                    store(builder.fadd(builder.fmul(cz, gv), bv), out, e, col)
+
+    def by_affine(with_bounds):  # one copy of the loops per (bounds, affine)
+        size = LN_GROUP_BOUNDS if with_bounds else LN_GROUP
+        with builder.if_else(builder.icmp_signed("!=", affine, ir.Constant(i64, 0))) as (
+            aff,
+            plain,
+        ):
+            for flag, branch in ((True, aff), (False, plain)):
+                with branch:
+                    _over_vector_groups(
+                        builder, nb, size, lambda cols, f=flag: group(cols, with_bounds, f)
+                    )
+
+    with builder.if_else(builder.icmp_signed("!=", bounds, ir.Constant(i64, 0))) as (yes, no):
+        with yes:
+            by_affine(True)
+        with no:
+            by_affine(False)
+    return context.get_dummy_value()
+
+
 @intrinsic
 def ln_block(typingctx, v, out, ls, gain, bias, eps, bounds, affine):  # pragma: no cover
     """The sums of a layer norm over the rows of v (d, nb), nb a multiple of 8, for LN_GROUP
     vectors of 8 strings at a time with the sums in registers: ls[LS_MEAN] = (sum_i v_i) / d,
     out_i = c_i = v_i - mean, ls[LS_SS] = sum_i c_i^2, ls[LS_VAR] = ss / d, ls[LS_Z] = 1 /
     sqrt(var + eps); with bounds != 0 also the rows LS_SABS = sum |v_i|, LS_CSUM = sum |c_i|,
-    LS_CMAX = max |c_i| (from 0, NaN skipped), LS_SC = sum c_i, LS_SAC = 2 LS_CSUM; with affine
-    != 0, out_i = c_i z gain_i + bias_i instead of c_i. Every sum runs i = 0, 1, ... from 0.0,
-    each value with the operations of the Numba loops it replaces in ``kernels.layer_norm`` and
+    LS_CMAX = max |c_i| (from 0, NaN skipped), LS_SC = sum c_i; with affine != 0, out_i = c_i z
+    gain_i + bias_i instead of c_i. Every sum runs i = 0, 1, ... from 0.0, each value with the
+    operations of the Numba loops it replaces in ``kernels.layer_norm`` and
     ``dd_l2.layer_norm_lipschitz`` at a zero low part (bit-identical to them). There the sums
     are of c_i + 0 and of |c_i| + |c_i + 0|: a sum from +0.0 never becomes -0.0, so adding
-    c_i + 0 (+0.0 where c_i = -0.0) gives what adding c_i gives, and |c_i| + |c_i| = 2 |c_i|
-    with every partial sum doubled exactly (binary scaling; sums of doubles below the normal
-    range are exact; overflow to inf in both or neither)."""
+    c_i + 0 (+0.0 where c_i = -0.0) gives what adding c_i gives (LS_SC), and |c_i| + |c_i| =
+    2 |c_i| with every partial sum doubled exactly (binary scaling; sums of doubles below the
+    normal range are exact; overflow to inf in both or neither): that sum is 2 LS_CSUM."""
     sig = types.void(v, out, ls, gain, bias, eps, bounds, affine)
     return sig, _ln_block_codegen
-
-
-SUM_GROUP = 8  # vectors of 8 strings whose sums run together (independent chains)
-
-
-def _vec_ptr(builder, arr, index):  # pragma: no cover - code generation
-    vptr = ir.VectorType(ir.DoubleType(), LANES).as_pointer()
-    return builder.bitcast(builder.gep(arr.data, [index]), vptr)
 
 
 def _column_sums_codegen(kind: str):  # pragma: no cover - code generation
@@ -190,38 +198,24 @@ def _column_sums_codegen(kind: str):  # pragma: no cover - code generation
     def codegen(context, builder, signature, args):
         pairs = zip(signature.args, args, strict=True)
         arrs = [context.make_array(t)(context, builder, a) for t, a in pairs]
-        i64 = ir.IntType(64)
         zero = ir.Constant(ir.VectorType(ir.DoubleType(), LANES), [0.0] * LANES)
-
-        def c(k):
-            return ir.Constant(i64, k)
-
         if kind == "dots":  # out[j] = init + sum_k a[k] x[j, k]
             a, x, init, out = arrs
-            n_out, n_in, nb = cgutils.unpack_tuple(builder, x.shape, 3)
         elif kind == "mix":  # out[k] = 0 + sum_j p[j] x[j, k]
             p, x, out = arrs
-            n_in, n_out, nb = cgutils.unpack_tuple(builder, x.shape, 3)
         elif kind == "dist2":  # out[j] = 0 + sum_k (x[j, k] - m[k])^2
             x, m, out = arrs
-            n_out, n_in, nb = cgutils.unpack_tuple(builder, x.shape, 3)
         else:  # norms: out[j] = 0 + sum_k (|x[j, k]| + 0)^2, out2[j] = max_k |x[j, k]|
             x, out, out2 = arrs
-            n_out, n_in, nb = cgutils.unpack_tuple(builder, x.shape, 3)
-            fabs = cgutils.get_or_insert_function(
-                builder.module, ir.FunctionType(zero.type, [zero.type]), "llvm.fabs.v8f64"
-            )
-        d = cgutils.unpack_tuple(builder, x.shape, 3)[1]
-
-        def x_at(j, k, col):  # x[j, k, col:col + 8]
-            return _vec_ptr(builder, x, builder.add(builder.mul(builder.add(
-                builder.mul(j, d), k), nb), col))  # fmt: skip
-
-        def row_at(arr, r, col):  # arr[r, col:col + 8] of an (., nb) array
-            return _vec_ptr(builder, arr, builder.add(builder.mul(r, nb), col))
+            fabs = _vec_fn(builder, "llvm.fabs.v8f64")
+        s, d, nb = cgutils.unpack_tuple(builder, x.shape, 3)
+        n_out, n_in = (d, s) if kind == "mix" else (s, d)
 
         def load(ptr):
             return builder.load(ptr, align=8)
+
+        def x_at(j, k, col):  # x[j, k, col:col + 8]
+            return _row_ptr(builder, x, builder.add(builder.mul(j, d), k), col, nb)
 
         def group(r, cols):
             if kind == "dots":
@@ -229,41 +223,38 @@ def _column_sums_codegen(kind: str):  # pragma: no cover - code generation
             else:
                 starts = [zero for _ in cols]
             accs = [cgutils.alloca_once_value(builder, v0) for v0 in starts]
-            maxs = [cgutils.alloca_once_value(builder, zero) for _ in cols]
+            maxs = (
+                [cgutils.alloca_once_value(builder, zero) for _ in cols] if kind == "norms" else []
+            )
             with cgutils.for_range(builder, n_in) as loop:
                 mi = loop.index
-                for acc, col, mx in zip(accs, cols, maxs, strict=True):
+                for k, (acc, col) in enumerate(zip(accs, cols, strict=True)):
                     if kind == "norms":  # as dense.col_absmax and dd_l2.abs_l2 at xl = 0
                         ax = builder.call(fabs, [load(x_at(r, mi, col))])
-                        cur = builder.load(mx)
-                        builder.store(builder.select(builder.fcmp_ordered(">", ax, cur), ax, cur),
-                                      mx)  # fmt: skip
+                        _max_into(builder, maxs[k], ax)
                         t = builder.fadd(ax, zero)
                         term = builder.fmul(t, t)
                     elif kind == "dots":
-                        term = builder.fmul(load(row_at(a, mi, col)), load(x_at(r, mi, col)))
+                        term = builder.fmul(
+                            load(_row_ptr(builder, a, mi, col, nb)), load(x_at(r, mi, col))
+                        )
                     elif kind == "mix":
-                        term = builder.fmul(load(row_at(p, mi, col)), load(x_at(mi, r, col)))
+                        term = builder.fmul(
+                            load(_row_ptr(builder, p, mi, col, nb)), load(x_at(mi, r, col))
+                        )
                     else:
-                        dx = builder.fsub(load(x_at(r, mi, col)), load(row_at(m, mi, col)))
+                        m_k = load(_row_ptr(builder, m, mi, col, nb))
+                        dx = builder.fsub(load(x_at(r, mi, col)), m_k)
                         term = builder.fmul(dx, dx)
                     builder.store(builder.fadd(builder.load(acc), term), acc)
-            for acc, col, mx in zip(accs, cols, maxs, strict=True):
-                builder.store(builder.load(acc), row_at(out, r, col), align=8)
+            for k, (acc, col) in enumerate(zip(accs, cols, strict=True)):
+                builder.store(builder.load(acc), _row_ptr(builder, out, r, col, nb), align=8)
                 if kind == "norms":
-                    builder.store(builder.load(mx), row_at(out2, r, col), align=8)
+                    builder.store(builder.load(maxs[k]), _row_ptr(builder, out2, r, col, nb),
+                                  align=8)  # fmt: skip
 
-        n_vec = builder.udiv(nb, c(LANES))
-        n_grp = builder.udiv(n_vec, c(SUM_GROUP))
         with cgutils.for_range(builder, n_out) as rows:
-            r = rows.index
-            with cgutils.for_range(builder, n_grp) as loop:
-                base = builder.mul(loop.index, c(SUM_GROUP * LANES))
-                group(r, [builder.add(base, c(k * LANES)) for k in range(SUM_GROUP)])
-            rest = builder.sub(n_vec, builder.mul(n_grp, c(SUM_GROUP)))
-            with cgutils.for_range(builder, rest) as loop:
-                first = builder.mul(n_grp, c(SUM_GROUP))
-                group(r, [builder.mul(builder.add(first, loop.index), c(LANES))])
+            _over_vector_groups(builder, nb, SUM_GROUP, lambda cols: group(rows.index, cols))
         return context.get_dummy_value()
 
     return codegen

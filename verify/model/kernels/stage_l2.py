@@ -18,7 +18,7 @@ from verify.model.kernels.bundles import A1, A2, BS, b1, f8, i8
 from verify.model.kernels.dd_l2 import lipschitz_from_sums
 from verify.model.kernels.dense import matvec_scalar
 from verify.model.kernels.layer_norm import layer_norm_scalar
-from verify.model.kernels.register_sums import LS_SAC, LS_SC, LS_SS
+from verify.model.kernels.register_sums import LS_CSUM, LS_SC, LS_SS
 from verify.model.rounding import U
 
 
@@ -58,7 +58,8 @@ def layer_norm_l2(
     if bounds:
         d = v.shape[0]
         for b in range(BS):
+            # the rule's sum of |c_i| + |c_i + 0| is 2 sum |c_i|, exactly (``ln_block``)
             lip[b] = lipschitz_from_sums(
-                ls[LS_SS, b], ls[LS_SAC, b], ls[LS_SC, b], rv[b], d, eps, gmax
+                ls[LS_SS, b], 2.0 * ls[LS_CSUM, b], ls[LS_SC, b], rv[b], d, eps, gmax
             )
         to_l2(rv, lip, 1.0, rout, math.sqrt(v.shape[0]) * (1 + 2 * U), rout)
