@@ -5,24 +5,33 @@ place in the truth table."""
 from __future__ import annotations
 
 import dataclasses
+from fractions import Fraction
 
 import mpmath
 import numpy as np
 import pytest
-from flint import arb
+from flint import arb, fmpq, fmpq_mat
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from verify.boolean.function import all_bit_strings
 from verify.model import ModelConfig, Params, init_params, truth_table
-from verify.model.arith import arb_precision
-from verify.model.double_double import dd_T, prepare_dd, spectral_norm_upper
+from verify.model.arith import MidRad, arb_precision
+from verify.model.double_double import dd_T, prepare_dd
 from verify.model.enclosure import enclose_output
 from verify.model.fast import fast_T
 from verify.model.forward import forward
 from verify.model.kernels import dd
 from verify.model.kernels.dd_dense import inverse_dd, rsqrt_dd
 from verify.model.kernels.dd_l2 import attention_l2, layer_norm_lipschitz
+from verify.model.matrix_norms import (
+    _spectral_norm_upper_arb,
+    _spectral_norm_upper_float64,
+    frobenius_sq_upper,
+    gram_power_ball,
+    root_upper,
+    spectral_norm_upper,
+)
 from verify.model.reference import reference_forward
 from verify.model.truth_table import TIER_DOUBLE_DOUBLE, TIER_NAMES
 from verify.strategies import SPEC_OPTION_GRID, adversarial_params
@@ -200,18 +209,77 @@ def test_deep_model_skips_the_float64_passes_without_losing_a_bit_or_a_midpoint(
     assert (label3 != LABEL_UNCERTAIN).all() and np.isfinite(t3).all()  # not skipped at L = 3
 
 
+def _sigma_max(w: np.ndarray) -> mpmath.mpf:
+    """sigma_max(W) at 60 digits, as the square root of the Gram matrix's top eigenvalue."""
+    with mpmath.workdps(60):
+        g = mpmath.matrix(w.tolist())
+        g = g * g.T if w.shape[0] <= w.shape[1] else g.T * g
+        return mpmath.sqrt(max(mpmath.eigsy(g)[0]))
+
+
 def test_spectral_norm_upper_bounds_and_is_tight() -> None:
     rng = np.random.default_rng(3)
     cases = [rng.normal(size=shape) for shape in ((5, 5), (3, 17), (40, 8), (1, 9), (9, 1))]
     cases += [np.diag([3.0, -7.5, 1e-3]), np.outer([1.0, 2.0, -2.0], [0.5, 0.5]), np.zeros((3, 4))]
     cases += [rng.normal(size=(6, 6)) * 1e-150, rng.normal(size=(4, 4)) * 1e150]
+    cases += [np.array([[1e-310, 1.0], [0.5, 2.0]])]  # scaling would round 1e-310: the arb path
     for w in cases:
         bound = spectral_norm_upper(w)
-        with mpmath.workdps(60):  # sigma_max as the square root of the Gram matrix's top eigenvalue
-            g = mpmath.matrix(w.tolist())
-            g = g * g.T if w.shape[0] <= w.shape[1] else g.T * g
-            sigma = mpmath.sqrt(max(mpmath.eigsy(g)[0]))
-            assert sigma <= bound <= sigma * min(w.shape) ** (1 / 64) * (1 + 1e-12) + 1e-300
+        sigma = _sigma_max(w)
+        assert sigma <= bound <= sigma * min(w.shape) ** (1 / 64) * (1 + 1e-12) + 1e-300
+
+
+def test_spectral_norm_upper_float64_is_rigorous_where_the_bound_is_tight() -> None:
+    """Rank-1 matrices: |G^k|_F = lambda^k exactly, so the float64 path has no slack but its
+    radii and upward roundings (dropping either fails this test); it agrees with arb."""
+    rng = np.random.default_rng(11)
+    for _ in range(120):
+        rows, cols = (int(v) for v in rng.integers(1, 12, size=2))
+        u = rng.normal(size=rows) * 10.0 ** rng.uniform(-3, 3, size=rows)
+        v = rng.normal(size=cols) * 10.0 ** rng.uniform(-3, 3, size=cols)
+        w = np.outer(u, v) * 10.0 ** rng.integers(-100, 100)
+        m = w if rows <= cols else w.T
+        fast = _spectral_norm_upper_float64(m)
+        assert fast is not None and _sigma_max(w) <= fast
+        assert fast == pytest.approx(_spectral_norm_upper_arb(m), rel=1e-12)
+
+
+def _fmpq(x: float) -> fmpq:
+    return fmpq(*Fraction(x).as_integer_ratio())
+
+
+def test_gram_power_ball_holds_the_exact_power() -> None:
+    """(M M^T)^16 in exact rationals lies in every ball; the midpoints alone (radii dropped)
+    or one squaring's radius left out miss it."""
+    rng = np.random.default_rng(12)
+    for shape in ((1, 3), (3, 3), (4, 7), (6, 6)):
+        m = rng.uniform(-1, 1, size=shape)
+        m[0, 0] = 0.75  # the scaled input: largest entry in [1/2, 1)
+        g = gram_power_ball(m, 16)
+        a = fmpq_mat([[_fmpq(v) for v in row] for row in m.tolist()])
+        exact = a * a.transpose()
+        for _ in range(4):
+            exact = exact * exact
+        for i, j in np.ndindex(g.shape):
+            err = abs(exact[i, j] - _fmpq(g.mid[i, j]))
+            assert err <= _fmpq(g.rad[i, j])
+
+
+def test_frobenius_sq_and_root_upper_bound_their_exact_values() -> None:
+    rng = np.random.default_rng(13)
+    for _ in range(50):
+        mid = rng.normal(size=(3, 4)) * 10.0 ** rng.uniform(-5, 5)
+        rad = np.abs(mid) * 10.0 ** rng.uniform(-16, 0, size=mid.shape)
+        exact = sum(
+            (abs(_fmpq(a)) + _fmpq(r)) ** 2 for a, r in zip(mid.flat, rad.flat, strict=True)
+        )
+        assert exact <= _fmpq(frobenius_sq_upper(MidRad(mid, rad)))
+    with mpmath.workdps(50):
+        for x in 10.0 ** rng.uniform(-300, 300, size=400):
+            for halvings in (1, 6):
+                bound = root_upper(float(x), halvings)
+                true = mpmath.root(mpmath.mpf(float(x)), 2**halvings)
+                assert true <= bound <= true * (1 + 4 * halvings * 2.0**-52)
 
 
 def _ln(x: list[mpmath.mpf], gain: np.ndarray, eps: float) -> list[mpmath.mpf]:

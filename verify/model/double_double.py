@@ -13,7 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
-from flint import arb, arb_mat
+from flint import arb
 
 from verify._threads import one_blas_thread
 from verify.model.arith import arb_precision, sinusoidal_arb
@@ -26,6 +26,7 @@ from verify.model.kernels.bundles import (
     Scalars,
     f64,
 )
+from verify.model.matrix_norms import l2_upper, spectral_norm_upper
 from verify.model.params import Params
 from verify.model.rounding import ETA, U
 
@@ -61,39 +62,6 @@ def _dd_array(values: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     for idx in np.ndindex(values.shape):
         hi[idx], lo[idx], rad[idx] = _to_dd(values[idx])
     return hi, lo, rad
-
-
-_SQUARINGS = 4
-
-
-def spectral_norm_upper(w: np.ndarray) -> float:
-    """An upper bound of the spectral norm |W|_2 of a float64 matrix, within a factor
-    n^(1/64) (n = the smaller side) of it: with G the smaller Gram matrix (W W^T or W^T W,
-    symmetric positive semi-definite, largest eigenvalue |W|_2^2) and k = 2^_SQUARINGS,
-    lambda^k <= |G^k|_F <= sqrt(n) lambda^k, so |W|_2 <= |G^k|_F^(1/(2k)). G^k by repeated
-    squaring in arb (every ball contains the exact entry); the bound is the ball's upper end,
-    rounded up."""
-    m = np.asarray(w, dtype=np.float64)
-    if m.shape[0] > m.shape[1]:
-        m = m.T
-    if not np.any(m):
-        return 0.0
-    k = 1 << _SQUARINGS
-    with arb_precision(128):
-        a = arb_mat(m.tolist())
-        g = a * a.transpose()
-        for _ in range(_SQUARINGS):
-            g = g * g
-        fro = sum((g[i, j] ** 2 for i in range(g.nrows()) for j in range(g.ncols())), arb(0))
-        bound = (fro.log() / (4 * k)).exp()  # |G^k|_F^(1/(2k)) = exp(log(|G^k|_F^2) / (4k))
-        up = bound.mid() + bound.rad()
-        return float(up) * (1 + 4 * U) + ETA
-
-
-def l2_upper(x: np.ndarray) -> float:
-    """An upper bound of the 2-norm (Frobenius norm) of a float64 array."""
-    x = np.asarray(x, dtype=np.float64)
-    return float(np.sqrt(np.sum(x * x) * (1 + (x.size + 4) * U) + 1e-300) * (1 + 2 * U))
 
 
 def layer_norms(params: Params, first: int = 0) -> np.ndarray:

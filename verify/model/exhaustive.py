@@ -31,7 +31,7 @@ import numpy as np
 from verify._threads import one_blas_thread
 from verify.errors import ValidationError
 from verify.model.arith import MidRad, MidRadContext
-from verify.model.double_double import l2_upper, layer_norms, spectral_norm_upper
+from verify.model.double_double import layer_norms
 from verify.model.fast import FastTables, norm_affine, prepare
 from verify.model.kernels import exhaustive as kernel
 from verify.model.kernels.bundles import (
@@ -75,6 +75,7 @@ from verify.model.kernels.bundles import (
     f64,
 )
 from verify.model.kernels.tables import low_sums
+from verify.model.matrix_norms import l2_upper, spectral_norm_upper
 from verify.model.params import Params
 from verify.model.rounding import U, sum_upper
 

@@ -7,7 +7,7 @@ Why: componentwise radii propagate through |W| (a sum of |w| r per row, ~sqrt(D)
 spectral norm of a random matrix) and through the layer norm's interval variance (each norm
 costs 2.5-3x); the losses compound to 2e4x per layer at D = 32 and 1e5x at D = 64. With a
 2-norm radius rho (|x_exact - x_mid|_2 <= rho) a matrix costs its spectral norm |W|_2 (bounded
-rigorously beforehand, ``double_double.spectral_norm_upper``), a layer norm its Lipschitz
+rigorously beforehand, ``matrix_norms.spectral_norm_upper``), a layer norm its Lipschitz
 constant on the ball, relu 1, the residual addition the sum of the two radii.
 
 Every function here bounds |f(x_exact) - computed| <= |f(x_exact) - f(x_mid)| + |f(x_mid) -
