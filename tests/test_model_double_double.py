@@ -26,11 +26,12 @@ from verify.model.kernels.dd_dense import inverse_dd, rsqrt_dd
 from verify.model.kernels.dd_l2 import attention_l2, layer_norm_lipschitz
 from verify.model.matrix_norms import (
     _spectral_norm_upper_arb,
-    _spectral_norm_upper_float64,
+    _spectral_norms_upper_float64,
     frobenius_sq_upper,
     gram_power_ball,
     root_upper,
     spectral_norm_upper,
+    spectral_norms_upper,
 )
 from verify.model.reference import reference_forward
 from verify.model.truth_table import TIER_DOUBLE_DOUBLE, TIER_NAMES
@@ -223,8 +224,14 @@ def test_spectral_norm_upper_bounds_and_is_tight() -> None:
     cases += [np.diag([3.0, -7.5, 1e-3]), np.outer([1.0, 2.0, -2.0], [0.5, 0.5]), np.zeros((3, 4))]
     cases += [rng.normal(size=(6, 6)) * 1e-150, rng.normal(size=(4, 4)) * 1e150]
     cases += [np.array([[1e-310, 1.0], [0.5, 2.0]])]  # scaling would round 1e-310: the arb path
-    for w in cases:
+    cases += [rng.normal(size=(3, 5)), np.full((5, 3), np.inf), rng.normal(size=(5, 3))]
+    together = spectral_norms_upper(cases)  # stacked by shape (3 x 5 with 5 x 3 transposed)
+    for w, joint in zip(cases, together, strict=True):
         bound = spectral_norm_upper(w)
+        assert bound == joint or (np.isnan(bound) and np.isnan(joint))
+        if not np.isfinite(w).all():
+            assert bound == np.inf
+            continue
         sigma = _sigma_max(w)
         assert sigma <= bound <= sigma * min(w.shape) ** (1 / 64) * (1 + 1e-12) + 1e-300
 
@@ -239,8 +246,8 @@ def test_spectral_norm_upper_float64_is_rigorous_where_the_bound_is_tight() -> N
         v = rng.normal(size=cols) * 10.0 ** rng.uniform(-3, 3, size=cols)
         w = np.outer(u, v) * 10.0 ** rng.integers(-100, 100)
         m = w if rows <= cols else w.T
-        fast = _spectral_norm_upper_float64(m)
-        assert fast is not None and _sigma_max(w) <= fast
+        fast = _spectral_norms_upper_float64(m[None])[0]
+        assert np.isfinite(fast) and _sigma_max(w) <= fast
         assert fast == pytest.approx(_spectral_norm_upper_arb(m), rel=1e-12)
 
 

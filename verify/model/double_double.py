@@ -26,7 +26,7 @@ from verify.model.kernels.bundles import (
     Scalars,
     f64,
 )
-from verify.model.matrix_norms import l2_upper, spectral_norm_upper
+from verify.model.matrix_norms import l2_upper, spectral_norm_upper, spectral_norms_upper
 from verify.model.params import Params
 from verify.model.rounding import ETA, U
 
@@ -72,10 +72,7 @@ def layer_norms(params: Params, first: int = 0) -> np.ndarray:
     cfg = params.config
     d, h, dh = cfg.d_model, cfg.n_heads, cfg.d_head
     out = np.full((cfg.n_layers, 3, 3 * h + 3), np.inf)
-
-    def put(layer: int, c: int, w: np.ndarray, bias: np.ndarray) -> None:
-        out[layer, :, c] = spectral_norm_upper(w), l2_upper(w), l2_upper(bias)
-
+    blocks: list[tuple[int, int, np.ndarray, np.ndarray]] = []  # (layer, column, W, bias)
     for layer in range(first, cfg.n_layers):
         pre = f"layers.{layer}."
         w_in = f64(params[pre + "self_attn.in_proj_weight"])
@@ -83,14 +80,13 @@ def layer_norms(params: Params, first: int = 0) -> np.ndarray:
         for blk in range(3):
             for hd in range(h):
                 r0 = blk * d + hd * dh
-                put(layer, blk * h + hd, w_in[r0 : r0 + dh], b_in[r0 : r0 + dh])
+                blocks.append((layer, blk * h + hd, w_in[r0 : r0 + dh], b_in[r0 : r0 + dh]))
         for c, name in enumerate(("self_attn.out_proj", "linear1", "linear2")):
-            put(
-                layer,
-                3 * h + c,
-                f64(params[pre + name + ".weight"]),
-                f64(params[pre + name + ".bias"]),
-            )
+            w, bias = f64(params[pre + name + ".weight"]), f64(params[pre + name + ".bias"])
+            blocks.append((layer, 3 * h + c, w, bias))
+    spectral = spectral_norms_upper([w for _, _, w, _ in blocks])
+    for (layer, c, w, bias), norm in zip(blocks, spectral, strict=True):
+        out[layer, :, c] = norm, l2_upper(w), l2_upper(bias)
     return out
 
 

@@ -23,6 +23,7 @@ certified truth table at L >= 2.
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 
 import numpy as np
 from flint import arb, arb_mat
@@ -36,56 +37,73 @@ SQUARINGS = 4  # k = 16: the bound is within n^(1/64) of |W|_2
 def spectral_norm_upper(w: np.ndarray) -> float:
     """An upper bound of the spectral norm |W|_2 of a float64 matrix, within a factor
     n^(1/64) (n = the smaller side) of it (module doc)."""
-    m = np.asarray(w, dtype=np.float64)
-    if m.shape[0] > m.shape[1]:
-        m = m.T
-    if not np.any(m):
-        return 0.0
-    bound = _spectral_norm_upper_float64(m)
-    return _spectral_norm_upper_arb(m) if bound is None else bound
+    return float(spectral_norms_upper([w])[0])
 
 
-def _spectral_norm_upper_float64(m: np.ndarray) -> float | None:
-    """The bound of the module doc in float64 midpoint-radius arithmetic, or None where the
-    scaling would not be exact or a ball is not finite (m: rows <= columns, not all zero)."""
-    if not np.isfinite(m).all():
-        return None
-    _, e = np.frexp(np.max(np.abs(m)))  # max |m| in [2^(e-1), 2^e)
-    scaled = np.ldexp(m, -int(e))
-    if not np.array_equal(np.ldexp(scaled, int(e)), m):  # an entry lost bits (subnormal)
-        return None
-    g = gram_power_ball(scaled, 1 << SQUARINGS)
-    fro2 = frobenius_sq_upper(g)
-    if not math.isfinite(fro2):
-        return None
+def spectral_norms_upper(matrices: Sequence[np.ndarray]) -> np.ndarray:
+    """``spectral_norm_upper`` of each matrix, the matrices of one shape (up to transposition)
+    squared together as one stack."""
+    oriented = [np.asarray(w, dtype=np.float64) for w in matrices]
+    oriented = [m.T if m.shape[0] > m.shape[1] else m for m in oriented]
+    out = np.zeros(len(oriented))
+    groups: dict[tuple[int, ...], list[int]] = {}
+    for k, m in enumerate(oriented):
+        if np.any(m):  # an all-zero matrix has norm 0
+            groups.setdefault(m.shape, []).append(k)
+    for members in groups.values():
+        stack = np.stack([oriented[k] for k in members])
+        bounds = _spectral_norms_upper_float64(stack)
+        for k, bound in zip(members, bounds, strict=True):
+            out[k] = bound if math.isfinite(bound) else _spectral_norm_upper_arb(oriented[k])
+    return out
+
+
+def _spectral_norms_upper_float64(stack: np.ndarray) -> np.ndarray:
+    """The bound of the module doc for each matrix of a (k, rows, columns) stack (rows <=
+    columns, none all zero) in float64 midpoint-radius arithmetic; inf where the scaling
+    would not be exact or a ball is not finite (those go to arb)."""
+    out = np.full(stack.shape[0], np.inf)
+    finite = np.isfinite(stack).all(axis=(1, 2))
+    if not finite.any():
+        return out
+    m = stack[finite]
+    _, e = np.frexp(np.abs(m).max(axis=(1, 2)))  # max |m| in [2^(e-1), 2^e)
+    scaled = np.ldexp(m, -e[:, None, None])
+    exact = (np.ldexp(scaled, e[:, None, None]) == m).all(axis=(1, 2))  # no entry lost bits
+    fro2 = frobenius_sq_upper(gram_power_ball(scaled, 1 << SQUARINGS))
     root = root_upper(fro2, SQUARINGS + 2)  # (|G^k|_F^2)^(1/(4k))
-    return math.ldexp(root, int(e)) + ETA  # exact scaling; ETA covers a subnormal result
+    bound = np.ldexp(root, e) + ETA  # exact scaling; ETA covers a subnormal result
+    out[finite] = np.where(exact & np.isfinite(bound), bound, np.inf)
+    return out
 
 
 def gram_power_ball(m: np.ndarray, k: int) -> MidRad:
-    """Balls holding every entry of (M M^T)^k exactly (k a power of two): the Gram matrix and
-    log2(k) squarings in ``MidRadContext`` arithmetic."""
+    """Balls holding every entry of (M M^T)^k exactly (k a power of two; M one matrix or a
+    stack of them): the Gram matrix and log2(k) squarings in ``MidRadContext`` arithmetic."""
     ctx = MidRadContext()
-    g = ctx.matmul(MidRad(m), MidRad(m.T))
+    g = ctx.matmul(MidRad(m), MidRad(np.swapaxes(m, -1, -2)))
     while k > 1:
         g = ctx.matmul(g, g)
         k //= 2
     return g
 
 
-def frobenius_sq_upper(g: MidRad) -> float:
-    """An upper bound of sum_ij x_ij^2 over every matrix x in the balls g: the entries'
-    magnitudes |mid| + rad rounded up, squared, summed (``rounding.sum_upper``)."""
+def frobenius_sq_upper(g: MidRad) -> np.ndarray:
+    """An upper bound of sum_ij x_ij^2 over every matrix x in the balls g (over the last two
+    axes): the entries' magnitudes |mid| + rad rounded up, squared, summed
+    (``rounding.sum_upper``)."""
     magnitude = up(np.abs(g.mid) + g.rad, 1)
-    return float(sum_upper(np.sum(up(magnitude * magnitude, 1)), magnitude.size))
+    terms = magnitude.shape[-1] * magnitude.shape[-2]
+    return sum_upper(np.sum(up(magnitude * magnitude, 1), axis=(-2, -1)), terms)
 
 
-def root_upper(x: float, halvings: int) -> float:
+def root_upper(x: np.ndarray | float, halvings: int) -> np.ndarray:
     """An upper bound of x^(2^-halvings) for x >= 0: square roots, each correctly rounded
     (fl(sqrt(y)) >= sqrt(y) (1 - u)) and raised by (1 + 2U) (the product rounded to nearest is
     >= sqrt(y) (1 - u)^2 (1 + 4u) >= sqrt(y))."""
+    x = np.asarray(x, dtype=np.float64)
     for _ in range(halvings):
-        x = math.sqrt(x) * (1 + 2 * U)
+        x = np.sqrt(x) * (1 + 2 * U)
     return x
 
 
