@@ -9,15 +9,15 @@ k = 2^SQUARINGS, lambda^k <= |G^k|_F <= sqrt(n) lambda^k (n = the smaller side),
 G^k is formed by repeated squaring in float64 midpoint-radius arithmetic
 (``arith.MidRadContext.matmul``: every entry's ball holds the exact entry, by the dot-product
 bound gamma_n |A| |B|, valid for any summation order and with FMA), after scaling W by an exact
-power of two so that its largest entry lies in [1/2, 1): no overflow in G^k for any matrix
-with fewer than 2^60 entries, and the top eigenvalue of the scaled Gram matrix is >= 1/4, so
-nothing that matters underflows (the radii carry an absolute ETA per operation). The
-(4k)-th root is 2 + SQUARINGS nested square roots, each correctly rounded and then raised by
-(1 + 2U); scaling back is exact (ETA covers a subnormal result). Where the scaling is not
-exact (entries that would turn subnormal) or a ball is not finite, the same argument runs in
-arb (``_spectral_norm_upper_arb``, 128 bits), the earlier implementation: 0.54 ms against
-0.09 ms for a 16 x 16 Gram matrix, which made the weight bounds the largest fixed cost of a
-certified truth table at L >= 2.
+power of two so that its largest entry lies in [1/2, 1). Then lambda <= trace(G) < the number
+of entries, so |G^k|_F^2 <= n lambda^(2k) stays finite below 2^30 entries (beyond, an infinite
+ball sends the matrix to arb), and lambda >= 1/4, so nothing that matters underflows (the
+radii carry an absolute ETA per operation). The (4k)-th root is 2 + SQUARINGS nested square
+roots, each correctly rounded and then raised by (1 + 2U); scaling back is exact (ETA covers
+a subnormal result). Where the scaling is not exact (entries that would turn subnormal) or a
+ball is not finite, the same argument runs in arb (``_spectral_norm_upper_arb``, 128 bits),
+the earlier implementation: 0.54 ms against 0.09 ms for a 16 x 16 Gram matrix, which made the
+weight bounds the largest fixed cost of a certified truth table at L >= 2.
 """
 
 from __future__ import annotations
