@@ -19,6 +19,7 @@ from verify.checks.hahn_rofin import measure_tradeoff
 from verify.model import ModelConfig, init_params
 from verify.registry import CheckContext, Status, run_check
 from verify.theory import hahn_rofin as hr
+from verify.validation import ValidationError
 
 COR_5 = "H&R Cor 5"
 THM_6 = "H&R Thm 6"
@@ -176,6 +177,11 @@ def test_measure_tradeoff_sums_by_hand(eos: bool) -> None:
     assert m.bound <= m.bound_c_r
     assert m.xi == pytest.approx(np.min(np.abs(t)))
     assert m.lhs <= m.bound
+    # the caller's forward pass serves (check-model passes its own): the same measurement
+    assert measure_tradeoff(p, n, readout=(p["readout.weight"], bias), result=res) == m
+    for wrong in (forward(p, bits), forward(p, all_bit_strings(n + 1), diagnostics=True)):
+        with pytest.raises(ValidationError, match="result"):
+            measure_tradeoff(p, n, result=wrong)
 
 
 @pytest.mark.parametrize("function", ["parity", "sparse_parity", "majority", "first", "dictator"])

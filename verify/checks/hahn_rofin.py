@@ -23,9 +23,10 @@ import numpy as np
 
 from verify.boolean.analysis import average_sensitivity
 from verify.boolean.function import all_bit_strings
-from verify.model import ModelConfig, Params, forward
+from verify.model import ForwardResult, ModelConfig, Params, forward
 from verify.theory import hahn_rofin as hr
 from verify.theory.bounds import c_infl, log10_c_infl
+from verify.validation import ValidationError
 
 __all__ = [
     "NOISE_EXCLUDED",
@@ -104,13 +105,27 @@ def parameter_norm_sq(params: Params) -> float:
 
 
 def measure_tradeoff(
-    params: Params, n_bits: int, *, readout: tuple[np.ndarray, float] | None = None
+    params: Params,
+    n_bits: int,
+    *,
+    readout: tuple[np.ndarray, float] | None = None,
+    result: ForwardResult | None = None,
 ) -> TradeoffMeasurement | None:
     """H&R Cor 5's quantities over all 2^N strings; None when some T is undefined (a 0/0 layer
     norm) or exactly 0 (no margin). ``readout``: replace (w, omega) (the adversarial search
-    chooses them; T is linear in them, so one forward pass serves)."""
+    chooses them; T is linear in them, so one forward pass serves). ``result``: that forward
+    pass, ``forward(params, all_bit_strings(n_bits), diagnostics=True)``, if the caller has it."""
     bits = all_bit_strings(n_bits)
-    res = forward(params, bits, diagnostics=True)
+    if result is None:
+        result = forward(params, bits, diagnostics=True)
+    elif result.beta is None or result.T.shape != (bits.shape[0],):
+        got = (
+            "a pass without diagnostics" if result.beta is None else f"T of shape {result.T.shape}"
+        )
+        raise ValidationError(
+            "result", f"a forward pass with diagnostics of all 2^{n_bits} strings", got
+        )
+    res = result
     if readout is None:
         w, omega = params["readout.weight"], float(params["readout.bias"])
         t = res.T

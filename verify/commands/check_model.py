@@ -281,7 +281,7 @@ def analyse(params: Any, n_bits: int, family: Any = None, module: Any = None) ->
                 "says": "need eps > 0 (this theta has eps = 0: the blowup is unbounded)",
             }
         )
-    m = measure_tradeoff(params, n_bits)
+    m = measure_tradeoff(params, n_bits, result=res)
     if m is not None and m.avg_sensitivity > 0:
         need = hr.cor_5_required_blowup(m.avg_sensitivity, m.xi, m.w_norm, ci * m.factor)
         st.append(

@@ -60,6 +60,13 @@ def layer_norm(
     return out, var
 
 
+def linear(x: np.ndarray, w: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """x W^T + b over the last axis of x (..., n) with W (m, n): one matrix product over all
+    leading axes (a stacked product runs one small GEMM per leading index, ~2x slower)."""
+    out = x.reshape(-1, x.shape[-1]) @ w.T
+    return out.reshape(x.shape[:-1] + (w.shape[0],)) + b
+
+
 def mha(
     y: np.ndarray,
     w_in: np.ndarray,
@@ -71,7 +78,7 @@ def mha(
     """torch.nn.MultiheadAttention (no mask): softmax(Q_h K_h^T / sqrt(d_h)) V_h, out_proj."""
     b, s, d = y.shape
     dh = d // n_heads
-    qkv = y @ w_in.T + b_in
+    qkv = linear(y, w_in, b_in)
     q, k, v = (
         qkv[..., i * d : (i + 1) * d].reshape(b, s, n_heads, dh).transpose(0, 2, 1, 3)
         for i in range(3)
@@ -81,14 +88,14 @@ def mha(
     p = np.exp(scores)
     p /= p.sum(axis=-1, keepdims=True)
     att = (p @ v).transpose(0, 2, 1, 3).reshape(b, s, d)
-    return att @ w_o.T + b_o
+    return linear(att, w_o, b_o)
 
 
 def ffn(
     h: np.ndarray, w1: np.ndarray, b1: np.ndarray, w2: np.ndarray, b2: np.ndarray
 ) -> np.ndarray:
     """W_2 relu(W_1 h + b_1) + b_2."""
-    return np.maximum(h @ w1.T + b1, 0.0) @ w2.T + b2
+    return linear(np.maximum(linear(h, w1, b1), 0.0), w2, b2)
 
 
 def forward_dense(
