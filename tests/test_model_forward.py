@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import importlib
 import math
 
 import numpy as np
@@ -167,6 +168,32 @@ def test_eps_zero_constant_layer_norm_input_is_undefined() -> None:
     assert np.all(np.isinf(res.tau[:, 0]))
     # norms after an undefined one have undefined (NaN) inputs, so beta is not a number either
     assert np.all(np.isnan(res.var[:, 1, :])) and not np.any(np.isfinite(res.beta))
+
+
+def test_forward_on_worker_threads_agrees_with_one_string_at_a_time(monkeypatch) -> None:
+    """Chunks of 1024 strings on two worker threads (each with a one-thread BLAS) give what a
+    single string alone gives, and the caller's numpy error state reaches the workers."""
+    fwd = importlib.import_module("verify.model.forward")
+    monkeypatch.setattr(fwd, "_cores", lambda: 2)
+    cfg = ModelConfig(d_model=8, n_layers=2, n_heads=2, ln_eps=1e-3)
+    p = init_params(cfg, "gaussian", seed=5, scale=0.8)
+    bits = np.random.default_rng(1).integers(0, 2, size=(2 * 1024 + 37, 6))
+    res = forward(p, bits, diagnostics=True)
+    for b in range(0, bits.shape[0], 301):
+        one = forward(p, bits[b : b + 1], diagnostics=True)  # one chunk: no pool
+        assert res.T[b] == pytest.approx(one.T[0], rel=1e-12, abs=1e-13)
+        np.testing.assert_allclose(res.var[b], one.var[0], rtol=1e-12)
+    seen = []
+    real = fwd.forward_dense
+
+    def spy(*args):
+        seen.append(np.geterr()["over"])
+        return real(*args)
+
+    monkeypatch.setattr(fwd, "forward_dense", spy)
+    with np.errstate(over="raise"):
+        forward(p, bits)
+    assert seen == ["raise"] * 3
 
 
 def test_forward_rejects_bad_bits() -> None:

@@ -13,19 +13,34 @@ At eps = 0 a layer-norm input with zero variance makes LN 0/0: T is NaN (undefin
 number), its z and tau are +inf, and the diagnostics of every later norm (whose input is then
 undefined) and beta are NaN. float64 values are not certified here; see
 ``verify.model.truth_table`` for certified output bits.
+
+Batches of more than 1024 strings run in chunks of 1024 on a thread per core, each with a
+one-thread BLAS (numpy releases the GIL in its array operations): 1.7x a single thread with a
+two-thread BLAS on 2 cores (2^14 strings at (D, L) = (32, 4), 2026-12-01).
 """
 
 from __future__ import annotations
 
+import os
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
 import numpy as np
 
+from verify._threads import blas_on_one_thread
 from verify.errors import ValidationError
 from verify.model.dense import forward_dense
 from verify.model.params import Params
 
 _CHUNK = 1024
+
+
+def _cores() -> int:
+    """The cores this process may run on."""
+    try:
+        return len(os.sched_getaffinity(0))
+    except AttributeError:  # not on Linux
+        return os.cpu_count() or 1
 
 
 @dataclass(frozen=True)
@@ -105,11 +120,23 @@ def forward(params: Params, bits: object, diagnostics: bool = False) -> ForwardR
     t = np.empty(b)
     y_r = np.empty((b, cfg.d_model))
     var = np.empty((b, cfg.n_norms, s)) if diagnostics else None
-    for start in range(0, b, _CHUNK):
+    errstate = np.geterr()  # numpy's error state is per thread: the workers take the caller's
+
+    def run(start: int) -> None:
         stop = min(b, start + _CHUNK)
-        t[start:stop], v, y_r[start:stop] = forward_dense(cfg, arrays, arr[start:stop])
+        with np.errstate(**errstate):
+            t[start:stop], v, y_r[start:stop] = forward_dense(cfg, arrays, arr[start:stop])
         if var is not None:
             var[start:stop] = v
+
+    starts = range(0, b, _CHUNK)
+    workers = min(len(starts), _cores())
+    if workers <= 1:
+        for start in starts:
+            run(start)
+    else:  # chunks on the cores, each with a one-thread BLAS (1.7x a two-thread BLAS on 2 cores)
+        with blas_on_one_thread(), ThreadPoolExecutor(workers) as pool:
+            list(pool.map(run, starts))
     if var is None:
         return ForwardResult(T=t, y_readout=y_r)
     z, tau, beta, beta_hr = blowup_diagnostics(
