@@ -62,11 +62,17 @@ def test_worked_example_one_command(worked_example, capsys, monkeypatch) -> None
     out = capsys.readouterr().out
     for text in ("tok.weight -> token_embedding", "head.weight -> readout.weight",
                  "reshaped (1, 16) -> (16,)", "certified truth table, N=6",
-                 "K_0 =", "target majority(N=6, tie=zero): agrees on", "H&R Cor 5 (applies)",
+                 "K_0 =", "target majority(N=6, tie=zero): agrees on", "H&R Cor 5 (",
                  "Lemma 3.2 (applies)"):  # fmt: skip
         assert text in out, text
     assert main([*argv, "--json"]) == 0
     report = json.loads(capsys.readouterr().out)
+    marked = [s for s in report["statements"] if "vacuous" in s]
+    assert {s["statement"] for s in marked} >= {"Lemma 2.9", "Cor 3.3", "H&R Cor 5"}
+    for s in marked:  # vacuous exactly when the bound is no better than the trivial one
+        assert s["vacuous"] == (s["bound"] >= s["trivial_bound"])
+        mark = "(vacuous: " if s["vacuous"] else "(applies)"
+        assert f"{s['statement']} {mark}" in out
     model = worked_example["model"].eval()
     bits = all_bit_strings(6)
     with torch.no_grad():
@@ -93,15 +99,19 @@ def test_checkpoint_forms_and_errors(worked_example, tmp_path, capsys) -> None:
     state = model.state_dict()
     nested = tmp_path / "ckpt.pt"
     torch.save({"model_state_dict": {f"net.{k}": v for k, v in state.items()}, "step": 3}, nested)
-    argv = ["check-model", str(nested), "-N", "4", "-H", "2", "--eps", "1e-5", "--prefix", "net."]
+    layout = ["--norm", "post", "--final-norm", "no", "--activation", "relu", "--eos", "yes"]
+    argv = ["check-model", str(nested), "-N", "4", "-H", "2", "--eps", "1e-5", "--prefix", "net.",
+            *layout]  # fmt: skip
     assert main([*argv, "--json"]) == 0
     assert json.loads(capsys.readouterr().out)["loading"]["format"] == "torch state_dict"
     bare = tmp_path / "bare.pt"
     torch.save(state, bare)
-    assert main(["check-model", str(bare), "-N", "4", "-H", "2"]) == 2
-    err = capsys.readouterr().err
-    assert "ln_eps" in err or "--eps" in err
-    assert "keys found" in err
+    assert main(["check-model", str(bare), "-N", "4", "-H", "2", "--norm", "post"]) == 2
+    err = capsys.readouterr().err  # every missing flag listed on one line, no default taken
+    assert len(err.strip().splitlines()) == 1
+    for flag in ("--eps", "--final-norm {yes,no}", "--activation {relu,gelu}", "--eos {yes,no}"):
+        assert flag in err, flag
+    assert "-H" not in err and "--norm " not in err
     npz = tmp_path / "spec.npz"
     params = from_torch(model)
     params.save(npz)
@@ -113,6 +123,7 @@ def test_checkpoint_forms_and_errors(worked_example, tmp_path, capsys) -> None:
     assert "--trust-pickle" in capsys.readouterr().err
     assert main(["check-model", str(whole), "-N", "4", "--trust-pickle"]) == 0
     out = capsys.readouterr().out
-    assert "torch module itself: sign agrees on 16 of 16" in out
+    assert "the torch module's outputs agree with the spec pass on all 16 strings" in out
+    assert "own signs agree with the certified labels on 16 of 16" in out
     assert main(["check-model", str(npz), "-N", "5", "--family", "majority"]) == 0
     assert "target majority" in capsys.readouterr().out

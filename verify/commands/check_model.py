@@ -4,22 +4,30 @@ checks a trained model.
 CHECKPOINT is a model-spec ``.npz`` parameter file or a torch file: a state_dict (names of a
 model built the usual way are mapped automatically, see ``verify.torch.spec_state_dict``), a
 checkpoint dict holding one (``state_dict`` / ``model_state_dict`` / ``model``), or, with
-``--trust-pickle``, a whole pickled ``nn.Module`` (its config is then read from its layers). A
-bare state_dict does not say how many heads the model has or its layer-norm eps: give
-``--n-heads`` and ``--eps`` (no default is assumed; torch's eps default is 1e-5).
+``--trust-pickle``, a whole pickled ``nn.Module`` (its config is then read from its layers), or
+a state_dict loaded into the user's own class (``--module MODULE:NAME``). A bare state_dict does
+not say what changes the function beyond its arrays: give ``-H``, ``--eps``, ``--norm``,
+``--final-norm``, ``--activation``, ``--eos`` (no defaults; exit 2 listing the missing ones).
+A module is run on the strings and compared with the spec pass before anything is certified
+(``--reference-logits FILE`` does the same with the user's own outputs); a difference beyond
+float rounding ends the command with exit 1 and one line.
 
 Printed: the mapping of names, the config, the certified truth table over all 2^N strings
 (how many labels float64 settled, how many needed high precision, how many stayed uncertain),
-the sensitivity profile and K_0, agreement with a target family (--family), agreement with the
-torch module itself when it was given, and which statements' bounds apply to this theta and
-what they say (Lemma 2.9, 3.2, Cor 3.3, 3.4, H&R Cor 5, H&R Thm 6; the eps = 0 statements are
-about random theta and are only named).
+the sensitivity profile and K_0, agreement with a target family (--family), the comparison with
+the user's model, and which statements' bounds apply to this theta and what they say (marked
+vacuous where no better than the trivial bound of ``verify.theory.trivial``): Lemma 2.9, 3.2,
+Cor 3.3, 3.4, H&R Cor 5, H&R Thm 6; the eps = 0 statements are about random theta and are only
+named.
 """
 
 from __future__ import annotations
 
 import argparse
 from typing import Any
+
+from verify.commands._checkpoint import add_checkpoint_options, load_checkpoint, pairs
+from verify.commands._user_model import compare_user_model, sign_agreement
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -34,19 +42,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument(
         "--param", action="append", default=[], metavar="KEY=VALUE", help="family parameter"
     )
-    g = p.add_argument_group("what a bare state_dict does not tell (torch files)")
-    g.add_argument("-H", "--n-heads", type=int, default=None, help="attention heads")
-    g.add_argument("--eps", type=float, default=None, help="layer-norm eps (torch: 1e-5)")
-    g.add_argument("--pre-ln", action="store_true", help="norm_first=True")
-    g.add_argument("--no-eos", action="store_true", help="no eos token: read out at the last bit")
-    g.add_argument("--pos", default=None, choices=("sinusoidal", "none", "learned"))
-    g.add_argument("--prefix", default=None, help="strip this prefix from every name first")
-    g.add_argument(
-        "--key-map", action="append", default=[], metavar="OLD=NEW", help="rename (prefix if .)"
-    )
-    g.add_argument(
-        "--trust-pickle", action="store_true", help="allow a pickled nn.Module (runs its code)"
-    )
+    add_checkpoint_options(p)
     p.add_argument("--save", default=None, metavar="PARAMS.npz", help="write the spec parameters")
     p.add_argument("--json", action="store_true", help="print the results as JSON")
     p.set_defaults(func=run)
@@ -64,105 +60,10 @@ def _parse_value(text: str) -> Any:
     return text
 
 
-def _pairs(items: list[str], flag: str) -> dict[str, str]:
-    from verify.errors import ValidationError
-
-    out = {}
-    for item in items:
-        if "=" not in item:
-            raise ValidationError(flag, "OLD=NEW", item)
-        k, v = item.split("=", 1)
-        out[k] = v
-    return out
-
-
-def load_checkpoint(args: argparse.Namespace) -> tuple[Any, dict[str, Any], Any]:
-    """(Params, info about the loading, the torch module if one was given)."""
-    from pathlib import Path
-
-    from verify.errors import ValidationError
-    from verify.model import Params
-
-    path = Path(args.checkpoint)
-    if not path.exists():
-        raise ValidationError("CHECKPOINT", "an existing file", str(path))
-    if path.suffix == ".npz":
-        return Params.load(path), {"format": "model-spec .npz"}, None
-    from verify.torch import _require_torch, from_torch, spec_state_dict
-
-    _require_torch()
-    import torch
-
-    try:
-        obj = torch.load(path, map_location="cpu", weights_only=True)
-    except Exception as exc:  # a pickled module, or not a torch file
-        if not args.trust_pickle:
-            raise ValidationError(
-                "CHECKPOINT",
-                "a state_dict (or --trust-pickle for a pickled nn.Module)",
-                f"{path.name}: {type(exc).__name__}",
-            ) from exc
-        obj = torch.load(path, map_location="cpu", weights_only=False)
-    fields: dict[str, Any] = {}
-    if args.n_heads is not None:
-        fields["n_heads"] = args.n_heads
-    if args.eps is not None:
-        fields["ln_eps"] = args.eps
-    if args.pre_ln:
-        fields["norm_first"] = True
-    if args.no_eos:
-        fields["eos"] = False
-    if args.pos is not None:
-        fields["pos_encoding"] = args.pos
-    key_map = _pairs(args.key_map, "--key-map")
-    module = None
-    if isinstance(obj, torch.nn.Module):
-        module = obj.eval()
-        state = module.state_dict()
-    elif isinstance(obj, dict):
-        state = obj
-        for key in ("state_dict", "model_state_dict", "model"):
-            if key in obj and isinstance(obj[key], dict):
-                state = obj[key]
-                break
-        state = {k: v for k, v in state.items() if isinstance(v, torch.Tensor)}
-    else:
-        raise ValidationError("CHECKPOINT", "a state_dict or an nn.Module", type(obj).__name__)
-    source = module if module is not None else state
-    params = from_torch(source, key_map=key_map or None, prefix=args.prefix, **fields)
-    _, mapping = spec_state_dict(state, key_map=key_map or None, prefix=args.prefix)
-    assumed = []
-    if module is None:
-        cfg = params.config
-        if not args.pre_ln:
-            assumed.append(
-                "pre-LN (a final norm was found)"
-                if cfg.norm_first
-                else "post-LN (torch's default; a state_dict does not tell: --pre-ln otherwise)"
-            )
-        if not args.no_eos:
-            assumed.append(
-                "an eos token appended, read out there (3-row token table; --no-eos otherwise)"
-                if cfg.eos
-                else "no eos token (2-row token table): read out at the last bit"
-            )
-        assumed.append(
-            f"embedding {cfg.embedding} (from the table widths), positions from 0, tokens 0/1/2"
-        )
-    info = {
-        "assumed": assumed,
-        "format": "torch nn.Module" if module is not None else "torch state_dict",
-        "keys_found": len(mapping.found),
-        "renamed": [
-            f"{old} -> {new}" + (f" ({note})" if note else "") for old, new, note in mapping.renames
-        ],
-    }
-    return params, info, module
-
-
 # ----------------------------------------------------------------------------- analysis
-def analyse(params: Any, n_bits: int, family: Any = None, module: Any = None) -> dict[str, Any]:
-    """Everything check-model prints, as a dict (see the module doc)."""
+def analyse(params: Any, n_bits: int, family: Any = None, signs: Any = None) -> dict[str, Any]:
+    """Everything check-model prints, as a dict (see the module doc); ``signs``: (indices, the
+    user's module's own outputs there), compared with the certified labels."""
     import math
 
     import numpy as np
@@ -181,6 +82,7 @@ def analyse(params: Any, n_bits: int, family: Any = None, module: Any = None) ->
         log10_c_infl,
         log10_n_star,
     )
+    from verify.theory.trivial import output_swing_bound, readout_swing_bound
 
     cfg = params.config
     out: dict[str, Any] = {"config": cfg.to_dict(), "N": n_bits}
@@ -210,8 +112,8 @@ def analyse(params: Any, n_bits: int, family: Any = None, module: Any = None) ->
             "avg_sensitivity": float(average_sensitivity(family)),
             "K0": int(sensitivity_profile(family)[0]),
         }
-    if module is not None:
-        out["torch_module"] = _module_agreement(module, bits, table)
+    if signs is not None:
+        out["module_signs"] = sign_agreement(signs, table)
     res = forward(params, bits, diagnostics=True)
     finite = np.isfinite(res.beta)
     out["beta_max"] = float(np.max(res.beta[finite])) if finite.any() else math.inf
@@ -220,7 +122,7 @@ def analyse(params: Any, n_bits: int, family: Any = None, module: Any = None) ->
     st: list[dict[str, Any]] = []
     ci, lci = c_infl(params), log10_c_infl(params)
     # Lemma 2.9 on every edge
-    worst = 0.0
+    worst, tightest = 0.0, math.inf
     idx = np.arange(bits.shape[0])
     for n in range(n_bits):
         fl = idx ^ (1 << n)
@@ -230,12 +132,19 @@ def analyse(params: Any, n_bits: int, family: Any = None, module: Any = None) ->
         with np.errstate(invalid="ignore", divide="ignore"):
             r = np.where(np.isfinite(b) & (b > 0), i_n / b, 0.0)
         worst = max(worst, float(np.nanmax(r)))
+        if np.isfinite(b).any():
+            tightest = min(tightest, float(np.nanmin(np.where(np.isfinite(b), b, np.inf))))
     st.append(
         {
             "statement": "Lemma 2.9",
             "applies": True,
             "says": f"I_n <= C_infl beta(x) beta(x^n) (1/N + delta), log10 C_infl = {lci:.4g}",
             "measured": f"worst I_n / bound over all {n_bits * 2**n_bits} flips: {worst:.4g}",
+            **_triviality(
+                tightest,
+                readout_swing_bound(params),
+                "every flip's bound >= {b:.4g} >= the trivial 2 sqrt(D) max|g| = {t:.4g}",
+            ),
         }
     )
     if eps > 0:
@@ -259,6 +168,11 @@ def analyse(params: Any, n_bits: int, family: Any = None, module: Any = None) ->
                 "applies": True,
                 "says": f"N |T(x) - T(x^n)| <= ||w|| C_infl (1+eps^-1/2)^2K = {c33:.4g}",
                 "measured": f"N max |T(x) - T(x^n)| = {n_bits * dt:.4g}",
+                **_triviality(
+                    c33,
+                    n_bits * output_swing_bound(params),
+                    "{b:.4g} >= the trivial N 2 sqrt(D) |w g| = {t:.4g}",
+                ),
             }
         )
         if cfg.eos:
@@ -271,6 +185,11 @@ def analyse(params: Any, n_bits: int, family: Any = None, module: Any = None) ->
                         "says": "no non-constant function is recognised with this theta's margin"
                         f" xi = {xi:.4g} beyond N* = 10^{log10_n_star(params, xi):.4g}",
                         "measured": f"N = {n_bits}",
+                        **_triviality(
+                            log10_n_star(params, xi),
+                            math.log10(n_bits),
+                            "N* = 10^{b:.4g} >= N = 10^{t:.4g}: nothing said at this N",
+                        ),
                     }
                 )
     else:
@@ -293,6 +212,11 @@ def analyse(params: Any, n_bits: int, family: Any = None, module: Any = None) ->
                 "measured": f"2 xi as_N(f) = {m.lhs:.4g}"
                 f" (xi {m.xi:.4g}, as {m.avg_sensitivity:.4g});"
                 f" E[beta^2] = {m.mean_beta_sq:.4g}; ||theta||^2 = {m.param_norm_sq:.4g}",
+                **_triviality(
+                    m.log10_bound,
+                    math.log10(max(2 * m.xi * n_bits, 1e-300)),
+                    "10^{b:.4g} >= the trivial 2 xi N = 10^{t:.4g} (as_N <= N)",
+                ),
             }
         )
     else:
@@ -327,31 +251,28 @@ def analyse(params: Any, n_bits: int, family: Any = None, module: Any = None) ->
     return out
 
 
-def _module_agreement(module: Any, bits: Any, table: Any) -> dict[str, Any]:
-    """Call the torch module on the strings (int64 (B, N)); compare its sign with the
-    certified labels. A module whose forward takes something else is reported, not guessed."""
-    import numpy as np
-    import torch
-
-    try:
-        with torch.no_grad():
-            t = module(torch.from_numpy(bits.astype(np.int64)))
-        t = t.detach().double().reshape(-1).numpy()
-    except Exception as exc:  # the module's own forward signature
-        return {"called": False, "reason": f"{type(exc).__name__}: {exc}"[:200]}
-    if t.shape[0] != bits.shape[0]:
-        return {"called": False, "reason": f"output shape {t.shape}"}
-    sure = table.certified
-    agree = int(np.sum(((t > 0).astype(int) == table.label)[sure]))
-    return {"called": True, "agree": agree, "of": int(sure.sum())}
+def _triviality(bound: float, trivial: float, why: str) -> dict[str, Any]:
+    """``vacuous`` when ``bound`` is no better than ``trivial``, the bound that holds for
+    nothing-saying reasons at this size (verify.theory.trivial); ``why``: the reason, with
+    {b} and {t} for the two."""
+    out: dict[str, Any] = {
+        "bound": float(bound),
+        "trivial_bound": float(trivial),
+        "vacuous": bool(bound >= trivial),
+    }
+    if out["vacuous"]:
+        out["why_vacuous"] = why.format(b=bound, t=trivial)
+    return out
 
 
 # ----------------------------------------------------------------------------- command
 def run(args: argparse.Namespace) -> int:
     import json
+    import sys
 
     from verify.boolean import make_family
     from verify.errors import ValidationError
+    from verify.torch.compare import ModelMismatchError
 
     params, info, module = load_checkpoint(args)
     cfg = params.config
@@ -363,14 +284,20 @@ def run(args: argparse.Namespace) -> int:
         raise ValidationError("-N", "N <= 20 (certified tables over all 2^N strings)", n_bits)
     family = None
     if args.family:
-        fparams = {k: _parse_value(v) for k, v in _pairs(args.param, "--param").items()}
+        fparams = {k: _parse_value(v) for k, v in pairs(args.param, "--param").items()}
         family = make_family(args.family, n_bits, **fparams)
+    try:
+        compared, signs = compare_user_model(args, params, module, n_bits)
+    except ModelMismatchError as exc:
+        print(f"python -m verify check-model: error: {exc}", file=sys.stderr)
+        return 1
     if args.save:
         params.save(args.save)
     out = {
         "checkpoint": args.checkpoint,
         "loading": info,
-        **analyse(params, n_bits, family, module),
+        "compared": compared,
+        **analyse(params, n_bits, family, signs),
     }
     if args.json:
         print(json.dumps(out, indent=1))
@@ -390,6 +317,8 @@ def _print(out: dict[str, Any]) -> None:
         layer_lines = [r for r in load["renamed"] if ".layers." in r or r.startswith("layers.")]
         if layer_lines:
             print(f"    ... and {len(layer_lines)} encoder-layer arrays (prefix removed)")
+    for line in load.get("given", []):
+        print(f"  given: {line}")
     for line in load.get("assumed", []):
         print(f"  assumed: {line}")
     c = out["config"]
@@ -419,16 +348,20 @@ def _print(out: dict[str, Any]) -> None:
                 else ""
             )
         )
-    if "torch_module" in out:
-        tm = out["torch_module"]
-        if tm["called"]:
-            print(f"torch module itself: sign agrees on {tm['agree']} of {tm['of']} strings")
-        else:
-            print(f"torch module not compared ({tm['reason']})")
+    for line in [c["line"] for c in out.get("compared", {}).values()]:
+        print(line)
+    if "module_signs" in out:
+        ms = out["module_signs"]
+        print(
+            f"the module's own signs agree with the certified labels on {ms['agree']} of"
+            f" {ms['of']} certified strings compared"
+        )
     print(f"blowup: max beta {out['beta_max']:.6g}, max beta_hr {out['beta_hr_max']:.6g}")
     print("statements and what they say for this theta:")
     for s in out["statements"]:
         mark = "applies" if s["applies"] else "does not apply"
+        if s.get("vacuous"):
+            mark = f"vacuous: {s['why_vacuous']}"
         print(f"  {s['statement']} ({mark}): {s['says']}")
         if s.get("measured"):
             print(f"      measured: {s['measured']}")

@@ -29,6 +29,20 @@ from verify.model.config import ModelConfig
 from verify.model.dense import sinusoidal_table
 from verify.model.forward import check_bits
 from verify.model.params import Params, param_shapes
+from verify.torch.layout import check_supported, module_layout
+from verify.torch.mapping import (
+    KeyMapping,
+    _encoder_layers,
+    _keys_message,
+    infer_config,
+    spec_state_dict,
+)
+from verify.torch.requirement import (
+    TORCH_PIN,
+    TorchUnavailableError,
+    torch_available,
+)
+from verify.torch.requirement import require_torch as _require_torch
 
 try:  # the optional extra
     import torch
@@ -39,35 +53,6 @@ except ImportError:  # pragma: no cover - exercised in a subprocess test without
 
 if TYPE_CHECKING:  # pragma: no cover
     from torch import Tensor
-
-TORCH_PIN = "torch==2.13.0"
-
-
-class TorchUnavailableError(ImportError):
-    """verify.torch was used but torch is not installed."""
-
-
-def torch_available() -> bool:
-    """True when torch can be imported."""
-    return torch is not None
-
-
-def _require_torch() -> None:
-    if torch is None:
-        raise TorchUnavailableError(
-            "verify.torch needs PyTorch: install the optional extra with "
-            f"`pip install '.[torch]'` (it pins {TORCH_PIN}, the CPU build; an unpinned torch "
-            "pulls a multi-GB CUDA build)"
-        )
-
-
-from verify.torch.mapping import (  # noqa: E402  (after _require_torch: mapping uses it)
-    KeyMapping,
-    _encoder_layers,
-    _keys_message,
-    infer_config,
-    spec_state_dict,
-)
 
 if torch is not None:
 
@@ -244,8 +229,9 @@ def to_torch(params: Params) -> SpecTransformer:
 def _check_module_matches(module: nn.Module, config: ModelConfig) -> None:
     """Refuse a module whose layers compute something other than ``config`` says: every
     nn.TransformerEncoderLayer found at any depth (also inside an nn.TransformerEncoder) is
-    compared on norm placement, layer-norm eps, heads and activation; an nn.TransformerEncoder's
-    own final norm on its eps."""
+    compared on norm placement, layer-norm eps and heads; the layout (norm placement, final norm,
+    activation) must be one the certified passes compute (:mod:`verify.torch.layout`); an
+    nn.TransformerEncoder's own final norm is compared on its eps."""
     layers = _encoder_layers(module)
     if layers and len(layers) != config.n_layers:
         names = ", ".join(name for name, _ in layers)
@@ -266,11 +252,12 @@ def _check_module_matches(module: nn.Module, config: ModelConfig) -> None:
                 f"{config.n_heads} (config)",
                 layer.self_attn.num_heads,
             )
-        if layer.activation_relu_or_gelu != 1 and layer.activation is not F.relu:
-            raise ValidationError(f"{name}.activation", "relu", layer.activation)
         dropout = max(layer.dropout.p, layer.dropout1.p, layer.dropout2.p)
         if dropout and layer.training:
             raise ValidationError(f"{name}.dropout", "0, or the module in eval mode", dropout)
+    layout = module_layout(module)
+    if layout.norm_first is not None:
+        check_supported(layout.norm_first, bool(layout.final_norm), str(layout.activation))
     finals = [
         (name, sub.norm)
         for name, sub in module.named_modules()
@@ -281,11 +268,7 @@ def _check_module_matches(module: nn.Module, config: ModelConfig) -> None:
         finals.append(("final_norm", final))
     for name, norm in finals:
         if not config.norm_first:
-            raise ValidationError(
-                f"{name}.norm" if name != "final_norm" else name,
-                "no final layer norm with a post-LN config (model-spec has none)",
-                "a LayerNorm",
-            )
+            check_supported(False, True, "relu", f"{name}.norm" if name != "final_norm" else name)
         if isinstance(norm, nn.LayerNorm) and norm.eps != config.ln_eps:
             raise ValidationError(f"{name}.eps", f"{config.ln_eps} (config)", norm.eps)
 

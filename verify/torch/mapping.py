@@ -18,6 +18,7 @@ import numpy as np
 
 from verify.errors import ValidationError
 from verify.model.config import ModelConfig
+from verify.torch.requirement import require_torch as _require_torch
 
 try:  # the optional extra
     import torch
@@ -26,12 +27,6 @@ except ImportError:  # pragma: no cover - without torch
     torch = None  # type: ignore[assignment]
 
 __all__ = ["KeyMapping", "infer_config", "spec_state_dict"]
-
-
-def _require_torch() -> None:
-    from verify.torch import _require_torch as require
-
-    require()
 
 
 def _encoder_layers(module: nn.Module) -> list[tuple[str, nn.TransformerEncoderLayer]]:
