@@ -213,6 +213,15 @@ def _layout_fields(args: argparse.Namespace, spec: dict[str, Any], module: Any) 
                 "yes (the file holds a final norm)" if has_final else "no (the file has none)",
                 args.final_norm,
             )
+    if told is not None and told.norm_first is not None:
+        said = {
+            "--norm": ("pre" if told.norm_first else "post", args.norm),
+            "--final-norm": ("yes" if told.final_norm else "no", args.final_norm),
+            "--activation": (told.activation, args.activation),
+        }
+        for flag, (module_says, given) in said.items():
+            if given is not None and given != module_says:
+                raise ValidationError(flag, f"{module_says} (the module's layers say so)", given)
     fields: dict[str, Any] = {}
     if args.n_heads is not None:
         fields["n_heads"] = args.n_heads
