@@ -171,3 +171,28 @@ def test_torch_submodules_do_not_import_the_package_face():
                 pytest.fail(f"{path.name} imports verify.torch")
             if isinstance(node, ast.Import):
                 assert all(a.name != "verify.torch" for a in node.names), path.name
+
+
+def test_flags_that_contradict_the_file_or_module(tmp_path, capsys):
+    """--final-norm against the arrays, --norm against a module's layers, and --module errors:
+    each exit 2 and one line naming the flag."""
+    model = build("pre_ln_final")
+    state, whole = tmp_path / "sd.pt", tmp_path / "m.pt"
+    torch.save(model.state_dict(), state)
+    torch.save(model, whole)
+    flags = _flags("pre_ln_final", model)
+    flags[flags.index("--final-norm") + 1] = "no"
+    cases = [
+        ([str(state), *flags], "--final-norm: expected yes"),
+        ([str(whole), "--trust-pickle", "--norm", "post"], "--norm: expected pre"),
+        ([str(state), "--module", "no_such_module_xyz:Model"], "--module: expected an importable"),
+        ([str(state), "--module", f"{HELPERS}:nothing"], "a class or factory named nothing"),
+        ([str(state), "--module", f"{HELPERS}:post_ln"], "a model whose state_dict"),
+        ([str(state), "--module", f"{HELPERS}"], "MODULE:NAME"),
+    ]
+    two_rows = {k: (v[:2] if k == "tok.weight" else v) for k, v in model.state_dict().items()}
+    torch.save(two_rows, tmp_path / "two.pt")  # no eos row: --eos yes would invent one
+    cases.append(([str(tmp_path / "two.pt"), *_flags("pre_ln_final", model)], "--eos: expected no"))
+    for argv, words in cases:
+        code, out, err = _run(["check-model", *argv, "-N", "4"], capsys)
+        assert code == 2 and len(err.strip().splitlines()) == 1 and words in err, (argv, err)

@@ -184,7 +184,9 @@ def _state_of(obj: Any) -> dict[str, Any]:
     return {k: v for k, v in state.items() if isinstance(v, torch.Tensor)}
 
 
-def _layout_fields(args: argparse.Namespace, spec: dict[str, Any], module: Any) -> dict[str, Any]:
+def _layout_fields(
+    args: argparse.Namespace, spec: dict[str, Any], module: Any, no_eos_row: bool
+) -> dict[str, Any]:
     """ModelConfig fields from the layout flags; with a bare state_dict every missing one (and
     -H, --eps, --pos where the file does not tell them) is listed in one error."""
     from verify.torch.layout import check_supported, module_layout
@@ -244,6 +246,8 @@ def _layout_fields(args: argparse.Namespace, spec: dict[str, Any], module: Any) 
         fields["norm_first"] = norm == "pre"
         check_supported(norm == "pre", final == "yes", activation)
     if args.eos is not None:
+        if args.eos == "yes" and no_eos_row:
+            raise ValidationError("--eos", "no (the token table has 2 rows: no eos token)", "yes")
         fields["eos"] = args.eos == "yes"
     return fields
 
@@ -286,7 +290,8 @@ def load_checkpoint(args: argparse.Namespace) -> tuple[Any, dict[str, Any], Any]
     else:
         raise ValidationError("CHECKPOINT", "a state_dict or an nn.Module", type(obj).__name__)
     spec, mapping = spec_state_dict(state, key_map=key_map, prefix=prefix)
-    fields = _layout_fields(args, spec, module)
+    padded = any(new == "token_embedding" and "padded" in note for _, new, note in mapping.renames)
+    fields = _layout_fields(args, spec, module, padded)
     source = module if module is not None else state
     params = from_torch(source, key_map=key_map, prefix=prefix, **fields)
     cfg = params.config
