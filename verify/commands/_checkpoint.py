@@ -119,6 +119,14 @@ def _torch_load(path: Path, trust_pickle: bool) -> Any:
         main = _main_pickle(path, exc)
         if main is not None:
             raise main from exc
+        if isinstance(exc, (ModuleNotFoundError, AttributeError)):
+            raise ValidationError(
+                "CHECKPOINT",
+                "a pickled module whose class can be imported here",
+                f"{path.name}: {type(exc).__name__}: {exc}"[:200],
+                "run from the folder that holds the class's module or put it on PYTHONPATH,"
+                " or save model.state_dict() and pass --module FILE.py:CLASS",
+            ) from exc
         raise ValidationError(
             "CHECKPOINT", "a torch file", f"{path.name}: {type(exc).__name__}: {exc}"[:200]
         ) from exc
