@@ -54,6 +54,15 @@ class UserModel(nn.Module):
         return self.head(out).squeeze(-1)
 
 
+class TokensModel(UserModel):
+    """Takes tokens with the eos token already appended by the caller (``--module-input
+    tokens``)."""
+
+    def forward(self, tokens: torch.Tensor) -> torch.Tensor:
+        y = self.tok(tokens) + self.pos(torch.arange(tokens.shape[1]) + self.pos_offset)
+        return self.head(self.encoder(y)[:, -1]).squeeze(-1)
+
+
 # the layouts of issue 25, with what the state_dict cannot tell (check-model's flags)
 LAYOUTS: dict[str, tuple[dict, dict[str, str] | None]] = {
     # name: (UserModel kwargs, the true flags; None: the certified passes do not compute it)

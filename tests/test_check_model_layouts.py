@@ -15,7 +15,14 @@ import pytest
 
 torch = pytest.importorskip("torch")
 
-from _torch_layouts import CERTIFIABLE, LAYOUTS, N_BITS, UserModel, build  # noqa: E402
+from _torch_layouts import (  # noqa: E402
+    CERTIFIABLE,
+    LAYOUTS,
+    N_BITS,
+    TokensModel,
+    UserModel,
+    build,
+)
 
 from verify.boolean.function import all_bit_strings  # noqa: E402
 from verify.cli import main  # noqa: E402
@@ -196,3 +203,15 @@ def test_flags_that_contradict_the_file_or_module(tmp_path, capsys):
     for argv, words in cases:
         code, out, err = _run(["check-model", *argv, "-N", "4"], capsys)
         assert code == 2 and len(err.strip().splitlines()) == 1 and words in err, (argv, err)
+
+
+def test_module_input_tokens(tmp_path, capsys):
+    """A forward that takes tokens (eos appended by the caller): called with bits it computes
+    another function (refused, exit 1); with --module-input tokens it is certified."""
+    path = tmp_path / "m.pt"
+    torch.save(TokensModel(seed=4).eval(), path)
+    argv = ["check-model", str(path), "--trust-pickle", "-N", str(N_BITS)]
+    code, _, err = _run(argv, capsys)
+    assert code == 1 and "first at string" in err, err
+    code, out, err = _run([*argv, "--module-input", "tokens"], capsys)
+    assert code == 0 and "agree with the spec pass on all 64 strings" in out, err
