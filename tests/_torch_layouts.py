@@ -89,7 +89,10 @@ LAYOUTS: dict[str, tuple[dict, dict[str, str] | None]] = {
         {"norm": "post", "final-norm": "no", "activation": "relu"},
     ),  # fmt: skip
 }
-CERTIFIABLE = {"post_ln", "pre_ln_final", "three_heads", "batch_first_false"}
+CERTIFIABLE = {
+    "post_ln", "pre_ln_final", "pre_ln_no_final", "post_ln_final", "three_heads",
+    "batch_first_false",
+}  # fmt: skip
 
 
 def build(name: str, seed: int = 0) -> UserModel:

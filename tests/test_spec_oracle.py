@@ -125,7 +125,7 @@ def oracle(cfg: ModelConfig, arrays: dict, x: list[int]) -> tuple[float, list[li
                 [[a + b for a, b in zip(h, _ffn(arrays, p, h), strict=True)] for h in hs],
                 p + "norm2",
             )
-    if cfg.norm_first:
+    if cfg.final_norm:  # the spec: pre-LN only; the project's extension: either (model-spec)
         ys = norm(ys, "final_norm")
     y_r = ys[s - 1]
     w = arrays["readout.weight"]
@@ -160,8 +160,41 @@ def _random_params(cfg: ModelConfig, seed: int) -> Params:
 )
 def test_forward_matches_oracle(norm_first, eps, eos, embedding, pos, affine) -> None:
     index = ALL_OPTIONS.index((norm_first, eps, eos, embedding, pos, affine))
+    _check_against_oracle(index, norm_first, None, eps, eos, embedding, pos, affine)
+
+
+# the project's extension of the spec (docs/model-spec.md): the two other final-norm layouts
+EXTENDED_OPTIONS = [o for o in ALL_OPTIONS if o[3] == "add" and o[4] != "none"]
+
+
+@pytest.mark.parametrize(
+    "norm_first,eps,eos,embedding,pos,affine",
+    EXTENDED_OPTIONS,
+    ids=[
+        f"{'pre-no-final' if nf else 'post-final'}-eps{e:g}-{'eos' if eo else 'last'}-{p}-"
+        f"{'affine' if a else 'plain'}"
+        for nf, e, eo, em, p, a in EXTENDED_OPTIONS
+    ],
+)
+def test_extended_layouts_match_oracle(norm_first, eps, eos, embedding, pos, affine) -> None:
+    """Pre-LN without a final norm and post-LN followed by one."""
+    index = EXTENDED_OPTIONS.index((norm_first, eps, eos, embedding, pos, affine))
+    _check_against_oracle(500 + index, norm_first, not norm_first, eps, eos, embedding, pos, affine)
+
+
+def _check_against_oracle(
+    index: int,
+    norm_first: bool,
+    final_norm: bool | None,
+    eps: float,
+    eos: bool,
+    embedding: str,
+    pos: str,
+    affine: bool,
+) -> None:
     heads = 1 + index % 2  # odd and even head counts
     cfg = ModelConfig(
+        final_norm=final_norm,
         d_model=4,
         n_layers=2,
         n_heads=heads,

@@ -23,6 +23,7 @@ from typing import Any
 import numpy as np
 from hypothesis import strategies as st
 
+from verify.errors import ValidationError
 from verify.model import ModelConfig, Params, forward, init_params
 from verify.model.config import EMBEDDINGS, POS_ENCODINGS
 from verify.model.init import SCHEMES
@@ -36,6 +37,8 @@ SPEC_OPTION_GRID: tuple[tuple[bool, float, bool, str, str, bool], ...] = tuple(
     )
 )
 
+LAYOUTS = ("spec", "extended", "all")
+
 ADVERSARIAL_KINDS = ("near_constant", "saturated", "scale", "tie")
 
 
@@ -48,20 +51,32 @@ def configs(
     max_layers: int = 2,
     eps: tuple[float, ...] = (0.0, 1e-5, 1e-2),
     max_len: int = 8,
+    layouts: str = "spec",
 ) -> ModelConfig:
     """Small configurations covering post-/pre-LN, eos, add/concat, every positional encoding,
-    affine or plain layer norm, and the given epsilons."""
+    affine or plain layer norm, and the given epsilons. ``layouts``: "spec" (the spec's two norm
+    layouts, what the papers' statements are about), "extended" (pre-LN without and post-LN with
+    a final norm, docs/model-spec.md's extension) or "all"."""
+    if layouts not in LAYOUTS:
+        raise ValidationError("layouts", f"one of {LAYOUTS}", layouts)
     heads = draw(st.integers(1, max_heads))
     d_head = draw(st.integers(1, max_d_head))
     d = heads * d_head
     embedding = draw(st.sampled_from(["add", "concat"])) if d % 2 == 0 else "add"
+    norm_first = draw(st.booleans())
+    final_norm = None  # the spec's layout (no draw: the spec strategy's examples stay as they were)
+    if layouts == "extended":
+        final_norm = not norm_first
+    elif layouts == "all":
+        final_norm = draw(st.booleans())
     return ModelConfig(
         d_model=d,
         n_layers=draw(st.integers(1, max_layers)),
         n_heads=heads,
         d_ff=draw(st.integers(1, 2 * d)),
         ln_eps=draw(st.sampled_from(eps)),
-        norm_first=draw(st.booleans()),
+        norm_first=norm_first,
+        final_norm=final_norm,
         ln_affine=draw(st.booleans()),
         eos=draw(st.booleans()),
         pos_encoding=draw(st.sampled_from(["learned", "sinusoidal", "none"])),
@@ -103,7 +118,7 @@ def _near_constant(p: Params, delta: float, rng: np.random.Generator) -> Params:
         if cfg.ln_affine:
             for k in ("norm1", "norm2"):
                 arrays[pre + k + ".bias"] = almost_const((cfg.d_model,))
-    if cfg.ln_affine and cfg.norm_first:
+    if cfg.ln_affine and cfg.final_norm:
         arrays["final_norm.bias"] = almost_const((cfg.d_model,))
     return Params(cfg, arrays)
 

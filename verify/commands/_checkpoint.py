@@ -252,6 +252,7 @@ def _layout_fields(
         check_supported(False, False, activation)
     if norm is not None:
         fields["norm_first"] = norm == "pre"
+        fields["final_norm"] = final == "yes"
         check_supported(norm == "pre", final == "yes", activation)
     if args.eos is not None:
         if args.eos == "yes" and no_eos_row:

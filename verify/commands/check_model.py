@@ -118,6 +118,17 @@ def analyse(params: Any, n_bits: int, family: Any = None, signs: Any = None) -> 
     finite = np.isfinite(res.beta)
     out["beta_max"] = float(np.max(res.beta[finite])) if finite.any() else math.inf
     out["beta_hr_max"] = float(np.max(res.beta_hr[finite])) if finite.any() else math.inf
+    if not cfg.spec_layout:
+        out["statements"] = [
+            {
+                "statement": "all",
+                "applies": False,
+                "says": "not evaluated: the papers' bounds and their constants are derived for"
+                " the spec's two layouts (post-LN without a final norm, pre-LN with one), not"
+                " for this one",
+            }
+        ]
+        return out
     eps, k = cfg.ln_eps, cfg.n_norms
     st: list[dict[str, Any]] = []
     ci, lci = c_infl(params), log10_c_infl(params)
@@ -325,7 +336,8 @@ def _print(out: dict[str, Any]) -> None:
     print(
         f"config: D={c['d_model']} L={c['n_layers']} H={c['n_heads']} d_ff={c['d_ff']}"
         f" eps={c['ln_eps']} {'pre' if c['norm_first'] else 'post'}-LN"
-        f" {'eos' if c['eos'] else 'last-bit'} readout, positions {c['pos_encoding']},"
+        + (f" {'with' if c['final_norm'] else 'without'} a final norm" if "final_norm" in c else "")
+        + f" {'eos' if c['eos'] else 'last-bit'} readout, positions {c['pos_encoding']},"
         f" embedding {c['embedding']}, max_len {c['max_len']}"
     )
     tt = out["truth_table"]

@@ -207,7 +207,7 @@ def _final_vector(module: Any, tokens: Any) -> Any:
     for layer in module.layers:
         y = layer(y)
     yr = y[:, -1]
-    return module.final_norm(yr) if module.config.norm_first else yr
+    return module.final_norm(yr) if module.config.final_norm else yr
 
 
 # ----------------------------------------------------------------------------- evaluation

@@ -25,6 +25,10 @@ class ModelConfig:
 
     ``d_ff=None`` means ``4 * d_model``. ``ln_eps >= 0`` (0 allowed: then the layer-norm
     coefficient z = 1/sqrt(var) is unbounded and a constant layer-norm input is undefined).
+    ``final_norm=None`` means the spec's layout: a final layer norm exactly when pre-LN; True or
+    False is this project's extension of the spec (pre-LN without a final norm, as
+    ``nn.TransformerEncoder`` builds it by default, or post-LN followed by one). A config whose
+    ``final_norm`` is the spec's keeps the spec's JSON form (the field is left out).
     """
 
     d_model: int = 16
@@ -38,6 +42,7 @@ class ModelConfig:
     pos_encoding: str = "sinusoidal"
     embedding: str = "add"
     max_len: int = 64
+    final_norm: bool | None = None
 
     def __post_init__(self) -> None:
         d = check_int("d_model", self.d_model, minimum=1)
@@ -52,7 +57,9 @@ class ModelConfig:
         check_int("d_ff", self.d_ff, minimum=1)
         eps = check_real("ln_eps", self.ln_eps, minimum=0.0)
         object.__setattr__(self, "ln_eps", eps)
-        for name in ("norm_first", "ln_affine", "eos"):
+        if self.final_norm is None:
+            object.__setattr__(self, "final_norm", self.norm_first)
+        for name in ("norm_first", "ln_affine", "eos", "final_norm"):
             _check_bool(name, getattr(self, name))
         check_choice("pos_encoding", self.pos_encoding, POS_ENCODINGS)
         check_choice("embedding", self.embedding, EMBEDDINGS)
@@ -75,8 +82,27 @@ class ModelConfig:
 
     @property
     def n_norms(self) -> int:
-        """K, the layer norms on the path: 2L post-LN, 2L + 1 pre-LN (final_norm last)."""
-        return 2 * self.n_layers + (1 if self.norm_first else 0)
+        """K, the layer norms on the path: 2L, plus 1 with the final norm (pre-LN's default),
+        which comes last."""
+        return 2 * self.n_layers + (1 if self.final_norm else 0)
+
+    @property
+    def spec_layout(self) -> bool:
+        """True for the spec's two layouts (post-LN without, pre-LN with a final norm), the
+        layouts the papers' statements and their constants are derived for."""
+        return self.final_norm == self.norm_first
+
+    def require_spec_layout(self, what: str) -> None:
+        """Raise unless :attr:`spec_layout`: ``what`` (a bound, a statement) is derived for the
+        spec's two layouts only and would be wrong, not just loose, for the others."""
+        if not self.spec_layout:
+            raise ValidationError(
+                "config",
+                "one of the spec's layouts (post-LN without a final norm, pre-LN with one)",
+                f"{'pre' if self.norm_first else 'post'}-LN "
+                f"{'with' if self.final_norm else 'without'} a final norm",
+                f"{what} is derived for the spec's layouts only",
+            )
 
     def seq_len(self, n_bits: int) -> int:
         """S = N + 1 with eos, else N."""
@@ -97,8 +123,12 @@ class ModelConfig:
 
     # ------------------------------------------------------------------ JSON
     def to_dict(self) -> dict[str, Any]:
-        """The configuration as a plain dict (``d_ff`` resolved)."""
-        return asdict(self)
+        """The configuration as a plain dict (``d_ff`` resolved; ``final_norm`` only when it is
+        not the spec's layout, so the spec's files keep their form)."""
+        data = asdict(self)
+        if self.spec_layout:
+            del data["final_norm"]
+        return data
 
     def to_json(self) -> str:
         """JSON text stored in the ``config`` array of a parameter file."""

@@ -134,7 +134,7 @@ def forward_dense(
         else:
             h = norm(y + mha(y, *att_args), p + "norm1", 2 * layer)
             y = norm(h + ffn(h, *ff_args), p + "norm2", 2 * layer + 1)
-    if config.norm_first:
+    if config.final_norm:
         y = norm(y, "final_norm", 2 * config.n_layers)
     y_r = np.ascontiguousarray(y[:, -1, :])
     t = y_r @ arrays["readout.weight"] + arrays["readout.bias"]

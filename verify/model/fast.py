@@ -41,7 +41,7 @@ class FastTables:
 def _norm_names(params: Params) -> list[str]:
     cfg = params.config
     names = [f"layers.{layer}.norm{k}" for layer in range(cfg.n_layers) for k in (1, 2)]
-    return names + (["final_norm"] if cfg.norm_first else [])
+    return names + (["final_norm"] if cfg.final_norm else [])
 
 
 def norm_affine(params: Params) -> tuple[np.ndarray, np.ndarray]:
@@ -81,7 +81,8 @@ def kernel_scalars(params: Params) -> Scalars:
     cfg = params.config
     c = MidRadContext().rsqrt_int(cfg.d_head)
     return Scalars(
-        eos=bool(cfg.eos), norm_first=bool(cfg.norm_first), n_heads=int(cfg.n_heads),
+        eos=bool(cfg.eos), norm_first=bool(cfg.norm_first), final_norm=bool(cfg.final_norm),
+        n_heads=int(cfg.n_heads),
         eps=float(cfg.ln_eps), omega=float(params["readout.bias"]), inv_sqrt_dh=float(c.mid),
         inv_sqrt_dh_rad=float(c.rad),
     )  # fmt: skip

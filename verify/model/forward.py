@@ -85,7 +85,10 @@ def hr_positions_mask(params: Params, seq_len: int) -> np.ndarray:
     cfg = params.config
     mask = np.ones((cfg.n_norms, seq_len), dtype=bool)
     last = 2 * (cfg.n_layers - 1)
-    readout_only = [last + 1, last + 2] if cfg.norm_first else [last, last + 1]
+    # the last layer's norms that see the readout position only, then the final norm
+    readout_only = [last + 1] if cfg.norm_first else [last, last + 1]
+    if cfg.final_norm:
+        readout_only.append(2 * cfg.n_layers)
     for k in readout_only:
         mask[k, :-1] = False
     return mask

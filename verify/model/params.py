@@ -43,7 +43,7 @@ def param_shapes(config: ModelConfig) -> dict[str, tuple[int, ...]]:
             for norm in ("norm1", "norm2"):
                 shapes[p + norm + ".weight"] = (d,)
                 shapes[p + norm + ".bias"] = (d,)
-    if config.norm_first and config.ln_affine:
+    if config.final_norm and config.ln_affine:
         shapes["final_norm.weight"] = (d,)
         shapes["final_norm.bias"] = (d,)
     shapes["readout.weight"] = (d,)

@@ -173,7 +173,7 @@ def run_generic(
                 yq = y[:, -1:] if last else y
                 hh = norm(yq + mha(yq, y, pre + "self_attn."), pre + "norm1")
                 y = norm(hh + ffn(hh, pre), pre + "norm2")
-        if cfg.norm_first:
+        if cfg.final_norm:
             y = norm(y[:, -1:] if readout_only else y, "final_norm")
         y_r = y[:, -1, :]
         w = ctx.param(params["readout.weight"].reshape(d, 1), _col(rad["readout.weight"], d))

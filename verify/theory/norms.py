@@ -119,6 +119,7 @@ def parameter_norms(params: Params) -> ParamNorms:
     if not isinstance(params, Params):
         raise ValidationError("params", "a verify.model.Params", type(params).__name__)
     cfg = params.config
+    cfg.require_spec_layout("the papers' norm summaries")
     d, h, dh = cfg.d_model, cfg.n_heads, cfg.d_head
 
     def spec(a: np.ndarray) -> float:
@@ -224,6 +225,7 @@ def box_norms(config: ModelConfig, box: float | Mapping[str, float]) -> ParamNor
     block), a vector of n entries l2 norm <= B sqrt(n), a gain sup-norm <= B."""
     if not isinstance(config, ModelConfig):
         raise ValidationError("config", "a ModelConfig", type(config).__name__)
+    config.require_spec_layout("the papers' norm summaries")
     bb = box_half_widths(config, box)
     d, h, dh, f, e = config.d_model, config.n_heads, config.d_head, config.d_ff, config.d_embed
     layers = []

@@ -35,6 +35,7 @@ def last_norm_affine(params: Params) -> tuple[np.ndarray, np.ndarray]:
     """Gain and bias (g, b) of the layer norm whose output the readout reads (ones and zeros
     without ``ln_affine``)."""
     cfg = params.config
+    cfg.require_spec_layout("the trivial output bound (a layer norm before the readout)")
     d = cfg.d_model
     if not cfg.ln_affine:
         return np.ones(d), np.zeros(d)

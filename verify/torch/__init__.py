@@ -112,7 +112,7 @@ if torch is not None:
                     layer.norm1 = _PlainLayerNorm(d, config.ln_eps)
                     layer.norm2 = _PlainLayerNorm(d, config.ln_eps)
                 self.layers.append(layer)
-            if config.norm_first:
+            if config.final_norm:
                 self.final_norm = (
                     nn.LayerNorm(d, eps=config.ln_eps, dtype=f64)
                     if config.ln_affine
@@ -178,7 +178,7 @@ if torch is not None:
 
         # ------------------------------------------------------------ forward
         def final_vector(self, bits: object, readout_only: bool = False) -> Tensor:
-            """y^L at the readout position (after final_norm pre-LN), shape (B, D)."""
+            """y^L at the readout position (after the final norm if any), shape (B, D)."""
             y = self.embed(bits)
             last = len(self.layers) - 1
             for index, layer in enumerate(self.layers):
@@ -188,7 +188,7 @@ if torch is not None:
                 y = layer(y)
             else:
                 yr = y[:, -1]
-            if self.config.norm_first:
+            if self.config.final_norm:
                 yr = self.final_norm(yr)
             return yr
 
@@ -266,9 +266,13 @@ def _check_module_matches(module: nn.Module, config: ModelConfig) -> None:
     final = getattr(module, "final_norm", None)
     if isinstance(final, nn.LayerNorm):
         finals.append(("final_norm", final))
+    if layers and bool(finals) != config.final_norm:
+        raise ValidationError(
+            "final norm",
+            f"{'a' if config.final_norm else 'no'} final LayerNorm (config)",
+            ", ".join(name or "norm" for name, _ in finals) or "none",
+        )
     for name, norm in finals:
-        if not config.norm_first:
-            check_supported(False, True, "relu", f"{name}.norm" if name != "final_norm" else name)
         if isinstance(norm, nn.LayerNorm) and norm.eps != config.ln_eps:
             raise ValidationError(f"{name}.eps", f"{config.ln_eps} (config)", norm.eps)
 
@@ -278,7 +282,7 @@ def _plain_norm_names(config: ModelConfig) -> list[str]:
     if config.ln_affine:
         return []
     norms = [f"layers.{i}.{n}" for i in range(config.n_layers) for n in ("norm1", "norm2")]
-    if config.norm_first:
+    if config.final_norm:
         norms.append("final_norm")
     return [f"{n}.{part}" for n in norms for part in ("weight", "bias")]
 

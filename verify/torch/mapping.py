@@ -286,7 +286,9 @@ def _pad_rows(value: object, rows: int) -> object:
     return np.concatenate([arr, np.zeros((rows - arr.shape[0], arr.shape[1]), arr.dtype)])
 
 
-_OVERRIDES = ("n_heads", "ln_eps", "norm_first", "eos", "pos_encoding", "embedding", "ln_affine")
+_OVERRIDES = (
+    "n_heads", "ln_eps", "norm_first", "final_norm", "eos", "pos_encoding", "embedding", "ln_affine"
+)  # fmt: skip
 
 
 def infer_config(
@@ -341,6 +343,7 @@ def infer_config(
             inferred["norm_first"] = bool(first.norm_first)
     else:
         inferred["norm_first"] = any(k.startswith("final_norm.") for k in spec)
+    inferred["final_norm"] = any(k.startswith("final_norm.") for k in spec)
     inferred.update(fields)
     for required, why in (
         ("n_heads", "the number of heads (a state_dict does not tell it)"),

@@ -43,6 +43,7 @@ class Scalars(NamedTuple):
 
     eos: bool
     norm_first: bool
+    final_norm: bool  # a final layer norm before the readout (pre-LN's default)
     n_heads: int
     eps: float  # layer-norm epsilon
     omega: float  # readout bias
@@ -186,7 +187,7 @@ def bundle_type(cls: type, *field_types: types.Type) -> types.Type:
     return BaseTuple.from_types(field_types, cls)
 
 
-SCALARS = bundle_type(Scalars, b1, b1, i8, f8, f8, f8, f8)
+SCALARS = bundle_type(Scalars, b1, b1, b1, i8, f8, f8, f8, f8)
 NORM_AFFINE = bundle_type(NormAffine, A2, A2)
 READOUT = bundle_type(Readout, A1, A1)
 LAYER0_TABLES = bundle_type(Layer0Tables, A3, A3, A5, A5, A4, A4)

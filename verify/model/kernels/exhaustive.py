@@ -367,7 +367,7 @@ def exhaustive_T(
                             yr[i, b] = ynr[i, b]
                 # ---------------- final norm (pre-LN) and readout
                 r = s - 1
-                if norm_first:
+                if sc.final_norm:
                     fn = wb.layer[n_layers]
                     gf, bf = gains[n_norms - 1], biases[n_norms - 1]
                     if l2:

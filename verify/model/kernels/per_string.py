@@ -158,7 +158,7 @@ def certified_T(bits, sc, l0, lw, ln, ro, bounds, t_out, r_out):  # pragma: no c
                 )  # fmt: skip
         # ---------------- final norm and readout
         r = s - 1
-        if norm_first:
+        if sc.final_norm:
             layer_norm(
                 ym[r], yr[r], ln.gains[n_norms - 1], ln.biases[n_norms - 1], eps, tmp, rtmp, ls,
                 bounds,

@@ -279,7 +279,7 @@ def certified_T_dd(bits, sc, dt, lw, ln, wn, wr, bounds, t_out, r_out):  # pragm
                     hr, th, tl, tr, scratch, r1, tmp, bounds,
                 )  # fmt: skip
         r = s - 1
-        if sc.norm_first:
+        if sc.final_norm:
             k = n_norms - 1
             if bounds:
                 _norm_l2(yh[r], yl[r], ry[r], ln.gains[k], sc.eps, ln.biases[k], gm[k],
