@@ -176,3 +176,48 @@ def test_probabilities_are_checked_where_computed():
     for bad in (-1e-12, 1.0 + 1e-12, 2.125, math.nan):
         with pytest.raises(ProbabilityError, match="p: a probability must lie in"):
             checked_probability("p", bad)
+
+
+def _mp_bad_event_term(d: int, layers: int, n: int, box: float) -> mpmath.mpf:
+    """a_N of Thm 4.5's bad event, from the formula (docs/derivations_eps_zero.md section 5)."""
+    alpha, k = d - 1, 2 * layers
+    e = mpmath.mpf(d - 1) / (2 * layers) - 5
+    zeta = mpmath.mpf(d - 2) / (d - 1)
+    c = _mp_small_ball_constant(d, 2 * box)
+    n = mpmath.mpf(n)
+    poly = sum((alpha * zeta * mpmath.log(n) / 2) ** j / mpmath.factorial(j) for j in range(k))
+    return (
+        2 * n**e * (n + 1) * mpmath.mpf(2) ** (alpha * k) * (1 + (n + 1) * c) ** k
+        * n ** (-zeta * alpha / 2) * poly
+    )  # fmt: skip
+
+
+def test_bad_event_probability_bound_golden():
+    """min(1, a_N) in mpmath at D = 16, L = 1, B = 1: ~1.7e-9 at N = 10^20, 1 at N = 10^6."""
+    for n in (10**20, 10**40):
+        golden = _mp_bad_event_term(16, 1, n, 1.0)
+        assert golden < 1
+        got = zero_sensitivity.bad_event_probability_bound(16, 1, n, 1.0)
+        assert got == pytest.approx(float(golden), rel=1e-9, abs=0)
+    assert _mp_bad_event_term(16, 1, 10**6, 1.0) > 1
+    assert zero_sensitivity.bad_event_probability_bound(16, 1, 10**6, 1.0) == 1.0
+
+
+def test_cor_4_3_threshold_golden_and_from_parts():
+    """log10 N_0 = (log10(||w|| C_infl) - log10(2 xi)) / (1 - zeta) by hand: ||w|| C = 1e3,
+    xi = 0.05, zeta = 0.5 -> (3 + 1) / 0.5 = 8; and from Cor 4.3's bound: just past N_0 the
+    bound ||w|| C N^(zeta-1) is below 2 xi, just before it is above."""
+    assert eps_zero_bounds.log10_cor_4_3_threshold(3.0, 0.05, 0.5) == pytest.approx(8.0, abs=1e-12)
+    for w, c, xi, zeta in ((2.0, 500.0, 0.05, 0.5), (1.0, 40.0, 0.1, 0.8)):
+        log_n0 = eps_zero_bounds.log10_cor_4_3_threshold(math.log10(w * c), xi, zeta)
+        above, below = int(10**log_n0 * 1.01) + 1, int(10**log_n0 * 0.99)
+        assert eps_zero_bounds.cor_4_3_bound(w, c, above, zeta) < 2 * xi
+        assert eps_zero_bounds.cor_4_3_bound(w, c, below, zeta) > 2 * xi
+
+
+def test_cor_4_6_bound_from_parts():
+    """Cor 4.6's finite-N bound: a_N past N_0, 1 below N_0 (and never above 1)."""
+    a = zero_sensitivity.bad_event_probability_bound(16, 1, 10**20, 1.0)
+    assert eps_zero_bounds.cor_4_6_recognition_bound(10**20, 19.0, a) == a
+    assert eps_zero_bounds.cor_4_6_recognition_bound(10**20, 21.0, a) == 1.0
+    assert eps_zero_bounds.cor_4_6_recognition_bound(8, 0.5, 3.0) == 1.0

@@ -23,6 +23,7 @@ from verify.validation import check_int
 
 __all__ = [
     "SeriesOrder",
+    "bad_event_probability_bound",
     "bad_event_series_order",
     "bad_event_series_term",
     "smallest_biting_n",
@@ -73,6 +74,17 @@ def bad_event_series_term(
         * poly
     )
     return term, n
+
+
+def bad_event_probability_bound(d_model: int, n_layers: int, n_bits: int, box: float) -> float:
+    """min(1, a_N) at N = ``n_bits`` with the paper's exponent e = (D-1)/(2L) - 5 and zeta =
+    (D-2)/(D-1) (:func:`bad_event_series_term`): a bound on P[E_N] for theta ~ Unif[-B, B]^M."""
+    n_bits = check_int("n_bits", n_bits, minimum=2)
+    e = sp.Rational(d_model - 1, 2 * n_layers) - 5
+    zeta = sp.Rational(d_model - 2, d_model - 1)
+    term, n = bad_event_series_term(d_model, n_layers, e, zeta, box)
+    value = term.subs(n, n_bits)
+    return 1.0 if bool(value >= 1) else float(value)
 
 
 @dataclass(frozen=True)
