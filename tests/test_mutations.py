@@ -307,6 +307,14 @@ MUTANTS += [
         tests=(attained.test_readout_swing_bound_is_attained,),
     ),
     Mutant(
+        "trivial H&R Cor 5 bound (swing x as_N) halved",
+        "sensitivity_swing_bound",
+        halved,
+        (),
+        module=trivial,
+        tests=(attained.test_sensitivity_swing_bound_is_attained,),
+    ),
+    Mutant(
         "trivial count of functions 2^(2^N) -> 2^N",
         "log10_all_functions",
         lambda f: lambda n: n * math.log10(2.0),

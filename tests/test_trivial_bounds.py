@@ -64,22 +64,24 @@ def test_trivial_bounds_make_loose_rows_vacuous() -> None:
 ATTAINING = ModelConfig(d_model=2, n_layers=1, n_heads=1, ln_eps=0.0)
 
 
-def attaining_params(gain: float = 1.5, weight: float = 0.75):
+def attaining_params(gain: float = 1.5, weight: float = 0.75, centred: bool = False):
     """A D = 2, eps = 0 model whose readout reads u = (1, -1) on some string of length 4 and
     u = (-1, 1) on another, with g = (gain, gain), w = (weight, -weight), b = (0.3, -0.1),
-    omega = 0.2: it attains each trivial bound (section comment)."""
+    omega = 0.2 (b = 0, omega = 0 when ``centred``: then T = +-swing/2 on every string): it
+    attains each trivial bound (section comment)."""
+    bias = np.zeros(2) if centred else np.array([0.3, -0.1])
     for seed in range(200):
         base = init_params(ATTAINING, "gaussian", seed, 1.0)
         params = base.with_arrays(
             {
                 "layers.0.norm2.weight": np.array([gain, gain]),
-                "layers.0.norm2.bias": np.array([0.3, -0.1]),
+                "layers.0.norm2.bias": bias,
                 "readout.weight": np.array([weight, -weight]),
-                "readout.bias": np.array(0.2),
+                "readout.bias": np.array(0.0 if centred else 0.2),
             }
         )
         res = forward(params, all_bit_strings(4), diagnostics=True)
-        u = (res.y_readout - np.array([0.3, -0.1])) / gain
+        u = (res.y_readout - bias) / gain
         if np.isfinite(res.T).all() and (u[:, 0] > 0).any() and (u[:, 0] < 0).any():
             return params, res
     raise AssertionError("no seed gave both signs of v_1 - v_2 at the readout")
@@ -109,6 +111,24 @@ def test_readout_swing_bound_is_attained():
     bound = trivial.readout_swing_bound(params)
     print(f"max |y - y'| {measured!r} vs 2 sqrt(D) max|g| = {bound!r}")
     assert bound * (1 - 1e-12) <= measured <= bound * (1 + 1e-12)
+
+
+def test_sensitivity_swing_bound_is_attained():
+    """Centred, T = +-swing/2 on every string: the margin xi = swing/2, so 2 xi as_N(f) equals
+    swing * as_N(f) (H&R Cor 5's trivial bound), and every sensitive edge moves T by the
+    swing (the edge form's trivial bound)."""
+    from verify.boolean import BooleanFunction, average_sensitivity, sensitivity
+
+    params, res = attaining_params(centred=True)
+    f = BooleanFunction((res.T > 0).astype(np.uint8))
+    xi = float(np.abs(res.T).min())
+    as_n = float(average_sensitivity(f))
+    measured = 2 * xi * as_n
+    bound = trivial.sensitivity_swing_bound(params, as_n)
+    print(f"2 xi as_N {measured!r} vs swing as_N = {bound!r}")
+    assert as_n > 0 and bound * (1 - 1e-12) <= measured <= bound * (1 + 1e-12)
+    edges = float(np.sum(sensitivity(f))) * 2 * xi  # |dT| = 2 xi = swing on each edge
+    assert edges == pytest.approx(trivial.sensitivity_swing_bound(params, as_n, 16), rel=1e-12)
 
 
 def test_number_of_functions_is_attained_by_enumeration():
