@@ -23,7 +23,7 @@ from verify.checks.random_models import (
     random_models,
     sweep_lengths,
 )
-from verify.checks.summaries import Worst, loglog_slope
+from verify.checks.summaries import Worst, loglog_slope, slope_row
 from verify.model import ModelConfig, Params, forward
 from verify.registry import (
     CheckContext,
@@ -135,9 +135,11 @@ def adversarial_search(ctx: CheckContext) -> Outcome:
     return search_outcome(LEMMA_3_1.id, ctx, res, "worst |dT| vs C_Lip ||dtheta||")
 
 
-@LEMMA_3_1.check("local Lipschitz constant does not grow with N", policy=Policy.STRICT)
+@LEMMA_3_1.check("local Lipschitz constant does not grow with N", policy=Policy.STATISTICAL)
 def lipschitz_vs_length(ctx: CheckContext) -> Outcome:
-    """max_x |dT| / ||dtheta|| for one fixed pair at N = 8 ... against C_Lip, and its slope."""
+    """max_x |dT| / ||dtheta|| for one fixed pair at N = 8 ... against C_Lip (proven rows,
+    decisive), and its log-log slope against 0 with a 95% interval (the N-independence: a
+    statistical row, never decisive)."""
     rng = np.random.default_rng(ctx.seed + 5)
     p = length_sweep_model()
     d = rng.normal(size=p.n_params)
@@ -156,6 +158,9 @@ def lipschitz_vs_length(ctx: CheckContext) -> Outcome:
     slope = loglog_slope(ns, vals)
     half = len(ns) // 2
     slope_hi = loglog_slope(ns[half:], vals[half:]) if len(ns) - half >= 2 else math.nan
+    rows.append(
+        slope_row("N-independence: log-log slope of max_x |dT| / ||dtheta|| vs N", ns, vals)
+    )
     return Outcome(
         rows=rows,
         parameters={"config": p.config.to_dict(), "||dtheta||": SWEEP_STEP, "N": ns},
