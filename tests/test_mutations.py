@@ -34,12 +34,17 @@ from dataclasses import dataclass
 
 import mpmath
 import pytest
+import test_registry as registry_tests
 import test_theory_functions as parts
 import test_trivial_bounds as attained
 
+import verify.registry as registry_package
 import verify.registry.counterexamples as counterexamples
+import verify.statements.lemma_3_2 as lemma_3_2_module
 from verify.registry import CheckContext, Status, get_statement
+from verify.registry.results import Status as _Status
 from verify.theory import bounds, eps_zero_bounds, small_ball, trivial, zero_sensitivity
+from verify.theory import hahn_rofin as hr
 
 pytestmark = pytest.mark.mutation
 
@@ -321,6 +326,52 @@ MUTANTS += [
         (),
         module=trivial,
         tests=(attained.test_number_of_functions_is_attained_by_enumeration,),
+    ),
+]
+
+
+def holds_when_ok(f: Callable) -> Callable:
+    """The policy that counts every row within its bound as holding (vacuous and definitional
+    rows included): the over-claim issue 26 removed."""
+
+    def weak(pol, rows, unsettled=()):
+        status = f(pol, rows, unsettled)
+        return _Status.HOLDS if status in (_Status.VACUOUS, _Status.DEFINITIONAL) else status
+
+    return weak
+
+
+# statement-level mutants (issue 26): a bound a statement's own check must catch
+MUTANTS += [
+    Mutant(
+        "H&R Thm 6: chi-square probability halved",
+        "noise_variance_probability",
+        halved,
+        ("H&R Thm 6",),
+        module=hr,
+    ),
+    Mutant("H&R Cor 5: bound halved", "cor_5_bound", halved, ("H&R Cor 5",), module=hr),
+    Mutant(
+        "Lemma 4.2: (SB) probability bound halved",
+        "variance_small_ball_bound",
+        halved,
+        ("Lemma 4.2",),
+        module=small_ball,
+    ),
+    Mutant(
+        "Lemma 3.2 tightness: computed lower bound on beta doubled",
+        "beta_lower_bound",
+        doubled,
+        ("Lemma 3.2",),
+        module=lemma_3_2_module,
+    ),
+    Mutant(
+        "policy: vacuous and definitional counted as holds",
+        "decide_status",
+        holds_when_ok,
+        (),
+        module=registry_package,
+        tests=(registry_tests.test_definitional_rows_never_count_as_holds,),
     ),
 ]
 
