@@ -53,19 +53,26 @@ D_MODEL, N_LAYERS, MARGIN, BOX = 16, 1, 0.05, 1.0
 def hypothesis_k0(ctx: CheckContext) -> Outcome:
     """The corollary's hypothesis, not its conclusion: K_0 of PARITY, 2-sparse PARITY, FIRST and
     DICTATOR_2 (exact, Boolean engine) equals 0 (their closed form), so K_0 < N^e for every
-    e (D = 16, L = 1: e = 2.5): identity rows."""
+    e (D = 16, L = 1: e = 2.5). Definitional rows: K_0 = 0 holds by the families' definition
+    (every string has a bit whose flip changes the value), so they test the Boolean engine,
+    not the corollary; the statement's status comes from the conclusion check."""
     e = theorem_exponent(D_MODEL, N_LAYERS)
     rows = []
     for n in ctx.size(N_BITS):
         for name, kw in FAMILIES:
             k0 = zero_sensitivity_count(make_family(name, n, **kw).table)
             # an identity (K_0 = 0, the closed form of these families), which gives K_0 < N^e
-            rows.append(Row(f"N={n}: K_0({name}) = 0 < N^e = {n**e:.4g}", float(k0), 0.0, "=="))
+            label = f"N={n}: K_0({name}) = 0 < N^e = {n**e:.4g}"
+            rows.append(Row(label, float(k0), 0.0, "==", definitional=True))
     return Outcome(
         rows=rows,
         arithmetic="exact integer (exhaustive over 2^N strings)",
         parameters={"D": D_MODEL, "L": N_LAYERS, "N": ctx.size(N_BITS)},
-        notes=[f"e = (D-1)/(2L) - 5 = {e:.3g}; the conclusion is the other check"],
+        notes=[
+            f"e = (D-1)/(2L) - 5 = {e:.3g}; the conclusion is the other check",
+            "definitional: K_0 = 0 by the families' definition (some flip changes the value at"
+            " every string); the rows test the Boolean engine",
+        ],
     )
 
 
