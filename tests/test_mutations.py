@@ -288,6 +288,28 @@ MUTANTS += [
         tests=(parts.test_bad_event_probability_bound_golden,),
     ),
     Mutant(
+        "Lemma 3.1: C_Lip ||dtheta|| halved",
+        "lemma_3_1_bound",
+        halved,
+        (),
+        tests=(parts.test_lemma_3_1_bound_golden,),
+    ),
+    Mutant(
+        "Lemma 3.2 (per layer): exponent L -> L - 1",
+        "lemma_3_2_per_layer_bound",
+        lambda f: lambda cfg: f(cfg) / (1.0 + bounds.z_max(cfg)),
+        (),
+        tests=(parts.test_lemma_3_2_per_layer_bound_golden,),
+    ),
+    Mutant(
+        "Thm 4.5: bound N^e halved",
+        "theorem_bound",
+        halved,
+        (),
+        module=zero_sensitivity,
+        tests=(parts.test_theorem_4_5_bound_golden,),
+    ),
+    Mutant(
         "trivial output-swing bound halved",
         "output_swing_bound",
         halved,

@@ -221,3 +221,24 @@ def test_cor_4_6_bound_from_parts():
     assert eps_zero_bounds.cor_4_6_recognition_bound(10**20, 19.0, a) == a
     assert eps_zero_bounds.cor_4_6_recognition_bound(10**20, 21.0, a) == 1.0
     assert eps_zero_bounds.cor_4_6_recognition_bound(8, 0.5, 3.0) == 1.0
+
+
+def test_lemma_3_1_bound_golden():
+    """C_Lip ||dtheta||: 250 * 0.004 = 1 by hand."""
+    assert bounds.lemma_3_1_bound(250.0, 0.004) == pytest.approx(1.0, rel=1e-15, abs=0)
+
+
+def test_lemma_3_2_per_layer_bound_golden():
+    """The paper's (1 + eps^-1/2)^L by hand: eps = 0.01, L = 1 -> 11; eps = 0.25, L = 2 -> 9;
+    and from parts: the per-norm bound with K replaced by L."""
+    assert bounds.lemma_3_2_per_layer_bound(POST_LN) == pytest.approx(11.0, rel=1e-14, abs=0)
+    assert bounds.lemma_3_2_per_layer_bound(PRE_LN) == pytest.approx(9.0, rel=1e-14, abs=0)
+    per_norm = bounds.lemma_3_2_bound(PRE_LN) ** (PRE_LN.n_layers / PRE_LN.n_norms)
+    assert bounds.lemma_3_2_per_layer_bound(PRE_LN) == pytest.approx(per_norm, rel=1e-12, abs=0)
+
+
+def test_theorem_4_5_bound_golden():
+    """N^e by hand: D = 16, L = 1 (e = 2.5), N = 16 -> 1024; D = 22, L = 1 (e = 5.5), N = 4
+    -> 2048."""
+    assert zero_sensitivity.theorem_bound(16, 1, 16) == pytest.approx(1024.0, rel=1e-14, abs=0)
+    assert zero_sensitivity.theorem_bound(22, 1, 4) == pytest.approx(2048.0, rel=1e-14, abs=0)

@@ -35,7 +35,7 @@ from verify.registry import (
     define_statement,
 )
 from verify.statements._eps_positive import DERIVATIONS, EPS_POSITIVE, THETA_BOX
-from verify.theory.bounds import c_lip, c_lip_box
+from verify.theory.bounds import c_lip, c_lip_box, lemma_3_1_bound
 from verify.theory.norms import max_norms, parameter_norms
 from verify.theory.trivial import output_abs_bound
 
@@ -80,8 +80,9 @@ def random_parameter_pairs(ctx: CheckContext) -> Outcome:
         nd = float(np.linalg.norm(d))
         box = float(max(np.abs(theta).max(), np.abs(q.flatten()).max()))
         swing = output_abs_bound(p) + output_abs_bound(q)  # trivial: |T| + |T'|
-        worst.add(f"{scheme}: |dT| vs C_Lip(theta, theta') ||dtheta||", dt, lip * nd, None, swing)
-        box_bound = c_lip_box(p.config, box) * nd
+        bound = lemma_3_1_bound(lip, nd)
+        worst.add(f"{scheme}: |dT| vs C_Lip(theta, theta') ||dtheta||", dt, bound, None, swing)
+        box_bound = lemma_3_1_bound(c_lip_box(p.config, box), nd)
         worst.add(f"{scheme}: |dT| vs C_Lip(box) ||dtheta||", dt, box_bound, None, swing)
     return Outcome(
         rows=worst.rows(),
@@ -118,7 +119,7 @@ def adversarial_search(ctx: CheckContext) -> Outcome:
         d *= 10.0**log_mag / nd
         q, lip = lip_pair(p, d)
         dt = abs(float(forward(p, x[None]).T[0] - forward(q, x[None]).T[0]))
-        bound = lip * float(np.linalg.norm(d))
+        bound = lemma_3_1_bound(lip, float(np.linalg.norm(d)))
         info = {
             **info,
             **finfo,

@@ -39,7 +39,12 @@ from verify.registry import (
     define_statement,
 )
 from verify.statements._eps_positive import DERIVATIONS, EPS_POSITIVE
-from verify.theory.bounds import beta_lower_bound, lemma_3_2_bound, z_max
+from verify.theory.bounds import (
+    beta_lower_bound,
+    lemma_3_2_bound,
+    lemma_3_2_per_layer_bound,
+    z_max,
+)
 from verify.theory.norms import n_layer_norms
 
 LEMMA_3_2 = define_statement(
@@ -224,7 +229,7 @@ def beta_per_layer(z: np.ndarray, cfg: ModelConfig) -> np.ndarray:
 
 def paper_convention_bound(cfg: ModelConfig) -> float:
     """(1 + eps^{-1/2})^L with the same float64 rounding allowance as :func:`rounded_bounds`."""
-    bound = (1.0 + z_max(cfg)) ** cfg.n_layers
+    bound = lemma_3_2_per_layer_bound(cfg)
     return math.nextafter(bound * rounding_allowance(5 * cfg.n_layers + 8 + 2), math.inf)
 
 
@@ -255,7 +260,7 @@ def two_conventions(ctx: CheckContext) -> Outcome:
         worst.add(f"{name}: paper's beta_L vs (1+eps^-1/2)^L", b_layer, paper_convention_bound(cfg))
         worst.add(f"{name}: spec's beta vs (1+eps^-1/2)^K", b_norm, rounded_bounds(cfg)[1])
         if b_norm > paper_convention_bound(cfg):
-            mismatch.append(f"{name}: {b_norm:.6g} > {(1 + z_max(cfg)) ** cfg.n_layers:.6g}")
+            mismatch.append(f"{name}: {b_norm:.6g} > {lemma_3_2_per_layer_bound(cfg):.6g}")
     cfg = example.config
     return Outcome(
         rows=definitional(worst.rows()),

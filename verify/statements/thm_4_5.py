@@ -40,6 +40,7 @@ from verify.statements._eps_zero import CONFIDENCE, DERIVATION, EPS_ZERO
 from verify.theory.zero_sensitivity import (
     bad_event_series_order,
     smallest_biting_n,
+    theorem_bound,
     theorem_exponent,
 )
 
@@ -228,7 +229,7 @@ def k0_growth(ctx: CheckContext) -> Outcome:
         }
         k0_lo, k0_hi, n_unc = k0_over_models(models, ns)
         for j, n in enumerate(ns):
-            bound = float(n) ** e
+            bound = theorem_bound(d, layers, n)
             if n not in row_ns:
                 continue  # N^e > 2^N: K_0 >= N^e is impossible, "large N" has not started
             tag = f"D={d}, L={layers}, N={n}"

@@ -58,6 +58,11 @@ def lemma_3_2_bound(config: ModelConfig) -> float:
     return (1.0 + z_max(config)) ** lemma_3_2_exponent(config)
 
 
+def lemma_3_2_per_layer_bound(config: ModelConfig) -> float:
+    """Lemma 3.2 in the paper's convention (one factor per layer): beta_L <= (1 + eps^{-1/2})^L."""
+    return (1.0 + z_max(config)) ** config.n_layers
+
+
 # ----------------------------------------------------------------------------- Lemma 2.9
 def infl_token_change(nm: ParamNorms) -> float:
     """Lemma 2.9, step 1: the change a0 = ||E[1] - E[0]||_2 of y^0_n when bit n flips."""
@@ -276,6 +281,11 @@ def log10_n_star(source: Params | ParamNorms, xi: float) -> float:
 
 # ----------------------------------------------------------------------------- Lemma 3.1
 # Factors of C_Lip (Lemma 3.1), one function each (see the module doc).
+def lemma_3_1_bound(c_lip_value: float, dtheta_norm: float) -> float:
+    """Lemma 3.1: |T(theta, x) - T(theta', x)| <= C_Lip ||theta - theta'||_2, every x and N."""
+    return float(c_lip_value) * float(dtheta_norm)
+
+
 def lip_ln_input_factor(gain: float, config: ModelConfig) -> float:
     """Lemma 3.1, step 2: a layer norm's Lipschitz factor in its input, ||gamma||_inf
     eps^{-1/2} (the Jacobian z (P - g g^T / D) has norm z <= eps^{-1/2})."""

@@ -27,6 +27,7 @@ __all__ = [
     "bad_event_series_order",
     "bad_event_series_term",
     "smallest_biting_n",
+    "theorem_bound",
     "theorem_exponent",
 ]
 
@@ -36,6 +37,12 @@ def theorem_exponent(d_model: int, n_layers: int) -> float:
     return (check_int("d_model", d_model, minimum=2) - 1) / (
         2 * check_int("n_layers", n_layers, minimum=1)
     ) - 5
+
+
+def theorem_bound(d_model: int, n_layers: int, n_bits: int) -> float:
+    """Thm 4.5's bound N^e, e = (D-1)/(2L) - 5 (:func:`theorem_exponent`): K_0(f) >= N^e for
+    every f recognised with margin, all large N."""
+    return float(check_int("n_bits", n_bits, minimum=1)) ** theorem_exponent(d_model, n_layers)
 
 
 def smallest_biting_n(exponent: float, n_max: int = 100_000) -> int | None:
