@@ -17,6 +17,12 @@ derivation steps (ratio ~2). (In C_infl the factor 2 is needed at another positi
 radial-change construction of the Lemma 2.9 unit steps attains it there; at the flipped position
 C_infl's term is v_c (max Δs - min Δs) / 2, attained by the split query/key turn.)
 
+Issue 26 extends the suite to every named bound of verify/theory (Cor 3.3's exponent, Cor
+4.3, Lemma 4.2's Markov factor, the trivial bounds, ...): a mutant may name, besides statements,
+``tests``: functions of tests/test_theory_functions.py (each bound built from its parts, golden
+values) and tests/test_trivial_bounds.py (each trivial bound attained by a construction). Such a
+test must fail (AssertionError) under the mutant; it runs before the statements' checks.
+
 Marker ``mutation``; part of the default ``pytest`` run (about 30 s on 2 cores).
 """
 
@@ -28,10 +34,17 @@ from dataclasses import dataclass
 
 import mpmath
 import pytest
+import test_registry as registry_tests
+import test_theory_functions as parts
+import test_trivial_bounds as attained
 
+import verify.registry as registry_package
 import verify.registry.counterexamples as counterexamples
+import verify.statements.lemma_3_2 as lemma_3_2_module
 from verify.registry import CheckContext, Status, get_statement
-from verify.theory import bounds, small_ball
+from verify.registry.results import Status as _Status
+from verify.theory import bounds, eps_zero_bounds, small_ball, trivial, zero_sensitivity
+from verify.theory import hahn_rofin as hr
 
 pytestmark = pytest.mark.mutation
 
@@ -50,6 +63,7 @@ class Mutant:
     statements: tuple[str, ...]
     survives: str = ""  # why no check kills it (a strict xfail)
     module: object = bounds  # where ``target`` lives
+    tests: tuple[Callable[[], None], ...] = ()  # tests that must fail under the mutant
 
 
 def halved(f: Callable) -> Callable:
@@ -173,6 +187,230 @@ MUTANTS = [
 ]
 
 
+def times_n(f: Callable) -> Callable:
+    """Cor 4.3's bound (w, c, N, zeta) multiplied by N."""
+    return lambda w, c, n, zeta: n * f(w, c, n, zeta)
+
+
+def doubled(f: Callable) -> Callable:
+    return lambda *a: 2 * f(*a)
+
+
+# issue 26: every named bound, killed by its from-parts / golden test or its construction
+COR_3_3_TESTS = (parts.test_cor_3_3_bound_from_parts, parts.test_cor_3_3_bound_golden)
+COR_4_3_TESTS = (parts.test_cor_4_3_bound_from_parts, parts.test_cor_4_3_bound_golden)
+LEMMA_4_2_TESTS = (parts.test_lemma_4_2_bound_from_parts, parts.test_lemma_4_2_bound_golden)
+MUTANTS += [
+    Mutant(
+        "Cor 3.3: blowup exponent 2K -> K",
+        "cor_3_3_exponent",
+        lambda f: lambda cfg: f(cfg) // 2,
+        (),
+        tests=COR_3_3_TESTS,
+    ),
+    Mutant(
+        "Cor 3.4: N* with xi in place of 2 xi",
+        "log10_n_star",
+        lambda f: lambda src, xi: f(src, xi) + math.log10(2.0),
+        ("Cor 3.4",),
+        tests=COR_3_3_TESTS,
+    ),
+    Mutant(
+        "Cor 4.3: bound multiplied by N",
+        "cor_4_3_bound",
+        times_n,
+        (),
+        module=eps_zero_bounds,
+        tests=COR_4_3_TESTS,
+    ),
+    Mutant(
+        "Cor 4.3: per-flip bound halved",
+        "cor_4_3_flip_bound",
+        halved,
+        (),
+        module=eps_zero_bounds,
+        tests=COR_4_3_TESTS,
+    ),
+    Mutant(
+        "Cor 4.3: good event at N^zeta instead of N^(zeta/2)",
+        "good_event_blowup",
+        lambda f: lambda n, zeta: f(n, zeta) ** 2,
+        (),
+        module=eps_zero_bounds,
+        tests=COR_4_3_TESTS,
+    ),
+    Mutant(
+        "Lemma 4.2: Markov factor without its '1 +'",
+        "lemma_4_2_markov_factor",
+        lambda f: lambda n, k: f(n, k) - 1.0,
+        (),
+        module=small_ball,
+        tests=LEMMA_4_2_TESTS,
+    ),
+    Mutant(
+        "Lemma 4.2: sequential tail bound halved",
+        "blowup_tail_bound_sequential",
+        halved,
+        (),
+        module=small_ball,
+        tests=LEMMA_4_2_TESTS,
+    ),
+    Mutant(
+        "Thm 4.5: exponent (D-1)/(2L) - 5 -> (D-1)/(2L) - 4",
+        "theorem_exponent",
+        lambda f: lambda d, layers: f(d, layers) + 1,
+        (),
+        module=zero_sensitivity,
+        tests=(parts.test_theorem_4_5_exponent_golden,),
+    ),
+    Mutant(
+        "Cor 4.6: finite-N bound halved",
+        "cor_4_6_recognition_bound",
+        halved,
+        (),
+        module=eps_zero_bounds,
+        tests=(parts.test_cor_4_6_bound_from_parts,),
+    ),
+    Mutant(
+        "Cor 4.6: threshold N_0 without 1/(1 - zeta)",
+        "log10_cor_4_3_threshold",
+        lambda f: lambda lwc, xi, zeta: f(lwc, xi, zeta) * (1 - zeta),
+        (),
+        module=eps_zero_bounds,
+        tests=(parts.test_cor_4_3_threshold_golden_and_from_parts,),
+    ),
+    Mutant(
+        "Thm 4.5: bad-event bound a_N halved",
+        "bad_event_probability_bound",
+        halved,
+        (),
+        module=zero_sensitivity,
+        tests=(parts.test_bad_event_probability_bound_golden,),
+    ),
+    Mutant(
+        "Lemma 3.1: C_Lip ||dtheta|| halved",
+        "lemma_3_1_bound",
+        halved,
+        (),
+        tests=(parts.test_lemma_3_1_bound_golden,),
+    ),
+    Mutant(
+        "Lemma 3.2 (per layer): exponent L -> L - 1",
+        "lemma_3_2_per_layer_bound",
+        lambda f: lambda cfg: f(cfg) / (1.0 + bounds.z_max(cfg)),
+        (),
+        tests=(parts.test_lemma_3_2_per_layer_bound_golden,),
+    ),
+    Mutant(
+        "Thm 4.5: bound N^e halved",
+        "theorem_bound",
+        halved,
+        (),
+        module=zero_sensitivity,
+        tests=(parts.test_theorem_4_5_bound_golden,),
+    ),
+    Mutant(
+        "trivial output-swing bound halved",
+        "output_swing_bound",
+        halved,
+        (),
+        module=trivial,
+        tests=(attained.test_output_swing_bound_is_attained,),
+    ),
+    Mutant(
+        "trivial |T| bound halved",
+        "output_abs_bound",
+        halved,
+        (),
+        module=trivial,
+        tests=(attained.test_output_abs_bound_is_attained,),
+    ),
+    Mutant(
+        "trivial readout-swing bound halved",
+        "readout_swing_bound",
+        halved,
+        (),
+        module=trivial,
+        tests=(attained.test_readout_swing_bound_is_attained,),
+    ),
+    Mutant(
+        "trivial H&R Cor 5 bound (swing x as_N) halved",
+        "sensitivity_swing_bound",
+        halved,
+        (),
+        module=trivial,
+        tests=(attained.test_sensitivity_swing_bound_is_attained,),
+    ),
+    Mutant(
+        "trivial count of functions 2^(2^N) -> 2^N",
+        "log10_all_functions",
+        lambda f: lambda n: n * math.log10(2.0),
+        (),
+        module=trivial,
+        tests=(attained.test_number_of_functions_is_attained_by_enumeration,),
+    ),
+]
+
+
+def holds_when_ok(f: Callable) -> Callable:
+    """The policy that counts every row within its bound as holding (vacuous and definitional
+    rows included): the over-claim issue 26 removed."""
+
+    def weak(pol, rows, unsettled=()):
+        status = f(pol, rows, unsettled)
+        return _Status.HOLDS if status in (_Status.VACUOUS, _Status.DEFINITIONAL) else status
+
+    return weak
+
+
+# statement-level mutants (issue 26): a bound a statement's own check must catch
+MUTANTS += [
+    Mutant(
+        "H&R Thm 6: chi-square probability halved",
+        "noise_variance_probability",
+        halved,
+        ("H&R Thm 6",),
+        module=hr,
+    ),
+    Mutant("H&R Cor 5: bound halved", "cor_5_bound", halved, ("H&R Cor 5",), module=hr),
+    Mutant(
+        "Lemma 4.2: (SB) probability bound halved",
+        "variance_small_ball_bound",
+        halved,
+        ("Lemma 4.2",),
+        module=small_ball,
+    ),
+    Mutant(
+        "Lemma 3.2 tightness: computed lower bound on beta doubled",
+        "beta_lower_bound",
+        doubled,
+        ("Lemma 3.2",),
+        module=lemma_3_2_module,
+    ),
+    Mutant(
+        "policy: vacuous and definitional counted as holds",
+        "decide_status",
+        holds_when_ok,
+        (),
+        module=registry_package,
+        tests=(registry_tests.test_definitional_rows_never_count_as_holds,),
+    ),
+]
+
+
+def run_killing_tests(tests: tuple[Callable[[], None], ...]) -> tuple[str | None, list[str]]:
+    """Run ``tests`` under the mutant: (the first one that fails, what ran)."""
+    ran = []
+    for t in tests:
+        try:
+            t()
+        except AssertionError as exc:
+            ran.append(f"{t.__name__} -> fails")
+            return f"test {t.__name__} ({str(exc).splitlines()[0][:80]})", ran
+        ran.append(f"{t.__name__} -> passes")
+    return None, ran
+
+
 def run_until_violated(statements: tuple[str, ...]) -> tuple[str | None, float, list[str]]:
     """Run the quick-budget checks of ``statements`` (FIRST ones first) until one reports
     VIOLATED: (killer "statement: check" or None, its worst ratio, the checks run)."""
@@ -207,9 +445,14 @@ def scratch_counterexamples(tmp_path, monkeypatch):
 def test_mutant_is_killed(mutant: Mutant, monkeypatch, scratch_counterexamples) -> None:
     original = getattr(mutant.module, mutant.target)
     monkeypatch.setattr(mutant.module, mutant.target, mutant.weaken(original))
-    killer, ratio, ran = run_until_violated(mutant.statements)
+    killer, ran = run_killing_tests(mutant.tests)
+    ratio = math.nan
+    if killer is None:
+        killer, ratio, more = run_until_violated(mutant.statements)
+        ran += more
     if killer:
-        print(f"\n[mutation] KILLED {mutant.name}: by {killer} (worst ratio {ratio:.4g})")
+        worst = "" if math.isnan(ratio) else f" (worst ratio {ratio:.4g})"
+        print(f"\n[mutation] KILLED {mutant.name}: by {killer}{worst}")
     else:
         print(f"\n[mutation] SURVIVED {mutant.name}: " + "; ".join(ran))
     assert killer is not None, f"{mutant.name} survived every check: " + "; ".join(ran)
@@ -218,6 +461,9 @@ def test_mutant_is_killed(mutant: Mutant, monkeypatch, scratch_counterexamples) 
 def test_unmutated_constants_hold(scratch_counterexamples) -> None:
     """The killing checks, unmutated: none reports a violation (the true constants hold; the
     theorem suite runs every other check)."""
+    for m in MUTANTS:
+        for t in m.tests:
+            t()  # the killing tests pass unmutated
     statements = sorted({s for m in MUTANTS for s in m.statements})
     for sid in statements:
         stmt = get_statement(sid)

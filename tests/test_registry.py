@@ -163,7 +163,34 @@ def test_row_status_and_counts() -> None:
     assert row_status(Policy.ASYMPTOTIC, FAILS) is Status.UNDECIDED
     assert row_status(Policy.STRICT, OK) is Status.HOLDS
     counts = status_counts(Policy.STATISTICAL, [vac, OK, FAILS_WEAKLY])
-    assert counts == {"holds": 1, "vacuous": 1, "violated": 0, "undecided": 1}
+    assert counts == {
+        "holds": 1,
+        "vacuous": 1,
+        "definitional": 0,
+        "violated": 0,
+        "undecided": 1,
+    }
+
+
+def test_definitional_rows_never_count_as_holds() -> None:
+    """A row true of every model by construction is "definitional": a check whose rows are all
+    definitional is DEFINITIONAL, with a vacuous row VACUOUS, with one row of content HOLDS;
+    a failing definitional row (a bug) is still a violation under the strict policy."""
+    from verify.registry import decide_status, row_status
+
+    dfn = Row("z <= eps^-1/2", 3.0, 3.2, definitional=True)
+    vac = Row("probability <= 1", 0.3, 1.0, trivial=1.0)
+    assert dfn.verdict == "definitional" and row_status(Policy.STRICT, dfn) is Status.DEFINITIONAL
+    assert decide_status(Policy.STRICT, [dfn, dfn]) is Status.DEFINITIONAL
+    assert decide_status(Policy.STRICT, [dfn, vac]) is Status.VACUOUS
+    assert decide_status(Policy.STRICT, [dfn, OK]) is Status.HOLDS
+    broken = Row("z <= eps^-1/2", 4.0, 3.2, definitional=True)
+    assert decide_status(Policy.STRICT, [broken]) is Status.VIOLATED
+    from verify.registry.policy import ACCEPTED
+
+    assert all(Status.DEFINITIONAL in accepted for accepted in ACCEPTED.values())
+    with pytest.raises(ValueError, match="relation"):
+        Row("bad", 1.0, 1.0, "<")  # type: ignore[arg-type]
 
 
 def test_failing_rows_print_the_true_relation() -> None:
@@ -190,7 +217,13 @@ def test_worst_skips_vacuous_rows_and_identities() -> None:
     exact = Row("exact", 1.0, 1.0, "==")
     res = CheckResult("S", "c", Status.HOLDS, rows=[vac, exact, informative])
     assert res.worst is informative
-    assert res.row_counts == {"holds": 1, "vacuous": 1, "exact": 1, "fails": 0}
+    assert res.row_counts == {
+        "holds": 1,
+        "vacuous": 1,
+        "exact": 1,
+        "fails": 0,
+        "definitional": 0,
+    }
     only_exact = CheckResult("S", "c", Status.HOLDS, rows=[exact, exact])
     assert only_exact.worst is None and only_exact.worst_text() == "all exact (2 identities)"
     lower = CheckResult("S", "c", Status.HOLDS, rows=[Row("k0", 300.0, 181.0, ">=")])

@@ -11,10 +11,12 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
+from dataclasses import dataclass
 
 import numpy as np
 
-from verify.model import Params
+from verify.model import ModelConfig, Params, init_params
+from verify.model.exhaustive import exhaustive_T
 from verify.model.truth_table import (
     LABEL_UNCERTAIN,
     LABEL_UNDECIDED,
@@ -23,12 +25,14 @@ from verify.model.truth_table import (
 )
 
 __all__ = [
+    "NonConstantSample",
     "fit_growth",
     "k0_at_margin",
     "k0_bounds",
     "k0_over_models",
     "k0_table",
     "recognises",
+    "sample_nonconstant",
 ]
 
 
@@ -109,3 +113,63 @@ def fit_growth(ns: Sequence[int], k0: Sequence[float]) -> dict[str, float]:
         out[f"{name}_sse"] = float(res[0]) if res.size else 0.0
     out["exponential_base"] = math.exp(out["exponential_rate"])
     return out
+
+
+def certified_nonconstant(params: Params, n: int) -> bool | None:
+    """Is the computed function 1[T > 0] on {0,1}^n non-constant? True when some string is
+    certified positive (T - r > 0) and some certified non-positive (T + r <= 0); False when
+    every string is certified on one side; None when uncertain bits leave it open."""
+    t, r = exhaustive_T(params, n, bounds=True)
+    pos, neg = t - r > 0, t + r <= 0
+    if pos.any() and neg.any():
+        return True
+    return False if bool(np.all(pos | neg)) else None
+
+
+@dataclass
+class NonConstantSample:
+    """Models theta ~ Unif[-box, box]^M conditioned on computing a non-constant function at
+    every N of ``ns`` (rejection sampling): the accepted models, the draws it took, and per N
+    how many draws were rejected as certified constant there (the N are tried in increasing
+    order and a draw is rejected at the first N where it is constant)."""
+
+    models: list[Params]
+    draws: int
+    constant_at: dict[int, int]
+    undetermined: int
+
+    @property
+    def acceptance_rate(self) -> float:
+        return len(self.models) / self.draws if self.draws else math.nan
+
+
+def sample_nonconstant(
+    config: ModelConfig,
+    ns: Sequence[int],
+    want: int,
+    seed: int,
+    *,
+    box: float = 1.0,
+    max_draws: int | None = None,
+) -> NonConstantSample:
+    """Rejection sampling: draw theta ~ Unif[-box, box]^M (seeds seed, seed + 1, ...) until
+    ``want`` models compute a certified non-constant function at every N of ``ns`` (or
+    ``max_draws``, default 100 want, draws are spent). Conditioning on a positive-probability
+    event keeps every almost-sure property of Unif(Theta); a draw whose constancy stays
+    uncertain is rejected and counted as undetermined."""
+    sample = NonConstantSample([], 0, dict.fromkeys(ns, 0), 0)
+    limit = 100 * want if max_draws is None else max_draws
+    while len(sample.models) < want and sample.draws < limit:
+        params = init_params(config, "uniform", seed + sample.draws, box)
+        sample.draws += 1
+        verdicts = []
+        for n in sorted(ns):  # the cheapest N first; stop at the first constant one
+            verdicts.append(certified_nonconstant(params, n))
+            if verdicts[-1] is False:
+                sample.constant_at[n] += 1
+                break
+        if all(v is True for v in verdicts):
+            sample.models.append(params)
+        elif None in verdicts and False not in verdicts:
+            sample.undetermined += 1
+    return sample

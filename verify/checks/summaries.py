@@ -9,7 +9,7 @@ import numpy as np
 
 from verify.registry import Row
 
-__all__ = ["Worst", "loglog_slope"]
+__all__ = ["Worst", "definitional", "loglog_slope", "loglog_slope_ci", "slope_row"]
 
 
 class Worst:
@@ -59,7 +59,39 @@ class Worst:
         return max((v[0] for v in self.best.values()), default=math.nan)
 
 
+def definitional(rows: list[Row]) -> list[Row]:
+    """``rows`` marked definitional (true of every model by construction, e.g. z <= eps^-1/2):
+    they can fail only through a bug and are never counted as holding (Row.definitional)."""
+    for r in rows:
+        r.definitional = True
+    return rows
+
+
 def loglog_slope(ns: list[int], ys: list[float]) -> float:
     """Least-squares slope of log y against log N."""
     lx, ly = np.log(np.asarray(ns, float)), np.log(np.asarray(ys, float))
     return float(np.polyfit(lx, ly, 1)[0])
+
+
+def loglog_slope_ci(
+    ns: list[int], ys: list[float], confidence: float = 0.95
+) -> tuple[float, tuple[float, float]]:
+    """Least-squares slope of log y against log N and its t interval at ``confidence``
+    (scipy.stats.linregress; NaN interval with fewer than 3 points)."""
+    from scipy import stats  # lazy: scipy.stats costs ~1 s to import
+
+    lx, ly = np.log(np.asarray(ns, float)), np.log(np.asarray(ys, float))
+    fit = stats.linregress(lx, ly)
+    if len(ns) < 3:
+        return float(fit.slope), (math.nan, math.nan)
+    half = float(stats.t.ppf(0.5 + confidence / 2, len(ns) - 2)) * float(fit.stderr)
+    return float(fit.slope), (float(fit.slope) - half, float(fit.slope) + half)
+
+
+def slope_row(label: str, ns: list[int], ys: list[float], *, trivial: float | None = None) -> Row:
+    """N-independence as a row: the log-log slope of ``ys`` against N (point estimate, 95%
+    interval beside it) against 0. Never decisive: a quantity bounded in N can still rise at
+    the tested N, so a positive slope leaves the check undecided, never violated."""
+    slope, ci = loglog_slope_ci(ns, ys)
+    extra = {"N": list(ns), "values": [float(y) for y in ys]}
+    return Row(label, slope, 0.0, ci=ci, extra=extra, decisive=False, trivial=trivial)

@@ -21,6 +21,7 @@ from verify.registry.core import (
 from verify.registry.counterexamples import COUNTEREXAMPLES, repository_root
 from verify.registry.policy import Policy, decide_status, row_status, status_counts
 from verify.registry.results import (
+    VERDICTS,
     CheckResult,
     Counterexample,
     FigureData,
@@ -46,6 +47,7 @@ __all__ = [
     "Sizes",
     "Statement",
     "Status",
+    "VERDICTS",
     "all_statements",
     "decide_status",
     "define_statement",

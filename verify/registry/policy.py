@@ -7,9 +7,11 @@
 - ``ASYMPTOTIC``: the statement is about N -> infinity; a failing row at a finite N is evidence,
   never a refutation, so the check is undecided.
 
-With every row ok, the status is holds; vacuous when every row's bound is no better than its
-trivial bound (``Row.vacuous``); undecided when the check reports conditions it could not settle
-(``Outcome.unsettled``).
+With every row ok, the status is holds when some row has content (verdict "holds" or "exact");
+otherwise vacuous when some row's bound is no better than its trivial bound (``Row.vacuous``),
+and definitional when every row is true of every model by construction (``Row.definitional``):
+neither is ever counted as holds. Undecided when the check reports conditions it could not
+settle (``Outcome.unsettled``).
 """
 
 from __future__ import annotations
@@ -32,8 +34,8 @@ def decide_status(policy: Policy, rows: Sequence[Row], unsettled: Sequence[str] 
     if not failing:
         if unsettled:
             return Status.UNDECIDED
-        if rows and all(r.vacuous for r in rows):
-            return Status.VACUOUS
+        if rows and not any(r.verdict in ("holds", "exact") for r in rows):
+            return Status.VACUOUS if any(r.vacuous for r in rows) else Status.DEFINITIONAL
         return Status.HOLDS
     if policy is Policy.STRICT:
         return Status.VIOLATED
@@ -44,12 +46,15 @@ def decide_status(policy: Policy, rows: Sequence[Row], unsettled: Sequence[str] 
 
 def row_status(policy: Policy, row: Row) -> Status:
     """One row's status under ``policy``, decided by the same rule as a check's: a failing row
-    is violated (strict; statistical when decisive) or undecided; a row within a bound no
-    better than its trivial bound is vacuous; any other row that holds, holds."""
+    is violated (strict; statistical when decisive) or undecided; a row true by construction
+    is definitional; a row within a bound no better than its trivial bound is vacuous; any
+    other row that holds, holds."""
     if not row.ok:
         if policy is Policy.STRICT or (policy is Policy.STATISTICAL and row.decisive):
             return Status.VIOLATED
         return Status.UNDECIDED
+    if row.definitional:
+        return Status.DEFINITIONAL
     return Status.VACUOUS if row.vacuous else Status.HOLDS
 
 
@@ -65,7 +70,7 @@ def status_counts(policy: Policy, rows: Sequence[Row]) -> dict[str, int]:
 # expected failure instead): a statistical check whose sample cannot settle a row, or an
 # asymptotic statement missed at a small N, refutes nothing; only a strict check must hold
 ACCEPTED: dict[Policy, tuple[Status, ...]] = {
-    Policy.STRICT: (Status.HOLDS, Status.VACUOUS),
-    Policy.STATISTICAL: (Status.HOLDS, Status.VACUOUS, Status.UNDECIDED),
-    Policy.ASYMPTOTIC: (Status.HOLDS, Status.VACUOUS, Status.UNDECIDED),
+    Policy.STRICT: (Status.HOLDS, Status.VACUOUS, Status.DEFINITIONAL),
+    Policy.STATISTICAL: (Status.HOLDS, Status.VACUOUS, Status.DEFINITIONAL, Status.UNDECIDED),
+    Policy.ASYMPTOTIC: (Status.HOLDS, Status.VACUOUS, Status.DEFINITIONAL, Status.UNDECIDED),
 }

@@ -14,12 +14,18 @@ import math
 from dataclasses import asdict, dataclass, field
 from typing import Any, Literal
 
+# a row's verdict (Row.verdict), in the order reports list them
+VERDICTS: tuple[str, ...] = ("holds", "vacuous", "exact", "fails", "definitional")
+
 
 class Status(str, enum.Enum):
     """Outcome of a check."""
 
     HOLDS = "holds"  # every measured value within the bound
     VACUOUS = "vacuous"  # the bound says nothing at the tested sizes (e.g. exponent <= 0)
+    # true of every model by construction (z <= eps^-1/2, a monotone box bound, K_0 = 2^N of a
+    # constant function): the rows test the implementation, not the statement; never "holds"
+    DEFINITIONAL = "definitional"
     VIOLATED = "violated"  # a measured value exceeds the bound: a finding, with counterexample
     UNDECIDED = "undecided"  # the arithmetic or the sample could not settle it
 
@@ -45,6 +51,11 @@ class Row:
     extra: dict[str, Any] = field(default_factory=dict)
     decisive: bool = True
     trivial: float | None = None
+    definitional: bool = False
+
+    def __post_init__(self) -> None:
+        if self.relation not in ("<=", ">=", "=="):
+            raise ValueError(f"Row {self.label!r}: relation must be <=, >= or ==")
 
     @property
     def ratio(self) -> float:
@@ -82,10 +93,13 @@ class Row:
 
     @property
     def verdict(self) -> str:
-        """The row on its own: "fails" (measured outside the bound), "vacuous" (within a bound
-        no better than the trivial one), "exact" (an identity that holds), "holds"."""
+        """The row on its own: "fails" (measured outside the bound), "definitional" (true of
+        every model by construction), "vacuous" (within a bound no better than the trivial
+        one), "exact" (an identity that holds), "holds"."""
         if not self.ok:
             return "fails"
+        if self.definitional:
+            return "definitional"
         if self.vacuous:
             return "vacuous"
         return "exact" if self.relation == "==" else "holds"
@@ -172,8 +186,9 @@ class CheckResult:
 
     @property
     def row_counts(self) -> dict[str, int]:
-        """Rows per :attr:`Row.verdict`: holds (informative), vacuous, exact, fails."""
-        counts = dict.fromkeys(("holds", "vacuous", "exact", "fails"), 0)
+        """Rows per :attr:`Row.verdict`: holds (informative), vacuous, exact, fails,
+        definitional."""
+        counts = dict.fromkeys(VERDICTS, 0)
         for r in self.rows:
             counts[r.verdict] += 1
         return counts
@@ -189,6 +204,8 @@ class CheckResult:
             return f"all exact ({c['exact']} identities)"
         if c["vacuous"] and not c["exact"]:
             return f"all vacuous ({c['vacuous']} rows)"
+        if c["definitional"] and not c["exact"] and not c["vacuous"]:
+            return f"all definitional ({c['definitional']} rows true by construction)"
         return f"{c['exact']} identities, {c['vacuous']} vacuous rows" if self.rows else "no rows"
 
     def summary(self) -> str:
@@ -204,6 +221,8 @@ class CheckResult:
             mark = "  <-- FAILS" if r.verdict == "fails" else ""
             if r.verdict == "vacuous":
                 mark = f"  (vacuous: trivial bound {r.trivial:.6g})"
+            if r.verdict == "definitional":
+                mark = "  (definitional: true of every model by construction)"
             lines.append(
                 f"  {r.label}: measured {r.measured:.6g} {r.shown_relation} bound"
                 f" {r.bound:.6g} (ratio {r.ratio:.4g}){ci}{mark}"

@@ -12,7 +12,7 @@ import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from verify.registry import Row
+from verify.registry import VERDICTS, Row
 from verify.report.runner import (
     CHECK_STATUSES,
     FAILING,
@@ -110,6 +110,7 @@ def row_json(row: Row) -> dict[str, Any]:
         "ok": row.ok,
         "verdict": row.verdict,
         "decisive": row.decisive,
+        "definitional": row.definitional,
         "ci": list(row.ci) if row.ci is not None else None,
         "extra": row.extra,
     }
@@ -117,9 +118,6 @@ def row_json(row: Row) -> dict[str, Any]:
         out["trivial"] = row.trivial
         out["vacuous"] = row.vacuous
     return jsonable(out)
-
-
-VERDICTS = ("holds", "vacuous", "exact", "fails")
 
 
 def rows_text(rows: Sequence[Row]) -> str:
@@ -134,6 +132,8 @@ def rows_text(rows: Sequence[Row]) -> str:
         return f"all exact ({counts['exact']} identities{span})"
     if counts["vacuous"] and not counts["exact"]:
         return f"all vacuous ({counts['vacuous']} rows{span})"
+    if counts["definitional"] and not counts["exact"]:
+        return f"all definitional ({counts['definitional']} rows true by construction{span})"
     return f"{counts['exact']} identities, {counts['vacuous']} vacuous rows{span}"
 
 

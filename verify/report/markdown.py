@@ -15,6 +15,7 @@ MAX_PARAMS_CHARS = 400
 _BADGE = {
     "holds": "holds",
     "vacuous": "vacuous at the tested sizes",
+    "definitional": "definitional (true of every model by construction)",
     "violated": "**VIOLATED**",
     "undecided": "undecided",
     "error": "**ERROR**",
@@ -51,6 +52,7 @@ def _row_line(r: Mapping[str, Any], check: str | None = None) -> str:
     relation = r.get("shown_relation", r["relation"])
     verdict = r.get("verdict", "")
     ok = {"fails": "**no**", "vacuous": "vacuous", "exact": "exact"}.get(verdict, ok)
+    ok = "definitional" if verdict == "definitional" else ok
     return (
         f"| {lead}{cell(r['label'])} | {fmt(r['measured'])} | {cell(relation)} |"
         f" {fmt(r['bound'])} | {fmt(r['ratio'])} | {ci} | {ok} |"
@@ -67,10 +69,12 @@ def worst_text(w: Mapping[str, Any] | None, fallback: str = "") -> str:
 
 
 def counts_text(c: Mapping[str, int] | None) -> str:
-    """Row verdict counts as "h / v / e / f" (holds, vacuous, exact, fails)."""
+    """Row verdict counts as "h / v / e / f" (holds, vacuous, exact, fails), then
+    "(+ n definitional)" when some rows are true by construction (never counted as holds)."""
     if not c:
         return ""
-    return f"{c['holds']} / {c['vacuous']} / {c['exact']} / {c['fails']}"
+    text = f"{c['holds']} / {c['vacuous']} / {c['exact']} / {c['fails']}"
+    return text + (f" (+ {c['definitional']} definitional)" if c.get("definitional") else "")
 
 
 def repo_link(path: str, repo_prefix: str | None) -> str:
@@ -169,7 +173,9 @@ def render_markdown(doc: Mapping[str, Any], repo_prefix: str | None = None) -> s
         add(
             f"Rows: {rc['holds']} hold with content, {rc['vacuous']} are vacuous (the bound is no"
             f" better than the trivial one at the tested size), {rc['exact']} are exact"
-            f" identities, {rc['fails']} lie outside their bound at the tested sizes (a"
+            f" identities, {rc.get('definitional', 0)} are definitional (true of every model by"
+            f" construction: they test the implementation, never counted as holding),"
+            f" {rc['fails']} lie outside their bound at the tested sizes (a"
             " violation only where the check's policy makes it one: a strict bound, or a"
             " decisive statistical row; for an asymptotic statement it is evidence, and the"
             " status is undecided)."

@@ -6,6 +6,7 @@ documented finding, like a strict xfail) is ``"known_violation"`` when it return
 and ``"not_reproduced"`` (a failure) otherwise. Statement status aggregates its checks':
 
     violated > error > not_reproduced > undecided > known_violation > holds > vacuous
+    > definitional
 
 (the first present wins), ``"skipped"`` when every check is slow and slow checks were not run,
 ``"unchecked"`` when the statement has no check at all, and ``"interrupted"`` when the run was
@@ -51,6 +52,7 @@ CHECK_STATUSES: tuple[str, ...] = (
     KNOWN_VIOLATION,
     Status.HOLDS.value,
     Status.VACUOUS.value,
+    Status.DEFINITIONAL.value,
 )
 # every status a statement or check can have in a report
 STATUS_ORDER: tuple[str, ...] = (*CHECK_STATUSES, SKIPPED, UNCHECKED, INTERRUPTED)

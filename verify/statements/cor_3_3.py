@@ -13,7 +13,7 @@ from verify.checks.random_models import (
     random_models,
     sweep_lengths,
 )
-from verify.checks.summaries import Worst, loglog_slope
+from verify.checks.summaries import Worst, loglog_slope, slope_row
 from verify.model import forward
 from verify.registry import (
     CheckContext,
@@ -65,9 +65,12 @@ def random_parameters(ctx: CheckContext) -> Outcome:
     )
 
 
-@COR_3_3.check("length independence: N max influence stays bounded", policy=Policy.STRICT)
+@COR_3_3.check("length independence: N max influence stays bounded", policy=Policy.STATISTICAL)
 def length_independence(ctx: CheckContext) -> Outcome:
-    """N max |T(x) - T(x^n)| for one fixed model at N = 8 ... against the bound, and slopes."""
+    """N max |T(x) - T(x^n)| for one fixed model at N = 8 ... against the bound (proven rows,
+    decisive), and the log-log slope of N max |dT| against 0 with a 95% interval (the
+    1/N decay: a statistical row, never decisive; trivially the slope is at most 1, as
+    |dT| <= the output swing)."""
     rng = np.random.default_rng(ctx.seed + 7)
     p = length_sweep_model()
     bound = cor_3_3_bound(p)
@@ -93,6 +96,10 @@ def length_independence(ctx: CheckContext) -> Outcome:
         )
     slope = loglog_slope(ns, maxima)
     slope_vec = loglog_slope(ns, vec_maxima)
+    scaled = [n * m for n, m in zip(ns, maxima, strict=True)]
+    rows.append(
+        slope_row("1/N decay: log-log slope of N max |T(x)-T(x^n)| vs N", ns, scaled, trivial=1.0)
+    )
     return Outcome(
         rows=rows,
         parameters={"config": p.config.to_dict(), "N": ns, "strings per N": "8 (1 above 512)"},

@@ -14,6 +14,7 @@ from verify.model import ModelConfig, forward, init_params
 from verify.registry import CheckContext, Outcome, Policy, Row, Sizes, define_statement
 from verify.statements._eps_zero import DERIVATION, EPS_ZERO
 from verify.theory.bounds import c_infl
+from verify.theory.eps_zero_bounds import cor_4_3_bound, cor_4_3_flip_bound, good_event_blowup
 from verify.theory.trivial import output_swing_bound
 
 COR_4_3 = define_statement(
@@ -59,22 +60,23 @@ def bit_flip_effect(ctx: CheckContext) -> Outcome:
             swing = 0.0  # trivial: |dT| <= 2 sqrt(D) |w * g| (largest over the models)
             for mi in range(n_models):
                 params = init_params(cfg, "uniform", ctx.seed * 7919 + mi, 1.0)
-                c = c_infl(params) * float(np.linalg.norm(params["readout.weight"]))
+                c = c_infl(params)
+                w_norm = float(np.linalg.norm(params["readout.weight"]))
                 swing = max(swing, output_swing_bound(params))
                 for _ in range(n_strings):
                     res = forward(params, neighbourhood(rng.integers(0, 2, n)), True)
                     dt = np.abs(res.T[1:] - res.T[0])
-                    bound = c * res.beta[0] * res.beta[1:] / n
+                    bound = cor_4_3_flip_bound(w_norm, c, res.beta[0], res.beta[1:], n)
                     r = dt / bound
                     i = int(np.nanargmax(r))
                     if r[i] > worst_ratio:
                         worst_ratio, worst = float(r[i]), (float(dt[i]), float(bound[i]))
-                    t = n ** (ZETA / 2)
+                    t = good_event_blowup(n, ZETA)
                     ev = (res.beta[0] <= t) & (res.beta[1:] <= t)
                     total += n
                     on_event += int(np.count_nonzero(ev))
                     if np.any(ev):
-                        b2 = c * n ** (ZETA - 1)
+                        b2 = cor_4_3_bound(w_norm, c, n, ZETA)
                         j = int(np.nanargmax(np.where(ev, dt, -1)))
                         if dt[j] / b2 > worst_ev_ratio:
                             worst_ev_ratio, worst_ev = float(dt[j] / b2), (float(dt[j]), b2)

@@ -28,6 +28,7 @@ from verify.registry import (
 )
 from verify.theory import hahn_rofin as hr
 from verify.theory.bounds import c_infl, lemma_2_9_bound
+from verify.theory.trivial import sensitivity_swing_bound
 
 DERIVATION = "docs/derivations_hahn_rofin.md"
 PAPER = "arXiv 2402.09963"
@@ -65,18 +66,31 @@ HR_COR_5 = define_statement(
 MAX_N_RANDOM = 8  # exhaustive over 2^N strings per random model
 
 
-def _rows(m: TradeoffMeasurement, label: str, info: dict) -> tuple[Row, Row]:
-    """The averaged comparison and the edge form (the step before averaging)."""
+def _rows(
+    m: TradeoffMeasurement, label: str, info: dict, params: Params | None = None
+) -> tuple[Row, Row]:
+    """The averaged comparison and the edge form (the step before averaging); with ``params``
+    each against its trivial bound (the output swing times the sensitivity, or times the
+    sensitive edges: theory.trivial.sensitivity_swing_bound)."""
     extra = {**info, **m.to_dict()}
+    trivial = edges = None
+    if params is not None:
+        trivial = sensitivity_swing_bound(params, m.avg_sensitivity)
+        edges = sensitivity_swing_bound(params, m.avg_sensitivity, 2.0**m.n_bits)
     return (
         Row(
-            f"{label}: 2 xi as_N(f) vs ||w|| C_infl E[beta^2 omega_f]", m.lhs, m.bound, extra=extra
+            f"{label}: 2 xi as_N(f) vs ||w|| C_infl E[beta^2 omega_f]",
+            m.lhs,
+            m.bound,
+            extra=extra,
+            trivial=trivial,
         ),
         Row(
             f"{label}: sum_sensitive |dT| vs ||w|| C_infl sum beta beta' (1/N + delta)",
             m.sensitive_dT,
             m.edge_bound,
             extra=extra,
+            trivial=edges,
         ),
     )
 
@@ -105,9 +119,9 @@ def random_parameters(ctx: CheckContext) -> Outcome:
             continue
         overflow += int(not math.isfinite(m.c_infl))
         info = {"config": p.config.to_dict(), "scale": scale, "N": n_bits}
-        a, e = _rows(m, scheme, info)
-        averaged.add(a.label, a.measured, a.bound, a.extra)
-        edges.add(e.label, e.measured, e.bound, e.extra)
+        a, e = _rows(m, scheme, info, p)
+        averaged.add(a.label, a.measured, a.bound, a.extra, a.trivial)
+        edges.add(e.label, e.measured, e.bound, e.extra, e.trivial)
     return Outcome(
         rows=averaged.rows() + edges.rows(),
         parameters={"models_per_scheme": ctx.size(MODELS_PER_SCHEME), "N": f"1..{MAX_N_RANDOM}"},
@@ -356,7 +370,7 @@ def _trained_outcome(ctx: CheckContext, budget: str) -> Outcome:
         if m is None:
             notes.append(f"{label}: no margin (some T = 0 or undefined), skipped")
             continue
-        rows.extend(_rows(m, label, {"function": rec["function"], "N": rec["N"]}))
+        rows.extend(_rows(m, label, {"function": rec["function"], "N": rec["N"]}, p))
         need = hr.cor_5_required_blowup(m.avg_sensitivity, m.xi, m.w_norm, m.c_infl * m.factor)
         table.append(
             f"{rec['function']} N={rec['N']}: as={m.avg_sensitivity:.3g}, xi={m.xi:.3g},"
@@ -370,6 +384,9 @@ def _trained_outcome(ctx: CheckContext, budget: str) -> Outcome:
             f"trained: functions {list(functions)}, N {list(ns)}, D={settings.d_model},"
             f" L={settings.n_layers}, {settings.steps} steps (verify.experiments.train)",
             "the learned function (sign of T) is the f of each row; its margin is min |T|",
+            "trivial bound of each row: the output swing 2 sqrt(D) |w g| times as_N(f) (times"
+            " 2^N for the edge form), since every sensitive edge moves T by 2 xi to the swing:"
+            " a Cor 5 bound above it is vacuous for that model",
             *table,
             *notes,
         ],

@@ -23,7 +23,7 @@ from verify.checks.random_models import (
     random_models,
     sweep_lengths,
 )
-from verify.checks.summaries import Worst, loglog_slope
+from verify.checks.summaries import Worst, loglog_slope, slope_row
 from verify.model import ModelConfig, Params, forward
 from verify.registry import (
     CheckContext,
@@ -35,7 +35,7 @@ from verify.registry import (
     define_statement,
 )
 from verify.statements._eps_positive import DERIVATIONS, EPS_POSITIVE, THETA_BOX
-from verify.theory.bounds import c_lip, c_lip_box
+from verify.theory.bounds import c_lip, c_lip_box, lemma_3_1_bound
 from verify.theory.norms import max_norms, parameter_norms
 from verify.theory.trivial import output_abs_bound
 
@@ -80,8 +80,9 @@ def random_parameter_pairs(ctx: CheckContext) -> Outcome:
         nd = float(np.linalg.norm(d))
         box = float(max(np.abs(theta).max(), np.abs(q.flatten()).max()))
         swing = output_abs_bound(p) + output_abs_bound(q)  # trivial: |T| + |T'|
-        worst.add(f"{scheme}: |dT| vs C_Lip(theta, theta') ||dtheta||", dt, lip * nd, None, swing)
-        box_bound = c_lip_box(p.config, box) * nd
+        bound = lemma_3_1_bound(lip, nd)
+        worst.add(f"{scheme}: |dT| vs C_Lip(theta, theta') ||dtheta||", dt, bound, None, swing)
+        box_bound = lemma_3_1_bound(c_lip_box(p.config, box), nd)
         worst.add(f"{scheme}: |dT| vs C_Lip(box) ||dtheta||", dt, box_bound, None, swing)
     return Outcome(
         rows=worst.rows(),
@@ -118,7 +119,7 @@ def adversarial_search(ctx: CheckContext) -> Outcome:
         d *= 10.0**log_mag / nd
         q, lip = lip_pair(p, d)
         dt = abs(float(forward(p, x[None]).T[0] - forward(q, x[None]).T[0]))
-        bound = lip * float(np.linalg.norm(d))
+        bound = lemma_3_1_bound(lip, float(np.linalg.norm(d)))
         info = {
             **info,
             **finfo,
@@ -135,9 +136,11 @@ def adversarial_search(ctx: CheckContext) -> Outcome:
     return search_outcome(LEMMA_3_1.id, ctx, res, "worst |dT| vs C_Lip ||dtheta||")
 
 
-@LEMMA_3_1.check("local Lipschitz constant does not grow with N", policy=Policy.STRICT)
+@LEMMA_3_1.check("local Lipschitz constant does not grow with N", policy=Policy.STATISTICAL)
 def lipschitz_vs_length(ctx: CheckContext) -> Outcome:
-    """max_x |dT| / ||dtheta|| for one fixed pair at N = 8 ... against C_Lip, and its slope."""
+    """max_x |dT| / ||dtheta|| for one fixed pair at N = 8 ... against C_Lip (proven rows,
+    decisive), and its log-log slope against 0 with a 95% interval (the N-independence: a
+    statistical row, never decisive)."""
     rng = np.random.default_rng(ctx.seed + 5)
     p = length_sweep_model()
     d = rng.normal(size=p.n_params)
@@ -156,6 +159,9 @@ def lipschitz_vs_length(ctx: CheckContext) -> Outcome:
     slope = loglog_slope(ns, vals)
     half = len(ns) // 2
     slope_hi = loglog_slope(ns[half:], vals[half:]) if len(ns) - half >= 2 else math.nan
+    rows.append(
+        slope_row("N-independence: log-log slope of max_x |dT| / ||dtheta|| vs N", ns, vals)
+    )
     return Outcome(
         rows=rows,
         parameters={"config": p.config.to_dict(), "||dtheta||": SWEEP_STEP, "N": ns},

@@ -39,30 +39,6 @@ from verify.theory.norms import (  # beta_lower_bound, ln_input_norm_bounds: re-
 )
 from verify.validation import check_int, check_real
 
-__all__ = [
-    "beta_lower_bound",
-    "c_infl",
-    "c_infl_box",
-    "c_infl_parts",
-    "c_lip",
-    "c_lip_box",
-    "cor_3_3_bound",
-    "attention_influence",
-    "diameter",
-    "head_sum",
-    "lemma_2_9_bound",
-    "lemma_3_2_bound",
-    "lemma_3_2_exponent",
-    "lipschitz_coefficients",
-    "ln_input_norm_bounds",
-    "log10_c_infl",
-    "log10_n_star",
-    "log10_prop_3_5",
-    "n_star",
-    "packing_radius",
-    "z_max",
-]
-
 
 # ----------------------------------------------------------------------------- Lemma 3.2
 def z_max(config: ModelConfig) -> float:
@@ -80,6 +56,11 @@ def lemma_3_2_exponent(config: ModelConfig) -> int:
 def lemma_3_2_bound(config: ModelConfig) -> float:
     """Lemma 3.2 (K = config.n_norms): beta(theta, x) <= (1 + eps^{-1/2})^K."""
     return (1.0 + z_max(config)) ** lemma_3_2_exponent(config)
+
+
+def lemma_3_2_per_layer_bound(config: ModelConfig) -> float:
+    """Lemma 3.2 in the paper's convention (one factor per layer): beta_L <= (1 + eps^{-1/2})^L."""
+    return (1.0 + z_max(config)) ** config.n_layers
 
 
 # ----------------------------------------------------------------------------- Lemma 2.9
@@ -266,11 +247,17 @@ def cor_3_3_bound(source: Params | ParamNorms) -> float:
     return float(mpmath.mpf(10) ** _log10_cor_3_3(norms_of(source)))
 
 
+def cor_3_3_exponent(config: ModelConfig) -> int:
+    """Cor 3.3's blowup exponent 2K: Lemma 2.9 has beta(x) beta(x^n), each <= (1 +
+    eps^{-1/2})^K by Lemma 3.2 (:func:`lemma_3_2_exponent`), so the product's exponent is 2K."""
+    return 2 * lemma_3_2_exponent(config)
+
+
 def _log10_cor_3_3(nm: ParamNorms) -> mpmath.mpf:
     if nm.config.ln_eps == 0:
         return mpmath.inf
     zm = mpmath.mpf(z_max(nm.config))
-    exponent = 2 * lemma_3_2_exponent(nm.config)
+    exponent = cor_3_3_exponent(nm.config)
     return mpmath.log10(nm.w * _c_infl_mp(nm)) + exponent * mpmath.log10(1 + zm)
 
 
@@ -294,6 +281,11 @@ def log10_n_star(source: Params | ParamNorms, xi: float) -> float:
 
 # ----------------------------------------------------------------------------- Lemma 3.1
 # Factors of C_Lip (Lemma 3.1), one function each (see the module doc).
+def lemma_3_1_bound(c_lip_value: float, dtheta_norm: float) -> float:
+    """Lemma 3.1: |T(theta, x) - T(theta', x)| <= C_Lip ||theta - theta'||_2, every x and N."""
+    return float(c_lip_value) * float(dtheta_norm)
+
+
 def lip_ln_input_factor(gain: float, config: ModelConfig) -> float:
     """Lemma 3.1, step 2: a layer norm's Lipschitz factor in its input, ||gamma||_inf
     eps^{-1/2} (the Jacobian z (P - g g^T / D) has norm z <= eps^{-1/2})."""
@@ -496,5 +488,10 @@ def log10_prop_3_5(config: ModelConfig, box: float | Mapping[str, float], xi: fl
     return m * math.log10(1.0 + diameter(config, box) / r)
 
 
-# the factor functions (infl_* of C_infl, lip_* of C_Lip) are public: the mutation tests weaken them
-__all__ += sorted(name for name in dir() if name.startswith(("infl_", "lip_")))
+# every public function defined here, the factor functions (infl_* of C_infl, lip_* of C_Lip)
+# too (the mutation tests weaken them), and the two re-exported from verify.theory.norms
+__all__ = [
+    n
+    for n, v in list(globals().items())
+    if getattr(v, "__module__", "") == __name__ and callable(v) and not n.startswith("_")
+] + ["beta_lower_bound", "ln_input_norm_bounds"]

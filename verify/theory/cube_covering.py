@@ -30,6 +30,7 @@ import numpy as np
 from verify.boolean.sampling import clopper_pearson
 from verify.model import Params, forward
 from verify.model.enclosure import enclose
+from verify.theory.probability import checked_probability
 from verify.theory.small_ball import bias_block, recover_centred_input, unit_ball_volume
 from verify.validation import check_int, check_real
 
@@ -70,7 +71,7 @@ def slice_small_ball_bound(
     k = check_int("k", k, minimum=1, maximum=d_model - 1)
     w = check_real("half_width", half_width, strictly_positive=True)
     per = unit_ball_volume(k) * (d_model * delta) ** (k / 2) / math.sqrt(1 - k / d_model)
-    return min(1.0, seq_len * per / (2 * w) ** k)
+    return checked_probability("slice small-ball bound", min(1.0, seq_len * per / (2 * w) ** k))
 
 
 @dataclass
@@ -146,8 +147,9 @@ def certify_bad_measure(
             elif v == 0:
                 still_open.append(c)
         out.side.append(2 * half)
-        out.lower.append(bad_fraction)
-        out.upper.append(bad_fraction + cube_fraction * len(still_open))
+        out.lower.append(checked_probability("certified bad fraction", bad_fraction))
+        upper = bad_fraction + cube_fraction * len(still_open)
+        out.upper.append(checked_probability("certified bad + open fraction", upper))
         out.cubes.append(len(open_cubes))
         if not still_open or depth == max_depth:
             break
@@ -211,7 +213,7 @@ def monte_carlo_cover(
         side,
         np.asarray(fracs),
         np.asarray(cis),
-        float(np.mean(fracs)),
+        checked_probability("Monte Carlo bad fraction", float(np.mean(fracs))),
         clopper_pearson(total, n_total, confidence),
         n_total,
     )

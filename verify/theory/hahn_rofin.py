@@ -34,6 +34,7 @@ import mpmath
 import numpy as np
 from scipy import stats
 
+from verify.theory.probability import checked_probability
 from verify.validation import check_int, check_real
 
 __all__ = [
@@ -157,7 +158,8 @@ def noise_beta_cap_probability(
     reaches the cap only if some norm k at some position n has variance <= t (union bound)."""
     k = check_int("K", n_norms, minimum=1)
     s = check_int("S", seq_len, minimum=1)
-    return min(1.0, k * s * noise_variance_probability(d_model, sigma, t))
+    p = min(1.0, k * s * noise_variance_probability(d_model, sigma, t))
+    return checked_probability("P[beta > cap] bound", p)
 
 
 def noise_cap_threshold(d_model: int, n_norms: int, seq_len: int, sigma: float, p: float) -> float:

@@ -29,6 +29,7 @@ from scipy import special
 
 from verify.errors import ValidationError
 from verify.model import ModelConfig, Params, forward, param_shapes
+from verify.theory.probability import checked_probability
 from verify.validation import check_int, check_real
 
 __all__ = [
@@ -36,6 +37,7 @@ __all__ = [
     "blowup_tail_bound",
     "blowup_tail_bound_sequential",
     "blowup_tail_bound_union",
+    "lemma_4_2_markov_factor",
     "check_bias_structure",
     "neighbourhood_blowup_bound",
     "recover_centred_input",
@@ -66,7 +68,7 @@ def variance_small_ball_bound(delta: float, d_model: int, side: float) -> float:
     """Bound (SB): P[var(d) <= delta] <= min(1, C_SB(D, a) delta^{(D-1)/2})."""
     delta = check_real("delta", delta, minimum=0.0)
     c = small_ball_constant(d_model, side)
-    return min(1.0, c * delta ** (0.5 * (d_model - 1)))
+    return checked_probability("(SB) bound", min(1.0, c * delta ** (0.5 * (d_model - 1))))
 
 
 def z_tail_bound(s: float, d_model: int, side: float) -> float:
@@ -125,10 +127,22 @@ def blowup_tail_bound_sequential(
 def blowup_tail_bound(t: float, d_model: int, side: float, n_norms: int, seq_len: int) -> float:
     """The better of the union and the sequential bounds on P[beta(theta, x) > t] (both are
     valid for post-LN, and pre-LN with additive embedding)."""
-    return min(
-        blowup_tail_bound_union(t, d_model, side, n_norms, seq_len),
-        blowup_tail_bound_sequential(t, d_model, side, n_norms, seq_len),
+    return checked_probability(
+        "P[beta > t] bound",
+        min(
+            blowup_tail_bound_union(t, d_model, side, n_norms, seq_len),
+            blowup_tail_bound_sequential(t, d_model, side, n_norms, seq_len),
+        ),
     )
+
+
+def lemma_4_2_markov_factor(n_bits: int, k: int) -> float:
+    """Lemma 4.2's union-and-Markov factor 1 + N / (N - k + 1): the bad event is beta(x) > t
+    (probability p: the "1") or more than N - k of the N neighbours have beta > t (expected
+    count N p, Markov at N - k + 1: the "N / (N - k + 1)")."""
+    n_bits = check_int("n_bits", n_bits, minimum=1)
+    k = check_int("k", k, minimum=0, maximum=n_bits)
+    return 1.0 + n_bits / (n_bits - k + 1)
 
 
 def neighbourhood_blowup_bound(
@@ -144,7 +158,7 @@ def neighbourhood_blowup_bound(
     k = check_int("k", k, minimum=0, maximum=n_bits)
     seq_len = n_bits + 1 if eos else n_bits
     p = blowup_tail_bound(t, d_model, side, n_norms, seq_len)
-    return min(1.0, p * (1.0 + n_bits / (n_bits - k + 1)))
+    return checked_probability("Lemma 4.2 bound", min(1.0, p * lemma_4_2_markov_factor(n_bits, k)))
 
 
 # --------------------------------------------------------------------------------------------

@@ -10,6 +10,9 @@ that is no better than these is *vacuous* there (``Row(..., trivial=...)``, see
   omega| (:func:`output_abs_bound`), and the readout vector moves by at most
   |y - y'| <= 2 sqrt(D) max|g| (:func:`readout_swing_bound`).
 - Counting: there are 2^(2^N) Boolean functions on N bits (:func:`log10_all_functions`).
+- H&R Cor 5's left side: on a sensitive edge of a function recognised with margin xi,
+  2 xi <= |T(x) - T(x^n)| <= the output swing, so 2 xi as_N(f) <= swing as_N(f)
+  (:func:`sensitivity_swing_bound`; the edge form: swing times the sensitive edges).
 - Probabilities are at most 1 (``trivial=1.0``); counts of sampled models at most the sample.
 """
 
@@ -28,6 +31,7 @@ __all__ = [
     "output_abs_bound",
     "output_swing_bound",
     "readout_swing_bound",
+    "sensitivity_swing_bound",
 ]
 
 
@@ -69,3 +73,11 @@ def readout_swing_bound(params: Params) -> float:
 def log10_all_functions(n_bits: int) -> float:
     """log10 of 2^(2^N), the number of Boolean functions on N bits."""
     return (1 << check_int("n_bits", n_bits, minimum=0)) * math.log10(2.0)
+
+
+def sensitivity_swing_bound(params: Params, avg_sensitivity: float, n_edges: float = 1.0) -> float:
+    """output_swing_bound(params) * as_N(f) * ``n_edges``: a bound on 2 xi as_N(f) (and, with
+    n_edges = 2^N, on the sum of |T(x) - T(x^n)| over the sensitive ordered edges) that holds
+    for every model recognising f with margin xi: each sensitive edge moves T by at least 2 xi
+    and at most the swing (module doc)."""
+    return output_swing_bound(params) * float(avg_sensitivity) * float(n_edges)

@@ -23,9 +23,11 @@ from verify.validation import check_int
 
 __all__ = [
     "SeriesOrder",
+    "bad_event_probability_bound",
     "bad_event_series_order",
     "bad_event_series_term",
     "smallest_biting_n",
+    "theorem_bound",
     "theorem_exponent",
 ]
 
@@ -35,6 +37,12 @@ def theorem_exponent(d_model: int, n_layers: int) -> float:
     return (check_int("d_model", d_model, minimum=2) - 1) / (
         2 * check_int("n_layers", n_layers, minimum=1)
     ) - 5
+
+
+def theorem_bound(d_model: int, n_layers: int, n_bits: int) -> float:
+    """Thm 4.5's bound N^e, e = (D-1)/(2L) - 5 (:func:`theorem_exponent`): K_0(f) >= N^e for
+    every f recognised with margin, all large N."""
+    return float(check_int("n_bits", n_bits, minimum=1)) ** theorem_exponent(d_model, n_layers)
 
 
 def smallest_biting_n(exponent: float, n_max: int = 100_000) -> int | None:
@@ -73,6 +81,17 @@ def bad_event_series_term(
         * poly
     )
     return term, n
+
+
+def bad_event_probability_bound(d_model: int, n_layers: int, n_bits: int, box: float) -> float:
+    """min(1, a_N) at N = ``n_bits`` with the paper's exponent e = (D-1)/(2L) - 5 and zeta =
+    (D-2)/(D-1) (:func:`bad_event_series_term`): a bound on P[E_N] for theta ~ Unif[-B, B]^M."""
+    n_bits = check_int("n_bits", n_bits, minimum=2)
+    e = sp.Rational(d_model - 1, 2 * n_layers) - 5
+    zeta = sp.Rational(d_model - 2, d_model - 1)
+    term, n = bad_event_series_term(d_model, n_layers, e, zeta, box)
+    value = term.subs(n, n_bits)
+    return 1.0 if bool(value >= 1) else float(value)
 
 
 @dataclass(frozen=True)
