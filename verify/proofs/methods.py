@@ -20,6 +20,7 @@ from fractions import Fraction
 
 import sympy as sp
 import z3
+from sympy.core.function import AppliedUndef
 
 from verify.proofs.core import Obligation, Verdict, obligation
 from verify.proofs.interval import Undefined, find_violation, point_value, prove_nonnegative
@@ -183,7 +184,10 @@ def z3_step(
     note: str = "",
 ) -> Obligation:
     """A polynomial step: hypotheses imply the conclusion over the reals (z3)."""
-    hyps = tuple(hyps)
+    flat: list[sp.Basic] = []
+    for h in hyps:
+        flat.extend(h.args if isinstance(h, sp.And) else (h,))
+    hyps = tuple(flat)
     claim = f"{' & '.join(map(str, hyps))} => {concl}" + (f" [{note}]" if note else "")
     return obligation(
         Obligation(
@@ -296,7 +300,12 @@ def sympy_identity(
         return Verdict("unknown", "sympy could not simplify lhs - rhs to 0")
 
     def refute() -> Verdict:
-        syms = sorted((lhs - twin_rhs).free_symbols, key=str)
+        # an identity in an unspecified function holds for every function: the twin is
+        # refuted with one (ReLU, the function the steps use)
+        diff = (lhs - twin_rhs).replace(
+            lambda x: isinstance(x, AppliedUndef), lambda x: sp.Max(x.args[0], 0)
+        )
+        syms = sorted(diff.free_symbols, key=str)
         rng = random.Random(seed)
         for _ in range(50):
             pt = {
@@ -304,7 +313,7 @@ def sympy_identity(
                 for s in syms
             }
             try:
-                d = point_value(lhs - twin_rhs, pt)
+                d = point_value(diff, pt)
             except Undefined:
                 continue
             if not d.contains_zero():

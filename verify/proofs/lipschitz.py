@@ -1,0 +1,357 @@
+"""Lemma 3.1, Lemma 3.2, Cor 3.3, Cor 3.4 and Prop 3.5: derivation steps as obligations
+(docs/derivations.md#lemma-31 ... #prop-35), and the step expressions that compose to C_Lip
+(used by :mod:`verify.proofs.compose`)."""
+
+from __future__ import annotations
+
+import sympy as sp
+
+from verify.proofs.methods import sympy_identity, z3_step
+
+__all__ = ["LIP"]
+
+DOC31 = "docs/derivations.md#lemma-31"
+ST = "Lemma 3.1"
+g, eps, D, Y, V, sd, yout = sp.symbols("g epsilon D Y V sd Y_out", real=True)
+# the per-unit coefficients of the linear form (step expressions composed by the chain)
+LIP = {
+    "ln_input": g * eps ** sp.Rational(-1, 2),  # step 2: g eps^{-1/2} on the input change
+    "ln_gain": sp.sqrt(D - 1),  # step 2: ||g-hat||_inf <= sqrt(D - 1)
+    "ln_bias": sp.Integer(1),
+    "value_w": Y,  # step 3: dv <= V e + Y ||dW_v|| + ||db_v||
+    "value_b": sp.Integer(1),
+    "reweight": V * Y / sd,  # step 3: V Y (k dq + q dk)/sqrt(d_h)
+    "readout_w": yout,  # step 4: dT <= ||w|| e + Y_out ||dw|| + |d omega|
+    "readout_b": sp.Integer(1),
+}
+
+# ---- step 2: layer norm, input and parameters
+gam, gam2, gh, gh2, be, be2 = sp.symbols("gamma gamma' ghat ghat' beta beta'", real=True)
+sympy_identity(
+    "lemma_3_1.ln_decomposition",
+    ST,
+    "Step 2: layer norm, input and parameters",
+    DOC31,
+    (gam * gh + be) - (gam2 * gh2 + be2),
+    gam * (gh - gh2) + (gam - gam2) * gh2 + (be - be2),
+    gam * (gh - gh2) + (gam - gam2) * gh2,
+    positive=False,
+)
+u1, u2, u3 = sp.symbols("u1 u2 u3", real=True)
+_u = sp.Matrix([u1, u2, u3])
+_c = _u - sp.ones(3, 1) * (u1 + u2 + u3) / 3
+_var = (_c.T * _c)[0] / 3
+_z = (_var + eps) ** sp.Rational(-1, 2)
+_g = _z * _c
+_P = sp.eye(3) - sp.ones(3, 3) / 3
+_J = _g.jacobian(_u)
+sympy_identity(
+    "lemma_3_1.ln_jacobian",
+    ST,
+    "Step 2: layer norm, input and parameters (the Jacobian z (P - g g^T/D))",
+    DOC31,
+    _J[0, 0] + 2 * _J[0, 1] + 3 * _J[1, 2] + 5 * _J[2, 0],
+    ((_z * (_P - _g * _g.T / 3)))[0, 0]
+    + 2 * (_z * (_P - _g * _g.T / 3))[0, 1]
+    + 3 * (_z * (_P - _g * _g.T / 3))[1, 2]
+    + 5 * (_z * (_P - _g * _g.T / 3))[2, 0],
+    ((_z * _P))[0, 0] + 2 * (_z * _P)[0, 1] + 3 * (_z * _P)[1, 2] + 5 * (_z * _P)[2, 0],
+    positive=False,
+)
+var, zz, nrm = sp.symbols("var z n2", real=True)
+z3_step(
+    "lemma_3_1.ln_jacobian_norm",
+    ST,
+    "Step 2: layer norm, input and parameters (spectral norm of the Jacobian: z)",
+    DOC31,
+    [var >= 0, eps > 0, zz > 0],
+    sp.Le(sp.Max(0, zz * eps / (var + eps), zz), zz),
+    sp.Le(sp.Max(0, zz * eps / (var + eps), zz), zz / 2),
+    facts=("lemma_3_1.ln_jacobian", "axiom.mean_value", "lemma_3_2.z_max"),
+    note="eigenvalues 0 (on 1), z eps/(var + eps) (on g-hat) and z: the largest is z;"
+    " z <= eps^{-1/2} is lemma_3_2.z_max",
+)
+c1, rest = sp.symbols("c1 r", real=True)
+z3_step(
+    "lemma_3_1.centred_entry",
+    ST,
+    "Step 2: layer norm, input and parameters (||g-hat||_inf <= sqrt(D - 1))",
+    DOC31,
+    [D >= 2, rest >= 0, c1**2 + rest > 0, c1**2 <= (D - 1) * rest, nrm >= 0, nrm <= D, nrm * (c1**2 + rest) >= 0,
+     gh * gh * (c1**2 + rest) <= c1**2 * nrm],
+    sp.Le(sp.Abs(gh), sp.sqrt(D - 1)),
+    sp.Le(sp.Abs(gh), sp.sqrt(D - 1) / 2),
+    facts=("axiom.cauchy_schwarz", "lemma_2_9.ln_output_bound"),
+    note="c_1 = -sum_{i>1} c_i, so c_1^2 <= (D-1) r (Cauchy-Schwarz); g-hat_1^2 = c_1^2 n2/|c|^2",
+)
+du, dgam, dbe, out = sp.symbols("du dgamma dbeta dout", real=True)
+z3_step(
+    "lemma_3_1.ln_step",
+    ST,
+    "Step 2: layer norm, input and parameters",
+    DOC31,
+    [g >= 0, eps > 0, du >= 0, dgam >= 0, dbe >= 0, D >= 2, zz >= 0, zz <= eps ** sp.Rational(-1, 2),
+     out <= g * zz * du + sp.sqrt(D - 1) * dgam + dbe],
+    sp.Le(out, LIP["ln_input"] * du + LIP["ln_gain"] * dgam + LIP["ln_bias"] * dbe),
+    sp.Le(out, LIP["ln_input"] * du / 2 + LIP["ln_gain"] * dgam + LIP["ln_bias"] * dbe),
+    facts=("lemma_3_1.ln_decomposition", "lemma_3_1.ln_jacobian_norm", "lemma_3_1.centred_entry",
+           "axiom.hoelder_gain", "axiom.triangle"),
+)
+
+# ---- step 3: attention, with no factor of S
+W, W2_, y, y2, bb, bb2 = sp.symbols("W W' y y' b_v b_v'", real=True)
+sympy_identity(
+    "lemma_3_1.value_identity",
+    ST,
+    "Step 3: attention, values",
+    DOC31,
+    (W2_ * y2 + bb2) - (W * y + bb),
+    W2_ * (y2 - y) + (W2_ - W) * y + (bb2 - bb),
+    W2_ * (y2 - y) + (bb2 - bb),
+    positive=False,
+)
+e_, dW, dbv, dv = sp.symbols("e dW db dv", real=True)
+z3_step(
+    "lemma_3_1.value_term",
+    ST,
+    "Step 3: attention, values",
+    DOC31,
+    [V >= 0, Y >= 0, e_ >= 0, dW >= 0, dbv >= 0, dv <= V * e_ + dW * Y + dbv],
+    sp.Le(dv, V * e_ + LIP["value_w"] * dW + LIP["value_b"] * dbv),
+    sp.Le(dv, V * e_ / 2 + LIP["value_w"] * dW + LIP["value_b"] * dbv),
+    facts=("lemma_3_1.value_identity", "axiom.submultiplicative", "axiom.triangle"),
+)
+qa, qb, ka, kb = sp.symbols("q1 q2 k1 k2", real=True)
+qa2, qb2, ka2, kb2 = sp.symbols("q1' q2' k1' k2'", real=True)
+sympy_identity(
+    "lemma_3_1.logit_identity",
+    ST,
+    "Step 3: attention, logits",
+    DOC31,
+    (qa2 * ka2 + qb2 * kb2) - (qa * ka + qb * kb),
+    (qa2 - qa) * ka2 + (qb2 - qb) * kb2 + qa * (ka2 - ka) + qb * (kb2 - kb),
+    (qa2 - qa) * ka2 + (qb2 - qb) * kb2,
+    positive=False,
+)
+p1, p2, p3, s1, s2, s3, w1, w2, w3 = sp.symbols("p1 p2 p3 ds1 ds2 ds3 u1 u2 u3", real=True)
+_m = p1 * s1 + p2 * s2 + p3 * s3
+sympy_identity(
+    "lemma_3_1.covariance_identity",
+    ST,
+    "Step 3: attention, reweighting: the covariance bound",
+    DOC31,
+    (p1 * (s1 - _m) * w1 + p2 * (s2 - _m) * w2 + p3 * (s3 - _m) * w3).subs(p3, 1 - p1 - p2),
+    ((p1 * s1 * w1 + p2 * s2 * w2 + p3 * s3 * w3) - _m * (p1 * w1 + p2 * w2 + p3 * w3)).subs(
+        p3, 1 - p1 - p2
+    ),
+    (p1 * s1 * w1 + p2 * s2 * w2 + p3 * s3 * w3).subs(p3, 1 - p1 - p2),
+    positive=False,
+    facts=("lemma_2_9.softmax_derivative", "axiom.mean_value"),
+)
+dl = sp.symbols("delta", real=True)
+z3_step(
+    "lemma_3_1.variance_second_moment",
+    ST,
+    "Step 3: attention, reweighting: the covariance bound (Var <= E[ds^2] <= delta^2)",
+    DOC31,
+    [p1 >= 0, p2 >= 0, p3 >= 0, sp.Eq(p1 + p2 + p3, 1), dl >= 0,
+     sp.Abs(s1) <= dl, sp.Abs(s2) <= dl, sp.Abs(s3) <= dl],
+    sp.Le(p1 * (s1 - _m) ** 2 + p2 * (s2 - _m) ** 2 + p3 * (s3 - _m) ** 2, dl**2),
+    sp.Le(p1 * (s1 - _m) ** 2 + p2 * (s2 - _m) ** 2 + p3 * (s3 - _m) ** 2, dl**2 / 4),
+    note="three positions",
+)
+cov, vv, vc, dq, dk, qbar, kbar = sp.symbols("cov Var v_c dq dk q k", real=True)
+z3_step(
+    "lemma_3_1.reweighting",
+    ST,
+    "Step 3: attention, reweighting: the covariance bound",
+    DOC31,
+    [V >= 0, Y >= 0, sd > 0, dq >= 0, dk >= 0, qbar >= 0, kbar >= 0, vv >= 0, cov >= 0,
+     sp.Eq(dl * sd, kbar * dq + qbar * dk), vv <= dl**2, cov**2 <= vv * (V * Y) ** 2],
+    sp.Le(cov, LIP["reweight"] * (kbar * dq + qbar * dk)),
+    sp.Le(cov, LIP["reweight"] * (kbar * dq + qbar * dk) / 2),
+    facts=("lemma_3_1.covariance_identity", "lemma_3_1.variance_second_moment",
+           "lemma_3_1.logit_identity", "axiom.cauchy_schwarz"),
+)
+tt = sp.symbols("t", positive=True)
+from verify.proofs.methods import custom_step  # noqa: E402
+from verify.proofs.core import Verdict  # noqa: E402
+
+
+def _tanh_limit() -> Verdict:
+    lim = sp.limit(sp.tanh(tt) / tt, tt, 0)
+    return Verdict("proved" if lim == 1 else "failed", f"sympy: lim tanh(d)/d = {lim}")
+
+
+def _tanh_twin() -> Verdict:
+    lim = sp.limit(sp.tanh(tt) / tt, tt, 0)
+    return Verdict("refuted" if lim != sp.Rational(1, 2) else "not refuted",
+                   f"sympy: the limit is {lim}, not 1/2", {"d": "0+"})
+
+
+custom_step(
+    "lemma_3_1.reweighting_tight",
+    ST,
+    "The reweighting term is tight",
+    DOC31,
+    "sympy",
+    "lim_{d -> 0} tanh(d) v_c / (d v_c) = 1 (uniform p, ds = +-d, u = +-v_c attains d v_c)",
+    "the same limit equals 1/2 (the term could be halved)",
+    _tanh_limit,
+    _tanh_twin,
+)
+Wo, Wo2, o, o2, bo, bo2 = sp.symbols("W_o W_o' o o' b_o b_o'", real=True)
+sympy_identity(
+    "lemma_3_1.out_proj_identity",
+    ST,
+    "Step 3: heads and output projection",
+    DOC31,
+    (Wo2 * o2 + bo2) - (Wo * o + bo),
+    Wo2 * (o2 - o) + (Wo2 - Wo) * o + (bo2 - bo),
+    Wo2 * (o2 - o) + (bo2 - bo),
+    positive=False,
+    facts=("axiom.triangle", "axiom.submultiplicative"),
+)
+vn, bvn = sp.symbols("n_v b_v", real=True)
+z3_step(
+    "lemma_3_1.head_output",
+    ST,
+    "Step 3: heads and output projection (||o_h|| <= V_h Y + b_v^h)",
+    DOC31,
+    [p1 >= 0, p2 >= 0, p3 >= 0, sp.Eq(p1 + p2 + p3, 1), V >= 0, Y >= 0, bvn >= 0,
+     w1 <= V * Y + bvn, w2 <= V * Y + bvn, w3 <= V * Y + bvn],
+    sp.Le(p1 * w1 + p2 * w2 + p3 * w3, V * Y + bvn),
+    sp.Le(p1 * w1 + p2 * w2 + p3 * w3, (V * Y + bvn) / 2),
+    facts=("axiom.triangle",),
+    note="a convex combination of three values of norm w_j",
+)
+
+# ---- step 4: MLP, residuals, readout
+r = sp.Function("relu")
+h, h2, A1, A2, c_1, c_2 = sp.symbols("h h' W_1 W_1' b_1 b_1'", real=True)
+B2, B22 = sp.symbols("W_2 W_2'", real=True)
+sympy_identity(
+    "lemma_3_1.ffn_identity",
+    ST,
+    "Step 4: MLP, residuals, readout",
+    DOC31,
+    B22 * r(A2 * h2 + c_2) - B2 * r(A1 * h + c_1),
+    B22 * (r(A2 * h2 + c_2) - r(A1 * h + c_1)) + (B22 - B2) * r(A1 * h + c_1),
+    B22 * (r(A2 * h2 + c_2) - r(A1 * h + c_1)),
+    positive=False,
+    facts=("lemma_2_9.relu_lipschitz", "lemma_3_1.value_identity"),
+)
+ww, ww2, yy, yy2, om, om2 = sp.symbols("w w' y y' omega omega'", real=True)
+sympy_identity(
+    "lemma_3_1.readout_identity",
+    ST,
+    "Step 4: MLP, residuals, readout",
+    DOC31,
+    (ww2 * yy2 + om2) - (ww * yy + om),
+    ww2 * (yy2 - yy) + (ww2 - ww) * yy + (om2 - om),
+    ww2 * (yy2 - yy) + (om2 - om),
+    positive=False,
+    facts=("axiom.cauchy_schwarz",),
+)
+# ---- step 5: Cauchy-Schwarz over the groups
+l1, l2, l3, d1, d2, d3 = sp.symbols("L1 L2 L3 d1 d2 d3", real=True)
+z3_step(
+    "lemma_3_1.group_combine",
+    ST,
+    "Step 5: the constant",
+    DOC31,
+    [l1 >= 0, l2 >= 0, l3 >= 0, d1 >= 0, d2 >= 0, d3 >= 0],
+    sp.Le(l1 * d1 + l2 * d2 + l3 * d3,
+          sp.sqrt(l1**2 + l2**2 + l3**2) * sp.sqrt(d1**2 + d2**2 + d3**2)),
+    sp.Le(l1 * d1 + l2 * d2 + l3 * d3, sp.Max(l1, l2, l3) * sp.sqrt(d1**2 + d2**2 + d3**2)),
+    facts=("axiom.cauchy_schwarz",),
+    note="three groups; any number by Cauchy-Schwarz",
+)
+
+# ---- Lemma 3.2
+DOC32 = "docs/derivations.md#lemma-32"
+t1, t2, t3, t4, m = sp.symbols("tau1 tau2 tau3 tau4 m", real=True)
+z3_step(
+    "lemma_3_2.z_max",
+    "Lemma 3.2",
+    "Derivation: z <= eps^{-1/2}",
+    DOC32,
+    [var >= 0, eps > 0],
+    sp.Le((var + eps) ** sp.Rational(-1, 2), eps ** sp.Rational(-1, 2)),
+    sp.Le((var + eps) ** sp.Rational(-1, 2), eps ** sp.Rational(-1, 2) / 2),
+)
+z3_step(
+    "lemma_3_2.product",
+    "Lemma 3.2",
+    "Derivation: K factors tau^k <= 1 + eps^{-1/2}",
+    DOC32,
+    [m >= 0, *(sp.And(t >= 1, t <= 1 + m) for t in (t1, t2, t3, t4))],
+    sp.Le(t1 * t2 * t3 * t4, (1 + m) ** 4),
+    sp.Le(t1 * t2 * t3 * t4, (1 + m) ** 3),
+    facts=("lemma_3_2.z_max",),
+    note="K = 4 (L = 2 post-LN); any K by induction on the same step",
+)
+nd = sp.symbols("nd", real=True)
+z3_step(
+    "lemma_3_2.variance_le_norm",
+    "Lemma 3.2",
+    "Tightness: var <= B_k^2 / D",
+    DOC32,
+    [D >= 1, nd >= 0, var >= 0, var * D <= nd**2, nd <= bb],
+    sp.Le(var, bb**2 / D),
+    sp.Le(var, bb**2 / (2 * D)),
+    facts=("axiom.projection_contraction", "small_ball.variance_projection"),
+)
+
+# ---- Cor 3.3, Cor 3.4
+wn, cinf, bet, bet2, nn, dt, inf_, xi = sp.symbols("w C beta beta' N dT I xi", real=True)
+z3_step(
+    "cor_3_3.compose",
+    "Cor 3.3",
+    "Derivation",
+    "docs/derivations.md#cor-33",
+    [nn >= 1, wn >= 0, cinf >= 0, m >= 0, bet >= 1, bet2 >= 1, bet <= m, bet2 <= m,
+     sp.Abs(dt) <= wn * inf_, inf_ <= cinf * bet * bet2 / nn],
+    sp.Le(sp.Abs(dt), wn * cinf * m**2 / nn),
+    sp.Le(sp.Abs(dt), wn * cinf * m / nn),
+    facts=("axiom.cauchy_schwarz", "lemma_2_9.constant_off_readout", "lemma_3_2.product"),
+    note="m = (1 + eps^{-1/2})^K, Lemma 3.2's bound on beta",
+)
+nstar = sp.symbols("Nstar", real=True)
+z3_step(
+    "cor_3_4.n_star",
+    "Cor 3.4",
+    "Derivation",
+    "docs/derivations.md#cor-34",
+    [xi > 0, nn >= 1, nstar >= 0, 2 * xi <= sp.Abs(dt), sp.Abs(dt) <= 2 * xi * nstar / nn],
+    sp.Le(nn, nstar),
+    sp.Le(nn, nstar / 2),
+    facts=("cor_3_3.compose",),
+    note="N* = ||w|| C_infl (1 + eps^{-1/2})^{2K} / (2 xi): recognition forces N <= N*",
+)
+
+# ---- Prop 3.5
+DOC35 = "docs/derivations.md#prop-35"
+cl, rr, dth, dm = sp.symbols("C_Lip r dtheta diam", real=True)
+z3_step(
+    "prop_3_5.separation",
+    "Prop 3.5",
+    "Derivation, 2: one function per net point",
+    DOC35,
+    [cl > 0, xi > 0, sp.Eq(rr * cl, xi), dth >= 0, dth < 2 * rr, sp.Abs(dt) <= cl * dth],
+    sp.Lt(sp.Abs(dt), 2 * xi),
+    sp.Lt(sp.Abs(dt), xi),
+    facts=("axiom.packing",),
+)
+M = sp.symbols("M", positive=True, integer=True)
+dmp, rp = sp.symbols("diam r", positive=True)
+sympy_identity(
+    "prop_3_5.volume_ratio",
+    "Prop 3.5",
+    "Derivation, 3: at most (1 + diam/r)^M net points",
+    DOC35,
+    sp.powsimp(((dmp / 2 + rp / 2) / (rp / 2)) ** M, force=True),
+    (1 + dmp / rp) ** M,
+    (1 + dmp / (2 * rp)) ** M,
+    facts=("axiom.packing", "axiom.ball_volume"),
+)
