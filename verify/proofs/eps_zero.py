@@ -9,7 +9,7 @@ import sympy as sp
 from verify.proofs.core import Verdict
 from verify.proofs.methods import arb_step, custom_step, sympy_identity, z3_step
 
-__all__: list[str] = []
+__all__ = ["C_SB"]
 
 DOC1 = "docs/derivations_eps_zero.md#1-small-ball-bound-sb"
 DOC2 = "docs/derivations_eps_zero.md#2-lemma-42"

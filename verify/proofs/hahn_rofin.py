@@ -10,7 +10,7 @@ import sympy as sp
 from verify.proofs.core import Verdict
 from verify.proofs.methods import arb_step, custom_step, sympy_identity, z3_step
 
-__all__: list[str] = []
+__all__ = ["t_star"]
 
 DOC5 = "docs/derivations_hahn_rofin.md#cor-5"
 DOC6 = "docs/derivations_hahn_rofin.md#thm-6"
