@@ -20,7 +20,6 @@ from fractions import Fraction
 from typing import Any
 
 import numpy as np
-import sympy as sp
 from flint import arb
 
 from verify.proofs.compose import c_infl_composed, iv, lipschitz_composed, sqrt_iv
@@ -78,7 +77,9 @@ Point = dict[str, Any]
 Case = tuple[Point, Callable[[], Any], Callable[[], Iv]]
 
 
-def _check(cases: Callable[[], Iterator[Case]], weaken: float = 1.0) -> tuple[int, Point | None, str]:
+def _check(
+    cases: Callable[[], Iterator[Case]], weaken: float = 1.0
+) -> tuple[int, Point | None, str]:
     """(points compared, first point where the coded value (times ``weaken``) left the
     composed enclosure, message)."""
     n = 0
@@ -205,8 +206,10 @@ def _beta_max(nm: Any) -> Iv:
 
 def _c_infl_cases() -> Iterator[Case]:
     for nm in configs():
-        yield _cfg_point(nm), (lambda nm=nm: code("lemma_2_9.chain_c_infl")(nm)), (
-            lambda nm=nm: c_infl_composed(nm)
+        yield (
+            _cfg_point(nm),
+            (lambda nm=nm: code("lemma_2_9.chain_c_infl")(nm)),
+            (lambda nm=nm: c_infl_composed(nm)),
         )
 
 
@@ -217,8 +220,10 @@ def _lemma_2_9_bound_cases() -> Iterator[Case]:
         n, at = int(rng.integers(1, 500)), int(rng.integers(2))
         pt = {"C": c, "beta": b1, "beta'": b2, "N": n, "at_readout": at}
         comp = iv(c) * iv(b1) * iv(b2) * (iv(1) * iv(Fraction(1, n)) + iv(at))
-        yield pt, (lambda a=(c, b1, b2, n, at): float(code("lemma_2_9.chain_bound")(*a))), (
-            lambda comp=comp: comp
+        yield (
+            pt,
+            (lambda a=(c, b1, b2, n, at): float(code("lemma_2_9.chain_bound")(*a))),
+            (lambda comp=comp: comp),
         )
 
 
@@ -254,8 +259,10 @@ def _c_lip_cases() -> Iterator[Case]:
 
 def _lemma_3_2_cases() -> Iterator[Case]:
     for nm in configs():
-        yield _cfg_point(nm), (lambda nm=nm: code("lemma_3_2.chain_bound")(nm.config)), (
-            lambda nm=nm: _beta_max(nm)
+        yield (
+            _cfg_point(nm),
+            (lambda nm=nm: code("lemma_3_2.chain_bound")(nm.config)),
+            (lambda nm=nm: _beta_max(nm)),
         )
 
 
@@ -310,28 +317,79 @@ _points_step(
     "Step 6: the constant",
     "docs/derivations.md#lemma-29",
     _c_infl_cases,
-    facts=("lemma_2_9.ln_factor", "lemma_2_9.other_position", "lemma_2_9.flip_position",
-           "lemma_2_9.mlp_residual", "lemma_2_9.recursion_monomials", "axiom.triangle",
-           "lemma_2_9.softmax_weight_simple", "axiom.positionwise_embedding"),
+    facts=(
+        "lemma_2_9.ln_factor",
+        "lemma_2_9.other_position",
+        "lemma_2_9.flip_position",
+        "lemma_2_9.mlp_residual",
+        "lemma_2_9.recursion_monomials",
+        "axiom.triangle",
+        "lemma_2_9.softmax_weight_simple",
+        "axiom.positionwise_embedding",
+    ),
 )
-_points_step("lemma_2_9.chain_bound", "Lemma 2.9", "Step 6: the constant",
-             "docs/derivations.md#lemma-29", _lemma_2_9_bound_cases,
-             facts=("lemma_2_9.constant_off_readout", "lemma_2_9.constant_at_readout"))
-_points_step("lemma_3_1.chain_coefficients", "Lemma 3.1", "Step 5: the constant",
-             "docs/derivations.md#lemma-31", _lip_cases,
-             facts=("lemma_3_1.ln_step", "lemma_3_1.value_term", "lemma_3_1.reweighting",
-                    "lemma_3_1.head_output", "lemma_3_1.ffn_identity", "lemma_3_1.readout_identity",
-                    "lemma_3_1.out_proj_identity", "axiom.triangle"))
-_points_step("lemma_3_1.chain_c_lip", "Lemma 3.1", "Step 5: the constant",
-             "docs/derivations.md#lemma-31", _c_lip_cases,
-             facts=("lemma_3_1.group_combine", "lemma_3_1.chain_coefficients"))
-_points_step("lemma_3_2.chain_bound", "Lemma 3.2", "Derivation: K factors tau^k <= 1 + eps^{-1/2}",
-             "docs/derivations.md#lemma-32", _lemma_3_2_cases,
-             facts=("lemma_3_2.z_max", "lemma_3_2.product"))
-_points_step("cor_3_3.chain_bound", "Cor 3.3", "Derivation", "docs/derivations.md#cor-33",
-             _cor_3_3_cases, facts=("cor_3_3.compose", "lemma_2_9.chain_c_infl"))
-_points_step("cor_3_4.chain_n_star", "Cor 3.4", "Derivation", "docs/derivations.md#cor-34",
-             _cor_3_4_cases, facts=("cor_3_4.n_star", "lemma_2_9.chain_c_infl"))
-_points_step("prop_3_5.chain_cap", "Prop 3.5", "Derivation, 3: at most (1 + diam/r)^M net points",
-             "docs/derivations.md#prop-35", _prop_3_5_cases,
-             facts=("prop_3_5.separation", "prop_3_5.volume_ratio", "lemma_3_1.chain_c_lip"))
+_points_step(
+    "lemma_2_9.chain_bound",
+    "Lemma 2.9",
+    "Step 6: the constant",
+    "docs/derivations.md#lemma-29",
+    _lemma_2_9_bound_cases,
+    facts=("lemma_2_9.constant_off_readout", "lemma_2_9.constant_at_readout"),
+)
+_points_step(
+    "lemma_3_1.chain_coefficients",
+    "Lemma 3.1",
+    "Step 5: the constant",
+    "docs/derivations.md#lemma-31",
+    _lip_cases,
+    facts=(
+        "lemma_3_1.ln_step",
+        "lemma_3_1.value_term",
+        "lemma_3_1.reweighting",
+        "lemma_3_1.head_output",
+        "lemma_3_1.ffn_identity",
+        "lemma_3_1.readout_identity",
+        "lemma_3_1.out_proj_identity",
+        "axiom.triangle",
+    ),
+)
+_points_step(
+    "lemma_3_1.chain_c_lip",
+    "Lemma 3.1",
+    "Step 5: the constant",
+    "docs/derivations.md#lemma-31",
+    _c_lip_cases,
+    facts=("lemma_3_1.group_combine", "lemma_3_1.chain_coefficients"),
+)
+_points_step(
+    "lemma_3_2.chain_bound",
+    "Lemma 3.2",
+    "Derivation: K factors tau^k <= 1 + eps^{-1/2}",
+    "docs/derivations.md#lemma-32",
+    _lemma_3_2_cases,
+    facts=("lemma_3_2.z_max", "lemma_3_2.product"),
+)
+_points_step(
+    "cor_3_3.chain_bound",
+    "Cor 3.3",
+    "Derivation",
+    "docs/derivations.md#cor-33",
+    _cor_3_3_cases,
+    facts=("cor_3_3.compose", "lemma_2_9.chain_c_infl"),
+)
+_points_step(
+    "cor_3_4.chain_n_star",
+    "Cor 3.4",
+    "Derivation",
+    "docs/derivations.md#cor-34",
+    _cor_3_4_cases,
+    facts=("cor_3_4.n_star", "lemma_2_9.chain_c_infl"),
+)
+_points_step(
+    "prop_3_5.chain_cap",
+    "Prop 3.5",
+    "Derivation, 3: at most (1 + diam/r)^M net points",
+    "docs/derivations.md#prop-35",
+    _prop_3_5_cases,
+    facts=("prop_3_5.separation", "prop_3_5.volume_ratio", "lemma_3_1.chain_c_lip"),
+)

@@ -37,20 +37,30 @@ def _small_ball_cases() -> Iterator[Case]:
     r = _rng(1)
     for _ in range(N):
         d, a = int(r.integers(2, 41)), float(10 ** r.uniform(-1.3, 0.7))
-        yield {"D": d, "a": a}, (lambda d=d, a=a: code("small_ball.chain_constant")(d, a)), (
-            lambda d=d, a=a: _c_sb(d, a)
+        yield (
+            {"D": d, "a": a},
+            (lambda d=d, a=a: code("small_ball.chain_constant")(d, a)),
+            (lambda d=d, a=a: _c_sb(d, a)),
         )
 
 
 def _z_tail_cases() -> Iterator[Case]:
     r = _rng(2)
     for _ in range(N):
-        d, a, s = int(r.integers(2, 17)), float(10 ** r.uniform(-1, 0.5)), float(10 ** r.uniform(-1, 2))
+        d, a, s = (
+            int(r.integers(2, 17)),
+            float(10 ** r.uniform(-1, 0.5)),
+            float(10 ** r.uniform(-1, 2)),
+        )
 
         def comp(d: int = d, a: float = a, s: float = s) -> Iv:
             return (_c_sb(d, a) * iv(s).ipow(-(d - 1))).min(iv(1))
 
-        yield {"D": d, "a": a, "s": s}, (lambda d=d, a=a, s=s: code("small_ball.chain_z_tail")(s, d, a)), comp
+        yield (
+            {"D": d, "a": a, "s": s},
+            (lambda d=d, a=a, s=s: code("small_ball.chain_z_tail")(s, d, a)),
+            comp,
+        )
 
 
 def _union(t: float, d: int, a: float, k: int, s: int) -> Iv:
@@ -78,23 +88,32 @@ def _sequential(t: float, d: int, a: float, k: int, s: int) -> Iv:
 def _tail_points(seed: int) -> Iterator[tuple[float, int, float, int, int]]:
     r = _rng(seed)
     for _ in range(N):
-        d, a, k, s = int(r.integers(3, 13)), float(10 ** r.uniform(-0.5, 0.5)), int(r.integers(1, 7)), int(r.integers(1, 65))
+        d, a, k, s = (
+            int(r.integers(3, 13)),
+            float(10 ** r.uniform(-0.5, 0.5)),
+            int(r.integers(1, 7)),
+            int(r.integers(1, 65)),
+        )
         yield float(10 ** r.uniform(0.5, 25)), d, a, k, s
 
 
 def _union_cases() -> Iterator[Case]:
     for t, d, a, k, s in _tail_points(3):
         pt = {"t": t, "D": d, "a": a, "K": k, "S": s}
-        yield pt, (lambda p=(t, d, a, k, s): code("lemma_4_2.chain_union")(*p)), (
-            lambda p=(t, d, a, k, s): _union(*p)
+        yield (
+            pt,
+            (lambda p=(t, d, a, k, s): code("lemma_4_2.chain_union")(*p)),
+            (lambda p=(t, d, a, k, s): _union(*p)),
         )
 
 
 def _sequential_cases() -> Iterator[Case]:
     for t, d, a, k, s in _tail_points(4):
         pt = {"t": t, "D": d, "a": a, "K": k, "S": s}
-        yield pt, (lambda p=(t, d, a, k, s): code("lemma_4_2.chain_sequential")(*p)), (
-            lambda p=(t, d, a, k, s): _sequential(*p)
+        yield (
+            pt,
+            (lambda p=(t, d, a, k, s): code("lemma_4_2.chain_sequential")(*p)),
+            (lambda p=(t, d, a, k, s): _sequential(*p)),
         )
 
 
@@ -105,12 +124,18 @@ def _neighbourhood_cases() -> Iterator[Case]:
         kk, eos = int(r.integers(0, n + 1)), bool(r.integers(2))
         s = n + 1 if eos else n
 
-        def comp(t: float = t, d: int = d, a: float = a, k: int = k, s: int = s, n: int = n, kk: int = kk) -> Iv:
+        def comp(
+            t: float = t, d: int = d, a: float = a, k: int = k, s: int = s, n: int = n, kk: int = kk
+        ) -> Iv:
             p = _union(t, d, a, k, s).min(_sequential(t, d, a, k, s))
             return (p * (iv(1) + iv(n) * iv(n - kk + 1).inv())).min(iv(1))
 
         pt = {"t": t, "D": d, "a": a, "K": k, "N": n, "k": kk, "eos": eos}
-        yield pt, (lambda p=(t, d, a, k, n, kk, eos): code("lemma_4_2.chain_neighbourhood")(*p)), comp
+        yield (
+            pt,
+            (lambda p=(t, d, a, k, n, kk, eos): code("lemma_4_2.chain_neighbourhood")(*p)),
+            comp,
+        )
 
 
 def _slice_cases() -> Iterator[Case]:
@@ -122,7 +147,11 @@ def _slice_cases() -> Iterator[Case]:
 
         def comp(d: int = d, k: int = k, w: float = w, s: int = s, delta: float = delta) -> Iv:
             vk = ball(arb.pi() ** (arb(k) / 2) / (arb(k) / 2 + 1).gamma())
-            per = vk * sqrt_iv(iv(d) * iv(delta)).ipow(k) * sqrt_iv(iv(1) + -(iv(Fraction(k, d)))).inv()
+            per = (
+                vk
+                * sqrt_iv(iv(d) * iv(delta)).ipow(k)
+                * sqrt_iv(iv(1) + -(iv(Fraction(k, d)))).inv()
+            )
             return (iv(s) * per * (iv(2) * iv(w)).ipow(-k)).min(iv(1))
 
         pt = {"delta": delta, "D": d, "k": k, "half_width": w, "S": s}
@@ -132,8 +161,10 @@ def _slice_cases() -> Iterator[Case]:
 def _exponent_cases() -> Iterator[Case]:
     for d in range(2, 27):
         for ll in range(1, 5):
-            yield {"D": d, "L": ll}, (lambda d=d, ll=ll: code("thm_4_5.chain_exponent")(d, ll)), (
-                lambda d=d, ll=ll: iv(Fraction(d - 1, 2 * ll) - 5)
+            yield (
+                {"D": d, "L": ll},
+                (lambda d=d, ll=ll: code("thm_4_5.chain_exponent")(d, ll)),
+                (lambda d=d, ll=ll: iv(Fraction(d - 1, 2 * ll) - 5)),
             )
 
 
@@ -162,15 +193,23 @@ def _omega_cases() -> Iterator[Case]:
         ns = r.integers(0, n + 1, 6)
         rs = r.integers(0, 2, 6)
         pt = {"N": n, "n_sensitive": ns.tolist(), "readout_sensitive": rs.tolist()}
-        yield pt, (lambda a=(ns, rs, n): tuple(code("hr_cor_5.chain_omega")(*a))), (
-            lambda ns=ns, rs=rs, n=n: tuple(iv(Fraction(int(x), n)) + iv(int(y)) for x, y in zip(ns, rs, strict=True))
+        yield (
+            pt,
+            (lambda a=(ns, rs, n): tuple(code("hr_cor_5.chain_omega")(*a))),
+            (
+                lambda ns=ns, rs=rs, n=n: tuple(
+                    iv(Fraction(int(x), n)) + iv(int(y)) for x, y in zip(ns, rs, strict=True)
+                )
+            ),
         )
 
 
 def _chi2(d: int, sigma: float, t: float) -> Iv:
     u = iv(t) * iv(d) * iv(sigma).ipow(-2) * iv(Fraction(1, 2))  # F_{chi^2_k}(x) = P(k/2, x/2)
     s = arb(d - 1) / 2
-    return Iv(u.lo.gamma_lower(s, regularized=1).lower(), u.hi.gamma_lower(s, regularized=1).upper())
+    return Iv(
+        u.lo.gamma_lower(s, regularized=1).lower(), u.hi.gamma_lower(s, regularized=1).upper()
+    )
 
 
 def _noise_points(seed: int) -> Iterator[tuple[int, float, float]]:
@@ -182,8 +221,10 @@ def _noise_points(seed: int) -> Iterator[tuple[int, float, float]]:
 
 def _variance_cases() -> Iterator[Case]:
     for d, sigma, t in _noise_points(9):
-        yield {"D": d, "sigma": sigma, "t": t}, (lambda a=(d, sigma, t): code("hr_thm_6.chain_variance")(*a)), (
-            lambda a=(d, sigma, t): _chi2(*a)
+        yield (
+            {"D": d, "sigma": sigma, "t": t},
+            (lambda a=(d, sigma, t): code("hr_thm_6.chain_variance")(*a)),
+            (lambda a=(d, sigma, t): _chi2(*a)),
         )
 
 
@@ -215,39 +256,109 @@ def _cap_growth_cases() -> Iterator[Case]:
         yield pt, (lambda a=(d, k, s, sigma, p): code("hr_thm_6.chain_cap_growth")(*a)), comp
 
 
-_points_step("small_ball.chain_constant", "Small-ball bound", "P[var(d) <= delta] <= C_SB delta^{(D-1)/2}",
-             DOC0 + "#1-small-ball-bound-sb", _small_ball_cases, facts=("small_ball.compose",))
-_points_step("small_ball.chain_z_tail", "Small-ball bound", "At eps = 0: P[z > s] <= C_SB s^{-(D-1)}",
-             DOC0 + "#1-small-ball-bound-sb", _z_tail_cases, facts=("small_ball.z_tail",))
-_points_step("lemma_4_2.chain_union", "Lemma 4.2", "Blowup tail, union bound", DOC0 + "#2-lemma-42",
-             _union_cases, facts=("lemma_4_2.union",))
-_points_step("lemma_4_2.chain_sequential", "Lemma 4.2", "Blowup tail, sequential conditioning",
-             DOC0 + "#2-lemma-42", _sequential_cases,
-             facts=("lemma_4_2.sequential_shift", "lemma_4_2.sequential_exp", "lemma_4_2.gamma_tail"))
-_points_step("lemma_4_2.chain_neighbourhood", "Lemma 4.2", "Neighbourhood", DOC0 + "#2-lemma-42",
-             _neighbourhood_cases, facts=("lemma_4_2.neighbourhood",))
-_points_step("lemma_4_4.chain_slice", "Lemma 4.4", "Certified slices: explicit slice bound",
-             DOC0 + "#4-lemma-44", _slice_cases,
-             facts=("lemma_4_4.gram_det", "lemma_4_4.slice_quadratic"))
-_points_step("thm_4_5.chain_exponent", "Thm 4.5", "Where it has content", DOC0 + "#5-thm-45-and-borel-cantelli",
-             _exponent_cases)
-_points_step("hr_cor_5.chain_bound", "H&R Cor 5", "Derivation, 6: together",
-             "docs/derivations_hahn_rofin.md#cor-5", _cor_5_cases, facts=("hr_cor_5.average",))
-_points_step("hr_cor_5.chain_omega", "H&R Cor 5", "Derivation, 5: the involution (x, n) -> (x^n, n) and omega_f",
-             "docs/derivations_hahn_rofin.md#cor-5", _omega_cases, facts=("hr_cor_5.edge_symmetry",))
-_points_step("hr_thm_6.chain_variance", "H&R Thm 6", "Derivation: a union bound over K norms and S positions",
-             "docs/derivations_hahn_rofin.md#thm-6", _variance_cases, facts=("axiom.anderson",))
-_points_step("hr_thm_6.chain_cap_probability", "H&R Thm 6", "Derivation: a union bound over K norms and S positions",
-             "docs/derivations_hahn_rofin.md#thm-6", _cap_probability_cases,
-             facts=("hr_thm_6.union", "hr_thm_6.cap_threshold"))
-_points_step("hr_thm_6.chain_cap_growth", "H&R Thm 6", "Growth in S", "docs/derivations_hahn_rofin.md#thm-6",
-             _cap_growth_cases, facts=("hr_thm_6.cap_growth",))
+_points_step(
+    "small_ball.chain_constant",
+    "Small-ball bound",
+    "P[var(d) <= delta] <= C_SB delta^{(D-1)/2}",
+    DOC0 + "#1-small-ball-bound-sb",
+    _small_ball_cases,
+    facts=("small_ball.compose",),
+)
+_points_step(
+    "small_ball.chain_z_tail",
+    "Small-ball bound",
+    "At eps = 0: P[z > s] <= C_SB s^{-(D-1)}",
+    DOC0 + "#1-small-ball-bound-sb",
+    _z_tail_cases,
+    facts=("small_ball.z_tail",),
+)
+_points_step(
+    "lemma_4_2.chain_union",
+    "Lemma 4.2",
+    "Blowup tail, union bound",
+    DOC0 + "#2-lemma-42",
+    _union_cases,
+    facts=("lemma_4_2.union",),
+)
+_points_step(
+    "lemma_4_2.chain_sequential",
+    "Lemma 4.2",
+    "Blowup tail, sequential conditioning",
+    DOC0 + "#2-lemma-42",
+    _sequential_cases,
+    facts=("lemma_4_2.sequential_shift", "lemma_4_2.sequential_exp", "lemma_4_2.gamma_tail"),
+)
+_points_step(
+    "lemma_4_2.chain_neighbourhood",
+    "Lemma 4.2",
+    "Neighbourhood",
+    DOC0 + "#2-lemma-42",
+    _neighbourhood_cases,
+    facts=("lemma_4_2.neighbourhood",),
+)
+_points_step(
+    "lemma_4_4.chain_slice",
+    "Lemma 4.4",
+    "Certified slices: explicit slice bound",
+    DOC0 + "#4-lemma-44",
+    _slice_cases,
+    facts=("lemma_4_4.gram_det", "lemma_4_4.slice_quadratic"),
+)
+_points_step(
+    "thm_4_5.chain_exponent",
+    "Thm 4.5",
+    "Where it has content",
+    DOC0 + "#5-thm-45-and-borel-cantelli",
+    _exponent_cases,
+)
+_points_step(
+    "hr_cor_5.chain_bound",
+    "H&R Cor 5",
+    "Derivation, 6: together",
+    "docs/derivations_hahn_rofin.md#cor-5",
+    _cor_5_cases,
+    facts=("hr_cor_5.average",),
+)
+_points_step(
+    "hr_cor_5.chain_omega",
+    "H&R Cor 5",
+    "Derivation, 5: the involution (x, n) -> (x^n, n) and omega_f",
+    "docs/derivations_hahn_rofin.md#cor-5",
+    _omega_cases,
+    facts=("hr_cor_5.edge_symmetry",),
+)
+_points_step(
+    "hr_thm_6.chain_variance",
+    "H&R Thm 6",
+    "Derivation: a union bound over K norms and S positions",
+    "docs/derivations_hahn_rofin.md#thm-6",
+    _variance_cases,
+    facts=("axiom.anderson",),
+)
+_points_step(
+    "hr_thm_6.chain_cap_probability",
+    "H&R Thm 6",
+    "Derivation: a union bound over K norms and S positions",
+    "docs/derivations_hahn_rofin.md#thm-6",
+    _cap_probability_cases,
+    facts=("hr_thm_6.union", "hr_thm_6.cap_threshold"),
+)
+_points_step(
+    "hr_thm_6.chain_cap_growth",
+    "H&R Thm 6",
+    "Growth in S",
+    "docs/derivations_hahn_rofin.md#thm-6",
+    _cap_growth_cases,
+    facts=("hr_thm_6.cap_growth",),
+)
 
 # ---- Thm 4.5's series term, symbolically
 _SERIES_GRID = ((16, 1), (32, 2), (8, 1), (24, 3))
 
 
-def _series_composed(d: int, ll: int, e: sp.Expr, zeta: sp.Expr, box: float) -> tuple[sp.Expr, sp.Symbol]:
+def _series_composed(
+    d: int, ll: int, e: sp.Expr, zeta: sp.Expr, box: float
+) -> tuple[sp.Expr, sp.Symbol]:
     """a_N from the derivation (section 5): the family 2 N^e, (N + 1) positions, the
     sequential tail with (1 + x^{1/a})^a <= 2^a (1 + x) and Q(K, y) = e^{-y} sum y^j / j!."""
     n = sp.Symbol("N", positive=True)
@@ -258,7 +369,7 @@ def _series_composed(d: int, ll: int, e: sp.Expr, zeta: sp.Expr, box: float) -> 
     return 2 * n**e * (n + 1) * tail * sum(y**j / sp.factorial(j) for j in range(kk)), n
 
 
-def _series_check(weaken: sp.Expr = sp.Integer(1)) -> tuple[bool, dict]:
+def _series_check(weaken: sp.Expr = sp.S.One) -> tuple[bool, dict]:
     for d, ll in _SERIES_GRID:
         e = sp.Rational(d - 1, 2 * ll) - 5
         zeta = sp.Rational(d - 2, d - 1)
@@ -272,7 +383,10 @@ def _series_check(weaken: sp.Expr = sp.Integer(1)) -> tuple[bool, dict]:
 def _series_prove() -> Verdict:
     ok, pt = _series_check()
     if ok:
-        return Verdict("proved", f"sympy: {CODE['thm_4_5.chain_series']} - composition = 0 at (D, L) in {_SERIES_GRID}")
+        return Verdict(
+            "proved",
+            f"sympy: {CODE['thm_4_5.chain_series']} - composition = 0 at (D, L) in {_SERIES_GRID}",
+        )
     return Verdict("failed", "the coded term differs from the composition", pt)
 
 
@@ -291,5 +405,10 @@ custom_step(
     f"{CODE['thm_4_5.chain_series']} times 1/2",
     _series_prove,
     _series_twin,
-    facts=("thm_4_5.power_mean", "lemma_4_2.gamma_tail", "lemma_4_2.neighbourhood", "small_ball.chain_constant"),
+    facts=(
+        "thm_4_5.power_mean",
+        "lemma_4_2.gamma_tail",
+        "lemma_4_2.neighbourhood",
+        "small_ball.chain_constant",
+    ),
 )

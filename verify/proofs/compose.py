@@ -58,7 +58,9 @@ def _attention(lay: Any, y_in: Iv, d_head: int, a: Iv, bt: Iv) -> tuple[Iv, Iv]:
     sd = sqrt_iv(iv(d_head))
     cols: dict[str, list[Iv]] = {"na": [], "nb": [], "oa": [], "ob": []}
     for hd in lay.heads:
-        env = dict(Q=iv(hd.wq), K=iv(hd.wk), V=iv(hd.wv), b_q=iv(hd.bq), b_k=iv(hd.bk), Y=y_in, sd=sd)
+        env = dict(
+            Q=iv(hd.wq), K=iv(hd.wk), V=iv(hd.wv), b_q=iv(hd.bq), b_k=iv(hd.bk), Y=y_in, sd=sd
+        )
         big_e = ev(inf.E_SOFTMAX, **env)
         cols["na"].append(ev(inf.ATT_N_A, **env))
         cols["nb"].append(ev(inf.ATT_N_B, **env))
@@ -148,7 +150,10 @@ def lipschitz_composed(nm: Any) -> Form:
         out = _scale(iv(lay.wo), comb)
         return _add(
             out,
-            {p + "self_attn.out_proj.weight": _sum_sq_root(vbar), p + "self_attn.out_proj.bias": iv(1)},
+            {
+                p + "self_attn.out_proj.weight": _sum_sq_root(vbar),
+                p + "self_attn.out_proj.bias": iv(1),
+            },
         )
 
     def ffn(p: str, lay: Any, y: Iv, inp: Form) -> Form:

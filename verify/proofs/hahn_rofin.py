@@ -62,15 +62,18 @@ def _edges() -> Verdict:
             a, b, c = _edge_sums(f, r)
             if sp.expand(a - b) != 0 or sp.expand(b - c) != 0:
                 return Verdict("failed", f"f = {f}, r = {r}")
-    return Verdict("proved", f"exhaustive: all {2 ** 2 ** NB} f on N = {NB} bits, r = N, N + 1")
+    return Verdict("proved", f"exhaustive: all {2**2**NB} f on N = {NB} bits, r = N, N + 1")
 
 
 def _edges_twin() -> Verdict:
     for f in itertools.product((0, 1), repeat=2**NB):
         _, b, c = _edge_sums(f, NB, drop_readout_term=True)
         if sp.expand(b - c) != 0:
-            return Verdict("refuted", "the omega_f without [r in S_f(x)] differs",
-                           {"f": "".join(map(str, f)), "r": str(NB)})
+            return Verdict(
+                "refuted",
+                "the omega_f without [r in S_f(x)] differs",
+                {"f": "".join(map(str, f)), "r": str(NB)},
+            )
     return Verdict("not refuted")
 
 
@@ -102,11 +105,26 @@ z3_step(
     C5,
     "Derivation, 6: together",
     DOC5,
-    [M > 0, xi > 0, A >= 0, wn >= 0, C >= 0, B >= 0, 2 * xi * A * M <= Lsum, Lsum <= wn * C * M * B],
+    [
+        M > 0,
+        xi > 0,
+        A >= 0,
+        wn >= 0,
+        C >= 0,
+        B >= 0,
+        2 * xi * A * M <= Lsum,
+        Lsum <= wn * C * M * B,
+    ],
     sp.Le(2 * xi * A, wn * C * B),
     sp.Le(2 * xi * A, wn * C * B / 2),
-    facts=("hr_cor_5.margin", "hr_cor_5.am_gm", "hr_cor_5.edge_symmetry", "axiom.cauchy_schwarz",
-           "lemma_2_9.constant_off_readout", "lemma_2_9.constant_at_readout"),
+    facts=(
+        "hr_cor_5.margin",
+        "hr_cor_5.am_gm",
+        "hr_cor_5.edge_symmetry",
+        "axiom.cauchy_schwarz",
+        "lemma_2_9.constant_off_readout",
+        "lemma_2_9.constant_at_readout",
+    ),
     note="M = 2^N, L the sum over sensitive edges, B = E_x[beta^2 omega_f]",
 )
 

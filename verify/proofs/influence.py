@@ -58,8 +58,19 @@ z3_step(
     ST,
     "Bounded attention inputs: every logit |s| <= R = q k / sqrt(d_h)",
     DOC,
-    [sd > 0, Y >= 0, Q >= 0, K >= 0, bq >= 0, bk >= 0, nq >= 0, nk >= 0,
-     nq <= Q * Y + bq, nk <= K * Y + bk, sp.Abs(s_qk) * sd <= nq * nk],
+    [
+        sd > 0,
+        Y >= 0,
+        Q >= 0,
+        K >= 0,
+        bq >= 0,
+        bk >= 0,
+        nq >= 0,
+        nk >= 0,
+        nq <= Q * Y + bq,
+        nk <= K * Y + bk,
+        sp.Abs(s_qk) * sd <= nq * nk,
+    ],
     sp.Le(sp.Abs(s_qk), q_bar * k_bar / sd),
     sp.Le(sp.Abs(s_qk), q_bar * k_bar / (2 * sd)),
     facts=("axiom.cauchy_schwarz", "axiom.triangle", "axiom.submultiplicative"),
@@ -179,7 +190,14 @@ z3_step(
     ST,
     "Step 3: softmax, p_j <= pi := 1/(1 + (S-1) e^{-2R})",
     DOC,
-    [S >= 1, big_e >= 1, u_ > 0, u_ * u_ <= big_e, wsum * u_ >= 0, wsum >= (S - 1) / sp.sqrt(big_e)],
+    [
+        S >= 1,
+        big_e >= 1,
+        u_ > 0,
+        u_ * u_ <= big_e,
+        wsum * u_ >= 0,
+        wsum >= (S - 1) / sp.sqrt(big_e),
+    ],
     sp.Le(u_ / (u_ + wsum), 1 / (1 + (S - 1) / big_e)),
     sp.Le(u_ / (u_ + wsum), 1 / (2 * (1 + (S - 1) / big_e))),
     facts=("lemma_2_9.logit_bound",),
@@ -205,8 +223,22 @@ z3_step(
     ST,
     "Step 3: logit changes, |ds_mj| <= (||dq_m|| k + q ||dk_j||)/sqrt(d_h)",
     DOC,
-    [sd > 0, dq >= 0, dk >= 0, kp >= 0, qn >= 0, kp <= k_bar, qn <= q_bar, Y >= 0, Q >= 0,
-     K >= 0, bq >= 0, bk >= 0, t1 * sd <= dq * kp + qn * dk, -t1 * sd <= dq * kp + qn * dk],
+    [
+        sd > 0,
+        dq >= 0,
+        dk >= 0,
+        kp >= 0,
+        qn >= 0,
+        kp <= k_bar,
+        qn <= q_bar,
+        Y >= 0,
+        Q >= 0,
+        K >= 0,
+        bq >= 0,
+        bk >= 0,
+        t1 * sd <= dq * kp + qn * dk,
+        -t1 * sd <= dq * kp + qn * dk,
+    ],
     sp.Le(sp.Abs(t1), (dq * k_bar + q_bar * dk) / sd),
     sp.Le(sp.Abs(t1), (dq * k_bar + q_bar * dk) / (2 * sd)),
     facts=("lemma_3_1.logit_identity", "axiom.cauchy_schwarz"),
@@ -218,28 +250,54 @@ sympy_identity(
     "Step 3: the change of o_m splits as sum p dv + sum dp (v' - b_v)",
     DOC,
     (r1 * w1 + r2 * w2 + r3 * w3) - (p1 * v1 + p2 * v2 + p3 * v3),
-    p1 * (w1 - v1) + p2 * (w2 - v2) + p3 * (w3 - v3)
-    + (r1 - p1) * (w1 - bv) + (r2 - p2) * (w2 - bv) + (r3 - p3) * (w3 - bv)
+    p1 * (w1 - v1)
+    + p2 * (w2 - v2)
+    + p3 * (w3 - v3)
+    + (r1 - p1) * (w1 - bv)
+    + (r2 - p2) * (w2 - bv)
+    + (r3 - p3) * (w3 - bv)
     + bv * ((r1 + r2 + r3) - (p1 + p2 + p3)),
     p1 * (w1 - v1) + p2 * (w2 - v2) + p3 * (w3 - v3),
     positive=False,
 )
 pn, val, rew = sp.symbols("p_n val rew", real=True)
-_coef = [S >= 1, E >= 1, pn >= 0, pn <= 1, pn * S <= E, V >= 0, Y >= 0, Q >= 0, K >= 0,
-         bq >= 0, bk >= 0, sd > 0, a >= 0, b >= 0]
+_coef = [
+    S >= 1,
+    E >= 1,
+    pn >= 0,
+    pn <= 1,
+    pn * S <= E,
+    V >= 0,
+    Y >= 0,
+    Q >= 0,
+    K >= 0,
+    bq >= 0,
+    bk >= 0,
+    sd > 0,
+    a >= 0,
+    b >= 0,
+]
 z3_step(
     "lemma_2_9.other_position",
     ST,
     "Step 3: at another position m != n",
     DOC,
-    [*_coef,
-     val <= pn * V * a + (1 - pn) * V * b / S,
-     rew <= 2 * v_c * (G_q * b / S + G_k * (pn * a + (1 - pn) * b / S))],
+    [
+        *_coef,
+        val <= pn * V * a + (1 - pn) * V * b / S,
+        rew <= 2 * v_c * (G_q * b / S + G_k * (pn * a + (1 - pn) * b / S)),
+    ],
     sp.Le(S * (val + rew), ATT_OTHER_B * b + ATT_OTHER_A * a),
     sp.Le(S * (val + rew), ATT_OTHER_B * b + ATT_OTHER_A.subs(E, 1) * a),
-    facts=("lemma_2_9.attention_split", "lemma_2_9.softmax_dp_l1", "lemma_2_9.softmax_weight",
-           "lemma_2_9.softmax_weight_simple", "lemma_2_9.logit_change", "axiom.triangle",
-           "axiom.mean_value"),
+    facts=(
+        "lemma_2_9.attention_split",
+        "lemma_2_9.softmax_dp_l1",
+        "lemma_2_9.softmax_weight",
+        "lemma_2_9.softmax_weight_simple",
+        "lemma_2_9.logit_change",
+        "axiom.triangle",
+        "axiom.mean_value",
+    ),
     note="E = e^{2R} bounds S p_mn along the logit path",
 )
 rng_ = sp.symbols("range", real=True)
@@ -249,12 +307,20 @@ z3_step(
     "Step 3: at position n, the range of the logit changes",
     DOC,
     [S >= 1, Q >= 0, K >= 0, Y >= 0, bq >= 0, bk >= 0, sd > 0, a >= 0, b >= 0],
-    sp.Le(sp.Max(2 * Q * a * k_bar + 2 * q_bar * K * b / S,
-                 2 * Q * a * k_bar + q_bar * K * a + q_bar * K * b / S),
-          2 * Q * a * k_bar + q_bar * K * a + 2 * q_bar * K * b),
-    sp.Le(sp.Max(2 * Q * a * k_bar + 2 * q_bar * K * b / S,
-                 2 * Q * a * k_bar + q_bar * K * a + q_bar * K * b / S),
-          Q * a * k_bar + q_bar * K * a + 2 * q_bar * K * b),
+    sp.Le(
+        sp.Max(
+            2 * Q * a * k_bar + 2 * q_bar * K * b / S,
+            2 * Q * a * k_bar + q_bar * K * a + q_bar * K * b / S,
+        ),
+        2 * Q * a * k_bar + q_bar * K * a + 2 * q_bar * K * b,
+    ),
+    sp.Le(
+        sp.Max(
+            2 * Q * a * k_bar + 2 * q_bar * K * b / S,
+            2 * Q * a * k_bar + q_bar * K * a + q_bar * K * b / S,
+        ),
+        Q * a * k_bar + q_bar * K * a + 2 * q_bar * K * b,
+    ),
     facts=("lemma_2_9.logit_change",),
     note="sqrt(d_h) times the range: pairs (i, j) off n and the pair (n, j)",
 )
@@ -263,12 +329,23 @@ z3_step(
     ST,
     "Step 3: at position n",
     DOC,
-    [*_coef, val <= V * a + V * b, rng_ >= 0, rng_ * sd <= 2 * Q * a * k_bar + q_bar * K * a
-     + 2 * q_bar * K * b, rew <= v_c * rng_ / 2],
+    [
+        *_coef,
+        val <= V * a + V * b,
+        rng_ >= 0,
+        rng_ * sd <= 2 * Q * a * k_bar + q_bar * K * a + 2 * q_bar * K * b,
+        rew <= v_c * rng_ / 2,
+    ],
     sp.Le(val + rew, ATT_N_A * a + ATT_N_B * b),
     sp.Le(val + rew, V * a + V * b + v_c * rng_ / 4),
-    facts=("lemma_2_9.flip_range", "lemma_2_9.attention_split", "axiom.popoviciu",
-           "axiom.cauchy_schwarz", "lemma_3_1.covariance_identity", "axiom.mean_value"),
+    facts=(
+        "lemma_2_9.flip_range",
+        "lemma_2_9.attention_split",
+        "axiom.popoviciu",
+        "axiom.cauchy_schwarz",
+        "lemma_3_1.covariance_identity",
+        "axiom.mean_value",
+    ),
 )
 
 # ---- step 4: residuals and the MLP

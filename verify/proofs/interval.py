@@ -285,7 +285,9 @@ class _Faces:
         if fixed not in self.cache:
             g = self.f
             if fixed:
-                g = sp.simplify(g.subs({s: sp.Rational(v.numerator, v.denominator) for s, v in fixed}))
+                g = sp.simplify(
+                    g.subs({s: sp.Rational(v.numerator, v.denominator) for s, v in fixed})
+                )
             free = [s for s in self.syms if s not in dict(fixed)]
             self.cache[fixed] = (compile_expr(g), {s: compile_expr(sp.diff(g, s)) for s in free})
         return self.cache[fixed]

@@ -6,7 +6,8 @@ from __future__ import annotations
 
 import sympy as sp
 
-from verify.proofs.methods import sympy_identity, z3_step
+from verify.proofs.core import Verdict
+from verify.proofs.methods import custom_step, sympy_identity, z3_step
 
 __all__ = ["LIP"]
 
@@ -51,11 +52,11 @@ sympy_identity(
     "Step 2: layer norm, input and parameters (the Jacobian z (P - g g^T/D))",
     DOC31,
     _J[0, 0] + 2 * _J[0, 1] + 3 * _J[1, 2] + 5 * _J[2, 0],
-    ((_z * (_P - _g * _g.T / 3)))[0, 0]
+    (_z * (_P - _g * _g.T / 3))[0, 0]
     + 2 * (_z * (_P - _g * _g.T / 3))[0, 1]
     + 3 * (_z * (_P - _g * _g.T / 3))[1, 2]
     + 5 * (_z * (_P - _g * _g.T / 3))[2, 0],
-    ((_z * _P))[0, 0] + 2 * (_z * _P)[0, 1] + 3 * (_z * _P)[1, 2] + 5 * (_z * _P)[2, 0],
+    (_z * _P)[0, 0] + 2 * (_z * _P)[0, 1] + 3 * (_z * _P)[1, 2] + 5 * (_z * _P)[2, 0],
     positive=False,
 )
 var, zz, nrm = sp.symbols("var z n2", real=True)
@@ -77,8 +78,16 @@ z3_step(
     ST,
     "Step 2: layer norm, input and parameters (||g-hat||_inf <= sqrt(D - 1))",
     DOC31,
-    [D >= 2, rest >= 0, c1**2 + rest > 0, c1**2 <= (D - 1) * rest, nrm >= 0, nrm <= D, nrm * (c1**2 + rest) >= 0,
-     gh * gh * (c1**2 + rest) <= c1**2 * nrm],
+    [
+        D >= 2,
+        rest >= 0,
+        c1**2 + rest > 0,
+        c1**2 <= (D - 1) * rest,
+        nrm >= 0,
+        nrm <= D,
+        nrm * (c1**2 + rest) >= 0,
+        gh * gh * (c1**2 + rest) <= c1**2 * nrm,
+    ],
     sp.Le(sp.Abs(gh), sp.sqrt(D - 1)),
     sp.Le(sp.Abs(gh), sp.sqrt(D - 1) / 2),
     facts=("axiom.cauchy_schwarz", "lemma_2_9.ln_output_bound"),
@@ -90,12 +99,26 @@ z3_step(
     ST,
     "Step 2: layer norm, input and parameters",
     DOC31,
-    [g >= 0, eps > 0, du >= 0, dgam >= 0, dbe >= 0, D >= 2, zz >= 0, zz <= eps ** sp.Rational(-1, 2),
-     out <= g * zz * du + sp.sqrt(D - 1) * dgam + dbe],
+    [
+        g >= 0,
+        eps > 0,
+        du >= 0,
+        dgam >= 0,
+        dbe >= 0,
+        D >= 2,
+        zz >= 0,
+        zz <= eps ** sp.Rational(-1, 2),
+        out <= g * zz * du + sp.sqrt(D - 1) * dgam + dbe,
+    ],
     sp.Le(out, LIP["ln_input"] * du + LIP["ln_gain"] * dgam + LIP["ln_bias"] * dbe),
     sp.Le(out, LIP["ln_input"] * du / 2 + LIP["ln_gain"] * dgam + LIP["ln_bias"] * dbe),
-    facts=("lemma_3_1.ln_decomposition", "lemma_3_1.ln_jacobian_norm", "lemma_3_1.centred_entry",
-           "axiom.hoelder_gain", "axiom.triangle"),
+    facts=(
+        "lemma_3_1.ln_decomposition",
+        "lemma_3_1.ln_jacobian_norm",
+        "lemma_3_1.centred_entry",
+        "axiom.hoelder_gain",
+        "axiom.triangle",
+    ),
 )
 
 # ---- step 3: attention, with no factor of S
@@ -154,8 +177,16 @@ z3_step(
     ST,
     "Step 3: attention, reweighting: the covariance bound (Var <= E[ds^2] <= delta^2)",
     DOC31,
-    [p1 >= 0, p2 >= 0, p3 >= 0, sp.Eq(p1 + p2 + p3, 1), dl >= 0,
-     sp.Abs(s1) <= dl, sp.Abs(s2) <= dl, sp.Abs(s3) <= dl],
+    [
+        p1 >= 0,
+        p2 >= 0,
+        p3 >= 0,
+        sp.Eq(p1 + p2 + p3, 1),
+        dl >= 0,
+        sp.Abs(s1) <= dl,
+        sp.Abs(s2) <= dl,
+        sp.Abs(s3) <= dl,
+    ],
     sp.Le(p1 * (s1 - _m) ** 2 + p2 * (s2 - _m) ** 2 + p3 * (s3 - _m) ** 2, dl**2),
     sp.Le(p1 * (s1 - _m) ** 2 + p2 * (s2 - _m) ** 2 + p3 * (s3 - _m) ** 2, dl**2 / 4),
     note="three positions",
@@ -166,16 +197,30 @@ z3_step(
     ST,
     "Step 3: attention, reweighting: the covariance bound",
     DOC31,
-    [V >= 0, Y >= 0, sd > 0, dq >= 0, dk >= 0, qbar >= 0, kbar >= 0, vv >= 0, cov >= 0,
-     sp.Eq(dl * sd, kbar * dq + qbar * dk), vv <= dl**2, cov**2 <= vv * (V * Y) ** 2],
+    [
+        V >= 0,
+        Y >= 0,
+        sd > 0,
+        dq >= 0,
+        dk >= 0,
+        qbar >= 0,
+        kbar >= 0,
+        vv >= 0,
+        cov >= 0,
+        sp.Eq(dl * sd, kbar * dq + qbar * dk),
+        vv <= dl**2,
+        cov**2 <= vv * (V * Y) ** 2,
+    ],
     sp.Le(cov, LIP["reweight"] * (kbar * dq + qbar * dk)),
     sp.Le(cov, LIP["reweight"] * (kbar * dq + qbar * dk) / 2),
-    facts=("lemma_3_1.covariance_identity", "lemma_3_1.variance_second_moment",
-           "lemma_3_1.logit_identity", "axiom.cauchy_schwarz"),
+    facts=(
+        "lemma_3_1.covariance_identity",
+        "lemma_3_1.variance_second_moment",
+        "lemma_3_1.logit_identity",
+        "axiom.cauchy_schwarz",
+    ),
 )
 tt = sp.symbols("t", positive=True)
-from verify.proofs.methods import custom_step  # noqa: E402
-from verify.proofs.core import Verdict  # noqa: E402
 
 
 def _tanh_limit() -> Verdict:
@@ -185,8 +230,11 @@ def _tanh_limit() -> Verdict:
 
 def _tanh_twin() -> Verdict:
     lim = sp.limit(sp.tanh(tt) / tt, tt, 0)
-    return Verdict("refuted" if lim != sp.Rational(1, 2) else "not refuted",
-                   f"sympy: the limit is {lim}, not 1/2", {"d": "0+"})
+    return Verdict(
+        "refuted" if lim != sp.Rational(1, 2) else "not refuted",
+        f"sympy: the limit is {lim}, not 1/2",
+        {"d": "0+"},
+    )
 
 
 custom_step(
@@ -218,8 +266,18 @@ z3_step(
     ST,
     "Step 3: heads and output projection (||o_h|| <= V_h Y + b_v^h)",
     DOC31,
-    [p1 >= 0, p2 >= 0, p3 >= 0, sp.Eq(p1 + p2 + p3, 1), V >= 0, Y >= 0, bvn >= 0,
-     w1 <= V * Y + bvn, w2 <= V * Y + bvn, w3 <= V * Y + bvn],
+    [
+        p1 >= 0,
+        p2 >= 0,
+        p3 >= 0,
+        sp.Eq(p1 + p2 + p3, 1),
+        V >= 0,
+        Y >= 0,
+        bvn >= 0,
+        w1 <= V * Y + bvn,
+        w2 <= V * Y + bvn,
+        w3 <= V * Y + bvn,
+    ],
     sp.Le(p1 * w1 + p2 * w2 + p3 * w3, V * Y + bvn),
     sp.Le(p1 * w1 + p2 * w2 + p3 * w3, (V * Y + bvn) / 2),
     facts=("axiom.triangle",),
@@ -261,8 +319,9 @@ z3_step(
     "Step 5: the constant",
     DOC31,
     [l1 >= 0, l2 >= 0, l3 >= 0, d1 >= 0, d2 >= 0, d3 >= 0],
-    sp.Le(l1 * d1 + l2 * d2 + l3 * d3,
-          sp.sqrt(l1**2 + l2**2 + l3**2) * sp.sqrt(d1**2 + d2**2 + d3**2)),
+    sp.Le(
+        l1 * d1 + l2 * d2 + l3 * d3, sp.sqrt(l1**2 + l2**2 + l3**2) * sp.sqrt(d1**2 + d2**2 + d3**2)
+    ),
     sp.Le(l1 * d1 + l2 * d2 + l3 * d3, sp.Max(l1, l2, l3) * sp.sqrt(d1**2 + d2**2 + d3**2)),
     facts=("axiom.cauchy_schwarz",),
     note="three groups; any number by Cauchy-Schwarz",
@@ -310,8 +369,18 @@ z3_step(
     "Cor 3.3",
     "Derivation",
     "docs/derivations.md#cor-33",
-    [nn >= 1, wn >= 0, cinf >= 0, m >= 0, bet >= 1, bet2 >= 1, bet <= m, bet2 <= m,
-     sp.Abs(dt) <= wn * inf_, inf_ <= cinf * bet * bet2 / nn],
+    [
+        nn >= 1,
+        wn >= 0,
+        cinf >= 0,
+        m >= 0,
+        bet >= 1,
+        bet2 >= 1,
+        bet <= m,
+        bet2 <= m,
+        sp.Abs(dt) <= wn * inf_,
+        inf_ <= cinf * bet * bet2 / nn,
+    ],
     sp.Le(sp.Abs(dt), wn * cinf * m**2 / nn),
     sp.Le(sp.Abs(dt), wn * cinf * m / nn),
     facts=("axiom.cauchy_schwarz", "lemma_2_9.constant_off_readout", "lemma_3_2.product"),

@@ -63,7 +63,11 @@ class _Z3:
                 num, den = int(x.p), int(x.q)
                 base = self.term(b)
                 t = self.aux()
-                self.side += [t >= 0, base >= 0, z3.Product([t] * den) == z3.Product([base] * abs(num))]
+                self.side += [
+                    t >= 0,
+                    base >= 0,
+                    z3.Product([t] * den) == z3.Product([base] * abs(num)),
+                ]
                 return t if num > 0 else 1 / t
             raise NotImplementedError(f"z3: non-rational power {e}")
         if isinstance(e, sp.Abs):
