@@ -52,7 +52,7 @@ dens, ad, ln = sp.symbols("density a_D len", real=True)
 z3_step(
     "small_ball.density",
     SB,
-    "Pb has a density on the hyperplane bounded by a^-D a sqrt(D)",
+    "Pb has a density on the (D-1)-dim hyperplane bounded by a^-D a sqrt(D)",
     DOC1,
     [a > 0, D >= 1, ad > 0, ln >= 0, ln <= a * sp.sqrt(D), dens <= ad * ln],
     sp.Le(dens, sp.sqrt(D) * ad * a),
