@@ -101,10 +101,10 @@ def _points_step(ob_id: str, statement: str, step: str, doc: str, cases, facts=(
 
     def prove() -> Verdict:
         n, pt, msg = _check(cases)
-        if n < N_POINTS:
-            return Verdict("unknown", f"only {n} points")
         if pt is not None:
             return Verdict("failed", f"{CODE[ob_id]} != composition: {msg}", pt)
+        if n < N_POINTS:
+            return Verdict("unknown", f"only {n} points")
         return Verdict("proved", f"{CODE[ob_id]} equals the composition at {n} seeded points")
 
     def twin() -> Verdict:
