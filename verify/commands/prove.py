@@ -74,16 +74,15 @@ def run(args: argparse.Namespace) -> int:
             Path(args.coq_dir) if args.coq_dir else Path(tempfile.mkdtemp(prefix="verify-coq-"))
         )
         coq_results = run_coq(obs, out_dir)
-    if args.json:
-        doc = {
-            "obligations": [o.as_dict() for o in outcomes],
-            "coq": [
-                {"id": c.id, "file": str(c.path), "status": c.status, "detail": c.detail}
-                for c in coq_results
-            ],
-            "seconds": round(total, 3),
-            "ok": not bad and all(c.status != "failed" for c in coq_results),
-        }
+    if args.json:  # a list of obligations (with their Coq lemma's status where one ran)
+        coq_by_id = {c.id: c for c in coq_results}
+        doc = []
+        for o in outcomes:
+            entry = o.as_dict()
+            if o.obligation.id in coq_by_id:
+                c = coq_by_id[o.obligation.id]
+                entry["coq"] = {"file": str(c.path), "status": c.status, "detail": c.detail}
+            doc.append(entry)
         json.dump(doc, sys.stdout, indent=1)
         print()
     else:
