@@ -217,6 +217,18 @@ arb_step(
     " beyond 8 the same monotone argument: e^{2R} grows)",
     coq="forall R, 0 <= R <= 8 -> 1 <= exp (2 * R)",
 )
+s0, s1_, tt_, rr = sp.symbols("s_0 s_1 t R", real=True)
+z3_step(
+    "lemma_2_9.segment_logits",
+    ST,
+    "Step 3: softmax, every logit on the straight logit path stays in [-R, R]",
+    DOC,
+    [rr >= 0, tt_ >= 0, tt_ <= 1, sp.Abs(s0) <= rr, sp.Abs(s1_) <= rr],
+    sp.Le(sp.Abs(s0 + tt_ * (s1_ - s0)), rr),
+    sp.Le(sp.Abs(s0 + tt_ * (s1_ - s0)), rr / 2),
+    facts=("lemma_2_9.logit_bound",),
+    note="s + t ds with both endpoints in [-R, R] (the box is convex)",
+)
 qn, kn, dq, dk, kp = sp.symbols("n_q n_k dq dk n_k'", real=True)
 z3_step(
     "lemma_2_9.logit_change",

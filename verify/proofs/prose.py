@@ -8,13 +8,6 @@ from verify.proofs.core import prose
 __all__: list[str] = []
 
 prose(
-    "prose.lemma_2_9.segment_logits",
-    "Lemma 2.9",
-    "Step 3: every logit on the straight path s + t ds stays in [-R, R]",
-    "convexity of the box [-R, R]^S (both endpoints are in it): a one-line geometric fact that"
-    " quantifies over the path, not a real-arithmetic claim with finitely many variables",
-)
-prose(
     "prose.thm_4_5.margin_reading",
     "Thm 4.5",
     "Reading used (the margin explicit)",
