@@ -398,6 +398,19 @@ z3_step(
     note="three norms; a polynomial with non-negative coefficients in rho_k >= 1",
 )
 
+mono, prod_, rk = sp.symbols("m P rho_k", real=True)
+z3_step(
+    "lemma_2_9.recursion_induction",
+    ST,
+    "Step 5: recursion",
+    DOC,
+    [mono >= 0, mono <= prod_, rk >= 1],
+    sp.Le(sp.Max(mono, mono * rk), prod_ * rk),
+    sp.Le(sp.Max(mono, mono * rk), prod_ * rk / 2),
+    note="induction over the norms: a monomial m <= P = rho_1...rho_{k-1} stays below P rho_k"
+    " whether or not it contains rho_k (any number of norms)",
+)
+
 # ---- step 6: the constant
 beta, beta2, cc, nn, at, bt_, ii = sp.symbols("beta beta' C N a_L bt_L I", real=True)
 z3_step(

@@ -350,6 +350,18 @@ z3_step(
     facts=("lemma_3_2.z_max",),
     note="K = 4 (L = 2 post-LN); any K by induction on the same step",
 )
+pk, ak = sp.symbols("P_k A_k", real=True)
+z3_step(
+    "lemma_3_2.product_induction",
+    "Lemma 3.2",
+    "Derivation: K factors tau^k <= 1 + eps^{-1/2}",
+    DOC32,
+    [m >= 0, pk >= 0, pk <= ak, t1 >= 1, t1 <= 1 + m],
+    sp.Le(pk * t1, ak * (1 + m)),
+    sp.Le(pk * t1, ak * (1 + m) / 2),
+    facts=("lemma_3_2.z_max",),
+    note="induction over K: P_k = tau_1...tau_k <= A_k = (1 + m)^k gives P_{k+1} <= A_{k+1}",
+)
 nd = sp.symbols("nd", real=True)
 z3_step(
     "lemma_3_2.variance_le_norm",
