@@ -412,3 +412,79 @@ custom_step(
         "small_ball.chain_constant",
     ),
 )
+
+
+# ---- H&R Cor 5's edge and c_r forms; Lemma 3.2's tightness lower bound
+def _edge_cases() -> Iterator[Case]:
+    r = _rng(12)
+    for _ in range(N):
+        w, c, s, n = (
+            float(10 ** r.uniform(-1, 1)),
+            float(10 ** r.uniform(0, 6)),
+            float(10 ** r.uniform(0, 4)),
+            int(r.integers(1, 200)),
+        )
+        yield (
+            {"w": w, "C": c, "sum_beta_products": s, "N": n},
+            (lambda a=(w, c, s, n): code("hr_cor_5.chain_edge_bound")(*a)),
+            (lambda w=w, c=c, s=s, n=n: iv(w) * iv(c) * iv(s) * iv(n).inv()),
+        )
+
+
+def _as_cases() -> Iterator[Case]:
+    r = _rng(13)
+    for _ in range(N):
+        w, c, m, xi = (
+            float(10 ** r.uniform(-1, 1)),
+            float(10 ** r.uniform(0, 6)),
+            float(10 ** r.uniform(0, 4)),
+            float(10 ** r.uniform(-3, 0)),
+        )
+        yield (
+            {"w": w, "C": c, "mean_beta_sq": m, "xi": xi},
+            (lambda a=(w, c, m, xi): code("hr_cor_5.chain_as_bound")(*a)),
+            (lambda w=w, c=c, m=m, xi=xi: iv(w) * iv(c) * iv(m) * (iv(2) * iv(xi)).inv()),
+        )
+
+
+def _beta_lower_cases() -> Iterator[Case]:
+    from verify.proofs.chain import _cfg_point, configs
+    from verify.theory.norms import ln_input_norm_bounds
+
+    for nm in configs():
+
+        def comp(nm=nm) -> Iv:
+            d, eps = nm.config.d_model, iv(nm.config.ln_eps)
+            out = iv(1)
+            for b in ln_input_norm_bounds(nm):  # var <= B_k^2 / D (lemma_3_2.variance_le_norm)
+                v = iv(b).ipow(2) * iv(d).inv() + eps
+                out = out * (iv(1) + sqrt_iv(v).inv())
+            return out
+
+        yield _cfg_point(nm), (lambda nm=nm: code("lemma_3_2.chain_beta_lower")(nm)), comp
+
+
+_points_step(
+    "hr_cor_5.chain_edge_bound",
+    "H&R Cor 5",
+    "Derivation, 3: edge form",
+    "docs/derivations_hahn_rofin.md#cor-5",
+    _edge_cases,
+    facts=("axiom.cauchy_schwarz", "lemma_2_9.constant_off_readout"),
+)
+_points_step(
+    "hr_cor_5.chain_as_bound",
+    "H&R Cor 5",
+    "Derivation, 5: omega_f <= c_r",
+    "docs/derivations_hahn_rofin.md#cor-5",
+    _as_cases,
+    facts=("hr_cor_5.omega_le_cr", "hr_cor_5.average"),
+)
+_points_step(
+    "lemma_3_2.chain_beta_lower",
+    "Lemma 3.2",
+    "Tightness: var <= B_k^2 / D",
+    "docs/derivations.md#lemma-32",
+    _beta_lower_cases,
+    facts=("lemma_3_2.variance_le_norm",),
+)
