@@ -169,14 +169,14 @@ def draw_blueprint(
     for a, b in graph["edges"]:
         if a in pos and b in pos:
             (x0, y0), (x1, y1) = pos[a], pos[b]
-            same = nodes[a]["kind"] == nodes[b]["kind"] == "statement"
-            ax.plot(
-                [x0, x1],
-                [y0, y1],
-                color="#bbbbbb" if not same else "#555555",
-                lw=0.3 if not same else 0.8,
-                zorder=1,
-            )
+            if nodes[a]["kind"] == nodes[b]["kind"] == "statement":  # an arc on the right
+                bulge = x0 + 0.25 + 0.012 * abs(y1 - y0)
+                mid = (y0 + y1) / 2
+                ax.plot([x0, bulge], [y0, mid], color="#555555", lw=0.6, zorder=1)
+                arrow = {"arrowstyle": "->", "lw": 0.6, "color": "#555555"}
+                ax.annotate("", xy=(x1 + 0.03, y1), xytext=(bulge, mid), arrowprops=arrow)
+            else:
+                ax.plot([x0, x1], [y0, y1], color="#bbbbbb", lw=0.3, zorder=1)
     for nid, (px, py) in pos.items():
         n = nodes[nid]
         size = {"statement": 60, "step": 14, "axiom": 22}[n["kind"]]
@@ -202,14 +202,17 @@ def draw_blueprint(
             ha=ha,
             va="center",
             zorder=3,
+            bbox={"boxstyle": "square,pad=0.1", "fc": "white", "ec": "none"}
+            if n["kind"] == "statement"
+            else None,
         )
-    ax.set_xlim(-1.3, 3.0)
+    ax.set_xlim(-1.3, 3.4)
     ax.axis("off")
     handles = [Line2D([], [], marker="o", ls="", color=c, label=k) for k, c in COLOURS.items()]
     ax.legend(handles=handles, loc="upper right", fontsize=5, frameon=False)
     ax.set_title(
         "Blueprint: axioms (left), derivation steps (middle), statements (right; a square is"
-        " machine-checked when all its steps' obligations hold)",
+        " machine-checked when all its steps' obligations hold; arrows: statement uses statement)",
         fontsize=6,
     )
     written = []
