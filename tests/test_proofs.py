@@ -284,3 +284,14 @@ def test_coq_lemmas(tmp_path) -> None:
         assert {r.status for r in results} == {"skipped"}
         pytest.skip("coqc absent: the lemmas were written and skipped with a message")
     assert [r.status for r in results] == ["proved", "failed"]
+
+
+def test_branch_and_bound_monotone_faces_are_not_unsound() -> None:
+    """Touching zeros are proven through faces; a bound that fails inside is never proven."""
+    assert prove_nonnegative(x * (1 - x), {x: (0, 1)}).proved
+    assert not prove_nonnegative(x * (1 - x) - sp.Rational(3, 10), {x: (0, 1)}).proved
+    # the gradient changes sign inside: no face reduction may skip the dip at x = 1/2
+    dip = (x - sp.Rational(1, 2)) ** 2 - sp.Rational(1, 1000)
+    res = prove_nonnegative(dip, {x: (0, 1)}, max_boxes=2000)
+    assert not res.proved and res.counterexample is not None
+    assert holds_at(sp.Ge(dip, 0), res.counterexample) is False
