@@ -311,6 +311,79 @@ sympy_identity(
     positive=False,
     facts=("axiom.cauchy_schwarz",),
 )
+dh_, dW1, db1, dW2, db2, drelu, nrelu, W1n, W2n, b1n, dff = sp.symbols(
+    "dh dW_1 db_1 dW_2 db_2 d_relu n_relu W_1 W_2 b_1 dFFN", real=True
+)
+z3_step(
+    "lemma_3_1.ffn_bound",
+    ST,
+    "Step 4: MLP, residuals, readout (the MLP's coefficients)",
+    DOC31,
+    [
+        W1n >= 0,
+        W2n >= 0,
+        Y >= 0,
+        b1n >= 0,
+        dh_ >= 0,
+        dW1 >= 0,
+        db1 >= 0,
+        dW2 >= 0,
+        db2 >= 0,
+        drelu >= 0,
+        drelu <= W1n * dh_ + dW1 * Y + db1,
+        nrelu >= 0,
+        nrelu <= W1n * Y + b1n,
+        dff <= W2n * drelu + dW2 * nrelu + db2,
+    ],
+    sp.Le(dff, W2n * (W1n * dh_ + dW1 * Y + db1) + dW2 * (W1n * Y + b1n) + db2),
+    sp.Le(dff, W2n * (W1n * dh_ + dW1 * Y + db1) + db2),
+    facts=(
+        "lemma_3_1.ffn_identity",
+        "lemma_2_9.relu_lipschitz",
+        "lemma_3_1.value_identity",
+        "axiom.submultiplicative",
+        "axiom.triangle",
+    ),
+    note="|relu(a) - relu(b)| <= |a - b| and |relu(a)| <= |a| per unit; the first map as in"
+    " lemma_3_1.value_identity",
+)
+dw_, dom, ee, dt_, wn_, ra, rb = sp.symbols("dw domega e dT w t_1 t_2", real=True)
+z3_step(
+    "lemma_3_1.readout_bound",
+    ST,
+    "Step 4: MLP, residuals, readout (the readout's coefficients)",
+    DOC31,
+    [
+        wn_ >= 0,
+        ee >= 0,
+        dw_ >= 0,
+        yout >= 0,
+        sp.Abs(dt_) <= sp.Abs(ra) + sp.Abs(rb) + sp.Abs(dom),
+        sp.Abs(ra) <= wn_ * ee,
+        sp.Abs(rb) <= dw_ * yout,
+    ],
+    sp.Le(sp.Abs(dt_), wn_ * ee + LIP["readout_w"] * dw_ + LIP["readout_b"] * sp.Abs(dom)),
+    sp.Le(sp.Abs(dt_), wn_ * ee + LIP["readout_b"] * sp.Abs(dom)),
+    facts=("lemma_3_1.readout_identity", "axiom.cauchy_schwarz", "axiom.triangle"),
+)
+do_, dWo, dbo, obar, Won, dmha = sp.symbols("do dW_o db_o obar W_o dMHA", real=True)
+z3_step(
+    "lemma_3_1.out_proj_bound",
+    ST,
+    "Step 3: heads and output projection (the coefficients of W_o and b_o)",
+    DOC31,
+    [Won >= 0, do_ >= 0, dWo >= 0, dbo >= 0, obar >= 0, dmha <= Won * do_ + dWo * obar + dbo],
+    sp.Le(dmha, Won * do_ + dWo * obar + dbo),
+    sp.Le(dmha, Won * do_ + dbo),
+    facts=(
+        "lemma_3_1.out_proj_identity",
+        "lemma_3_1.head_output",
+        "axiom.triangle",
+        "axiom.submultiplicative",
+    ),
+    note="obar = sqrt(sum_h (V_h Y + b_v^h)^2) bounds ||o|| (head_output, Minkowski)",
+)
+
 # ---- step 5: Cauchy-Schwarz over the groups
 l1, l2, l3, d1, d2, d3 = sp.symbols("L1 L2 L3 d1 d2 d3", real=True)
 z3_step(
