@@ -7,6 +7,7 @@ from collections.abc import Callable, Sequence
 
 from verify.errors import ValidationError
 from verify.proofs.core import AXIOMS, OBLIGATIONS, PROSE, Obligation, Outcome, discharge
+from verify.registry.core import slugify
 
 __all__ = ["STATEMENTS", "load", "run", "select", "statement_slug"]
 
@@ -63,7 +64,10 @@ def select(only: Sequence[str] | None = None) -> list[Obligation]:
         hit = [
             ob
             for ob in obs
-            if ob.id == name or ob.id.startswith(name) or ob.statement.lower() == name.lower()
+            if ob.id == name
+            or ob.id.startswith(name)
+            or ob.statement.lower() == name.lower()
+            or slugify(ob.statement) == name  # the report's slugs (h_r_cor_5) too
         ]
         if not hit:
             raise ValidationError(
