@@ -307,7 +307,7 @@ def prove_nonnegative(
         n += 1
         if n > max_boxes:
             return BnbResult(False, n)
-        fixed = tuple((s, lo) for s, (lo, hi) in b.items() if lo == hi and faces.syms)
+        fixed = tuple((s, lo) for s, (lo, hi) in b.items() if lo == hi)
         fc, grads = faces.get(fixed)
         env = _env(b)
         try:
