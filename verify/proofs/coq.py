@@ -6,7 +6,9 @@ Each obligation with a ``coq`` statement becomes one file ``<id>.v``. The tactic
 full step at its equality points (tried here: "Numerical evaluation failed to conclude" for
 1/(2 e^v - 1)^2 <= e^{-2v} on [0, 8], which is an equality at v = 0), so the Coq lemma states
 the exp fact the step reduces to once its algebra is done (that algebra is the z3 / arb
-obligation itself).
+obligation itself), or a strict instance away from the equality point (Lemma 3.2's
+z = (var + eps)^{-1/2} < eps^{-1/2} at eps = 1/4, var in [1/1000, 100]: sqrt(1/4) is not
+evaluated exactly, so the touching form fails).
 """
 
 from __future__ import annotations

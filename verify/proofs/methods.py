@@ -186,8 +186,10 @@ def z3_step(
     *,
     facts: Sequence[str] = (),
     note: str = "",
+    coq: str | None = None,
 ) -> Obligation:
-    """A polynomial step: hypotheses imply the conclusion over the reals (z3)."""
+    """A polynomial step: hypotheses imply the conclusion over the reals (z3); ``coq``: a
+    scalar instance with sqrt/exp/log for ``prove --coq``."""
     flat: list[sp.Basic] = []
     for h in hyps:
         flat.extend(h.args if isinstance(h, sp.And) else (h,))
@@ -205,6 +207,7 @@ def z3_step(
             prove=lambda: _z3_prove(hyps, concl),
             refute_twin=lambda: _z3_refute(hyps, twin),
             facts=tuple(facts),
+            coq=coq,
         )
     )
 
