@@ -184,6 +184,19 @@ z3_step(
     facts=("lemma_2_9.softmax_derivative", "axiom.triangle"),
     note="three positions; any S by the same triangle inequality",
 )
+sa, sm, sdp = sp.symbols("A m sum_dp", real=True)
+z3_step(
+    "lemma_2_9.softmax_dp_l1_any_s",
+    ST,
+    "Step 3: softmax, ||dp||_1 <= 2 sum_j p_j |ds_j|",
+    DOC,
+    [sa >= 0, sp.Abs(sm) <= sa, sdp >= 0, sdp <= sa + sp.Abs(sm)],
+    sp.Le(sdp, 2 * sa),
+    sp.Le(sdp, sa),
+    facts=("lemma_2_9.softmax_derivative", "axiom.triangle"),
+    note="any S: A = sum_j p_j |ds_j| >= |m|, m = p . ds (triangle), and"
+    " sum_j |p_j (ds_j - m)| <= A + |m| sum_j p_j (triangle)",
+)
 u_, wsum, big_e = sp.symbols("u w E", real=True)
 z3_step(
     "lemma_2_9.softmax_weight",

@@ -191,6 +191,19 @@ z3_step(
     sp.Le(p1 * (s1 - _m) ** 2 + p2 * (s2 - _m) ** 2 + p3 * (s3 - _m) ** 2, dl**2 / 4),
     note="three positions",
 )
+e2, mm_, vr = sp.symbols("E2 m Var_p", real=True)
+z3_step(
+    "lemma_3_1.variance_any_s",
+    ST,
+    "Step 3: attention, reweighting: the covariance bound (Var <= E[ds^2] <= delta^2)",
+    DOC31,
+    [dl >= 0, e2 >= 0, e2 <= dl**2, sp.Eq(vr, e2 - mm_**2)],
+    sp.Le(vr, dl**2),
+    sp.Le(vr, dl**2 / 2),
+    facts=("lemma_3_1.variance_second_moment",),
+    note="any S: Var_p = E_p[ds^2] - (E_p ds)^2 (the S = 3 identity's general form) and"
+    " E_p[ds^2] <= max_j ds_j^2 <= delta^2",
+)
 cov, vv, vc, dq, dk, qbar, kbar = sp.symbols("cov Var v_c dq dk q k", real=True)
 z3_step(
     "lemma_3_1.reweighting",
