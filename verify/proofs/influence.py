@@ -242,6 +242,18 @@ z3_step(
     facts=("lemma_2_9.logit_bound",),
     note="s + t ds with both endpoints in [-R, R] (the box is convex)",
 )
+z3_step(
+    "lemma_2_9.softmax_weight_simple_all_r",
+    ST,
+    "Step 3: softmax, pi <= e^{2R}/S",
+    DOC,
+    [S >= 1, big_e >= 1],
+    sp.Le(1 / (1 + (S - 1) / big_e), big_e / S),
+    sp.Le(1 / (1 + (S - 1) / big_e), big_e / (2 * S)),
+    facts=("lemma_2_9.softmax_weight_simple",),
+    note="every R >= 0 by the substitution E = e^{2R} >= 1 (the arb step checks the exp form"
+    " on R in [0, 8])",
+)
 qn, kn, dq, dk, kp = sp.symbols("n_q n_k dq dk n_k'", real=True)
 z3_step(
     "lemma_2_9.logit_change",
