@@ -295,3 +295,17 @@ def test_branch_and_bound_monotone_faces_are_not_unsound() -> None:
     res = prove_nonnegative(dip, {x: (0, 1)}, max_boxes=2000)
     assert not res.proved and res.counterexample is not None
     assert holds_at(sp.Ge(dip, 0), res.counterexample) is False
+
+
+def test_the_composition_uses_the_proved_step_expressions(monkeypatch) -> None:
+    """C_infl's chain composes the expressions the step obligations prove: a step expression
+    without e^{2R} no longer matches the code (and the step's own z3 obligation would fail)."""
+    from verify.proofs import influence
+
+    weaker = influence.ATT_OTHER_A.subs(influence.SYM["E"], 1)
+    monkeypatch.setattr(influence, "ATT_OTHER_A", weaker)
+    assert OBLIGATIONS["lemma_2_9.chain_c_infl"].prove().status == "failed"
+    s = influence.SYM
+    hyps = [s["S"] >= 1, s["E"] >= 1, s["a"] >= 0, s["b"] >= 0, s["V"] >= 0, s["Y"] >= 0]
+    claim = sp.Le(s["E"] * s["V"] * s["a"], weaker * s["a"])  # the value part alone
+    assert _z3_prove(hyps, claim).status == "failed"
