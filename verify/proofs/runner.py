@@ -16,6 +16,7 @@ _MODULES = (
     "prose",
     "influence",
     "lipschitz",
+    "blowup",
     "eps_zero",
     "hahn_rofin",
     "chain",
