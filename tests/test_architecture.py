@@ -3,7 +3,8 @@
 Every ``import`` counts, also those inside functions (a lazy import hides a cycle, it does not
 remove it). Layers, from the bottom: validation and the kernel policy; Boolean functions; the
 model; Hypothesis strategies and the torch bridge; the registry; the theory (explicit bounds);
-shared check code; experiments; the statements; report and sweeps; the command line.
+shared check code; experiments; the statements; the proof obligations; report and sweeps;
+the command line.
 """
 
 from __future__ import annotations
@@ -32,6 +33,7 @@ LAYERS: list[tuple[str, ...]] = [
     ("verify.checks",),
     ("verify.experiments",),
     ("verify.statements",),
+    ("verify.proofs",),
     ("verify.report", "verify.sweep"),
     ("verify.commands", "verify.cli", "verify.__main__"),
 ]

@@ -221,7 +221,8 @@ def test_report_all_outcomes(
         assert libs[lib], lib
     # figures were drawn as PNGs and linked from the markdown
     files = sorted(p.name for p in (out / "figures").glob("*.png"))
-    assert files == ["bars_fig.png", "overview_family_profiles.png", "square.png"]
+    assert files == ["bars_fig.png", "blueprint.png", "overview_family_profiles.png", "square.png"]
+    assert doc["derivations"]["figure"]["file"] == "figures/blueprint.png"  # issue 28's hook
     (over,) = doc["overview"]["figures"]
     assert over["file"] == "figures/overview_family_profiles.png" and over["error"] is None
     for f in files:

@@ -210,8 +210,12 @@ def render_markdown(doc: Mapping[str, Any], repo_prefix: str | None = None) -> s
             add(f"- {n}")
         if over.get("notes"):
             add("")
+    from verify.proofs.blueprint import blueprint_markdown, derivation_markdown  # issue 28
+
+    out.extend(blueprint_markdown(doc.get("derivations")))
     for st in doc["statements"]:
         out.extend(_statement(st, repo_prefix))
+        out.extend(derivation_markdown(st.get("derivation_steps") or []))
     return "\n".join(out) + "\n"
 
 

@@ -94,6 +94,19 @@ def draw_figures(
     return entries, over, paths
 
 
+def _derivations(doc: dict[str, Any], fig_dir: Path, paths: list[Path]) -> None:
+    """Issue 28's hook: the proof obligations' "Derivation" entries and the blueprint figure
+    (verify.proofs.blueprint; the obligations are discharged once per process)."""
+    from verify.proofs.blueprint import report_derivations, statement_entries
+
+    ids = [st["id"] for st in doc["statements"]]
+    derivations = report_derivations(fig_dir, ids)
+    doc["derivations"] = derivations
+    paths.extend(fig_dir.parent / f for f in derivations["figure"]["files"][:1])
+    for st in doc["statements"]:
+        st["derivation_steps"] = statement_entries(derivations, st["id"])
+
+
 def write_report(
     outcomes: Sequence[StatementOutcome],
     out_dir: str | Path,
@@ -122,6 +135,7 @@ def write_report(
         kernels=kernels,
     )
     doc["overview"] = {"figures": over, "notes": [str(n) for n in overview_notes]}
+    _derivations(doc, out / FIGURES_DIR, paths)
     doc["summary"]["figures_s"] = drawing  # drawing and writing the figure files
     json_path = out / "report.json"
     json_path.write_text(json.dumps(doc, indent=1, allow_nan=False) + "\n", encoding="utf-8")

@@ -1,0 +1,75 @@
+"""The blueprint graph and figure, and the report's "Derivation" section (verify.proofs.blueprint),
+from outcomes built without discharging anything."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from verify.proofs import load
+from verify.proofs.blueprint import (
+    blueprint_graph,
+    derivation_markdown,
+    draw_blueprint,
+    statement_entries,
+)
+from verify.proofs.core import PROSE, Outcome, Verdict
+
+PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
+
+
+def outcomes(fail: str | None = None) -> list[Outcome]:
+    out = []
+    for ob in load():
+        bad = ob.id == fail
+        out.append(
+            Outcome(
+                ob,
+                Verdict("failed" if bad else "proved", "x", {"x": "1"} if bad else None),
+                Verdict("refuted", "y", {"x": "2"}),
+                0.01,
+            )
+        )
+    return out
+
+
+def test_graph_colours_steps_by_how_they_are_checked() -> None:
+    g = blueprint_graph(outcomes(), ["Cor 4.3"])
+    by_id = {n["id"]: n for n in g["nodes"]}
+    assert by_id["st:Lemma 2.9"]["status"] == "machine-checked"
+    assert by_id["st:Cor 4.3"]["status"] == "numerically checked only"  # no obligations
+    assert by_id["axiom.popoviciu"]["status"] == "axiom"
+    assert all(by_id[p]["status"] == "prose only" for p in PROSE)
+    step = by_id["step:Lemma 2.9:Step 6: the constant"]
+    assert step["status"] == "numerically checked only"  # the chain to the code, at points
+    assert by_id["step:Lemma 2.9:Step 5: recursion"]["status"] == "machine-checked"
+    assert ("axiom.popoviciu", "step:Lemma 2.9:Step 3: at position n") in g["edges"]
+    assert ("st:Lemma 2.9", "st:Cor 3.3") in g["edges"]
+
+
+def test_a_failed_obligation_turns_its_step_and_statement_red() -> None:
+    g = blueprint_graph(outcomes(fail="lemma_2_9.hm_le_gm"))
+    by_id = {n["id"]: n for n in g["nodes"]}
+    assert by_id["st:Lemma 2.9"]["status"] == "failed"
+    assert [n["label"] for n in g["nodes"] if n["status"] == "failed" and n["kind"] == "step"] == [
+        "Step 2, remarks: H(z, z') <= sqrt(z z') (AM-GM)"
+    ]
+
+
+def test_figure_and_derivation_section(tmp_path: Path) -> None:
+    paths = draw_blueprint(blueprint_graph(outcomes()), tmp_path / "blueprint")
+    assert [p.suffix for p in paths] == [".png", ".pdf"]
+    assert paths[0].read_bytes()[:8] == PNG_MAGIC
+    from verify.proofs.blueprint import _entry
+
+    outs = outcomes()
+    derivations = {
+        "statements": {
+            st: _entry(st, [o for o in outs if o.obligation.statement == st])
+            for st in ("Lemma 4.2", "Small-ball bound")
+        }
+    }
+    entries = statement_entries(derivations, "Lemma 4.2")
+    assert [e["statement"] for e in entries] == ["Lemma 4.2", "Small-ball bound"]
+    md = "\n".join(derivation_markdown(entries))
+    assert "### Derivation (Lemma 4.2)" in md and "`lemma_4_2.sequential_exp` | arb" in md
+    assert "`axiom.markov` (Markov's inequality" in md

@@ -1,0 +1,123 @@
+"""Lemma 3.2, Cor 3.3, Cor 3.4 and Prop 3.5: derivation steps as obligations
+(docs/derivations.md#lemma-32 ... #prop-35)."""
+
+from __future__ import annotations
+
+import sympy as sp
+
+from verify.proofs.methods import sympy_identity, z3_step
+
+__all__: list[str] = []
+
+var, eps, D, bb = sp.symbols("var epsilon D B_k", real=True)
+
+# ---- Lemma 3.2
+DOC32 = "docs/derivations.md#lemma-32"
+t1, t2, t3, t4, m = sp.symbols("tau1 tau2 tau3 tau4 m", real=True)
+z3_step(
+    "lemma_3_2.z_max",
+    "Lemma 3.2",
+    "Derivation: z <= eps^{-1/2}",
+    DOC32,
+    [var >= 0, eps > 0],
+    sp.Le((var + eps) ** sp.Rational(-1, 2), eps ** sp.Rational(-1, 2)),
+    sp.Le((var + eps) ** sp.Rational(-1, 2), eps ** sp.Rational(-1, 2) / 2),
+    coq="forall v, 1/1000 <= v <= 100 -> 1 / sqrt (v + 1/4) < 2",
+)
+z3_step(
+    "lemma_3_2.product",
+    "Lemma 3.2",
+    "Derivation: K factors tau^k <= 1 + eps^{-1/2}",
+    DOC32,
+    [m >= 0, *(sp.And(t >= 1, t <= 1 + m) for t in (t1, t2, t3, t4))],
+    sp.Le(t1 * t2 * t3 * t4, (1 + m) ** 4),
+    sp.Le(t1 * t2 * t3 * t4, (1 + m) ** 3),
+    facts=("lemma_3_2.z_max",),
+    note="K = 4 (L = 2 post-LN); any K by induction on the same step",
+)
+pk, ak = sp.symbols("P_k A_k", real=True)
+z3_step(
+    "lemma_3_2.product_induction",
+    "Lemma 3.2",
+    "Derivation: K factors tau^k <= 1 + eps^{-1/2}",
+    DOC32,
+    [m >= 0, pk >= 0, pk <= ak, t1 >= 1, t1 <= 1 + m],
+    sp.Le(pk * t1, ak * (1 + m)),
+    sp.Le(pk * t1, ak * (1 + m) / 2),
+    facts=("lemma_3_2.z_max",),
+    note="induction over K: P_k = tau_1...tau_k <= A_k = (1 + m)^k gives P_{k+1} <= A_{k+1}",
+)
+nd = sp.symbols("nd", real=True)
+z3_step(
+    "lemma_3_2.variance_le_norm",
+    "Lemma 3.2",
+    "Tightness: var <= B_k^2 / D",
+    DOC32,
+    [D >= 1, nd >= 0, var >= 0, var * D <= nd**2, nd <= bb],
+    sp.Le(var, bb**2 / D),
+    sp.Le(var, bb**2 / (2 * D)),
+    facts=("axiom.projection_contraction", "small_ball.variance_projection"),
+)
+
+# ---- Cor 3.3, Cor 3.4
+wn, cinf, bet, bet2, nn, dt, inf_, xi = sp.symbols("w C beta beta' N dT I xi", real=True)
+z3_step(
+    "cor_3_3.compose",
+    "Cor 3.3",
+    "Derivation",
+    "docs/derivations.md#cor-33",
+    [
+        nn >= 1,
+        wn >= 0,
+        cinf >= 0,
+        m >= 0,
+        bet >= 1,
+        bet2 >= 1,
+        bet <= m,
+        bet2 <= m,
+        sp.Abs(dt) <= wn * inf_,
+        inf_ <= cinf * bet * bet2 / nn,
+    ],
+    sp.Le(sp.Abs(dt), wn * cinf * m**2 / nn),
+    sp.Le(sp.Abs(dt), wn * cinf * m / nn),
+    facts=("axiom.cauchy_schwarz", "lemma_2_9.constant_off_readout", "lemma_3_2.product"),
+    note="m = (1 + eps^{-1/2})^K, Lemma 3.2's bound on beta",
+)
+nstar = sp.symbols("Nstar", real=True)
+z3_step(
+    "cor_3_4.n_star",
+    "Cor 3.4",
+    "Derivation",
+    "docs/derivations.md#cor-34",
+    [xi > 0, nn >= 1, nstar >= 0, 2 * xi <= sp.Abs(dt), sp.Abs(dt) <= 2 * xi * nstar / nn],
+    sp.Le(nn, nstar),
+    sp.Le(nn, nstar / 2),
+    facts=("cor_3_3.compose",),
+    note="N* = ||w|| C_infl (1 + eps^{-1/2})^{2K} / (2 xi): recognition forces N <= N*",
+)
+
+# ---- Prop 3.5
+DOC35 = "docs/derivations.md#prop-35"
+cl, rr, dth, dm = sp.symbols("C_Lip r dtheta diam", real=True)
+z3_step(
+    "prop_3_5.separation",
+    "Prop 3.5",
+    "Derivation, 2: one function per net point",
+    DOC35,
+    [cl > 0, xi > 0, sp.Eq(rr * cl, xi), dth >= 0, dth < 2 * rr, sp.Abs(dt) <= cl * dth],
+    sp.Lt(sp.Abs(dt), 2 * xi),
+    sp.Lt(sp.Abs(dt), xi),
+    facts=("axiom.packing",),
+)
+M = sp.symbols("M", positive=True, integer=True)
+dmp, rp = sp.symbols("diam r", positive=True)
+sympy_identity(
+    "prop_3_5.volume_ratio",
+    "Prop 3.5",
+    "Derivation, 3: at most (1 + diam/r)^M net points",
+    DOC35,
+    sp.powsimp(((dmp / 2 + rp / 2) / (rp / 2)) ** M, force=True),
+    (1 + dmp / rp) ** M,
+    (1 + dmp / (2 * rp)) ** M,
+    facts=("axiom.packing", "axiom.ball_volume"),
+)

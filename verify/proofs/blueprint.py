@@ -1,0 +1,348 @@
+"""The blueprint: the dependency graph of statements and derivation steps, each node coloured
+by its status, and the report's "Derivation" section per statement.
+
+Node statuses: *machine-checked* (every obligation of the step proved symbolically, by z3, arb
+or sympy, and its twin refuted), *numerically checked only* (a chain obligation checked at
+seeded points, or a registered statement with no derivation obligations: its checks are
+numerical), *axiom* (a named external fact), *prose only* (a step left in prose, with the
+reason), *failed* (an obligation failed or was not decided, or its twin was not refuted).
+
+Report hooks (verify/report): ``writer.write_report`` calls :func:`report_derivations` and
+stores its result as ``doc["derivations"]``, and attaches each statement's entry to its
+statement as ``"derivation_steps"``; ``markdown`` renders :func:`blueprint_markdown` after the
+overview and :func:`derivation_markdown` in each statement's section.
+"""
+
+from __future__ import annotations
+
+import textwrap
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from verify.proofs.core import AXIOMS, PROSE, Outcome
+from verify.proofs.runner import STATEMENTS, load, run
+
+__all__ = [
+    "COLOURS",
+    "STATEMENT_DEPS",
+    "blueprint_graph",
+    "blueprint_markdown",
+    "derivation_markdown",
+    "draw_blueprint",
+    "report_derivations",
+    "statement_entries",
+]
+
+COLOURS = {
+    "machine-checked": "#2ca02c",
+    "numerically checked only": "#ff7f0e",
+    "axiom": "#1f77b4",
+    "prose only": "#9e9e9e",
+    "failed": "#d62728",
+}
+# statement -> the statements its derivation uses
+STATEMENT_DEPS = {
+    "Cor 3.3": ("Lemma 2.9", "Lemma 3.2"),
+    "Cor 3.4": ("Cor 3.3",),
+    "Prop 3.5": ("Lemma 3.1",),
+    "Lemma 4.2": ("Small-ball bound",),
+    "Cor 4.3": ("Lemma 2.9", "Lemma 4.2"),
+    "Lemma 4.4": ("Lemma 4.2", "Lemma 2.9"),
+    "Thm 4.5": ("Lemma 4.2", "Cor 4.3"),
+    "Cor 4.6": ("Thm 4.5",),
+    "H&R Cor 5": ("Lemma 2.9",),
+    "H&R Thm 6": ("Small-ball bound", "H&R Cor 5"),
+}
+
+
+def _step_status(outs: Sequence[Outcome]) -> str:
+    if not all(o.ok for o in outs):
+        return "failed"
+    if any(o.obligation.evidence == "points" for o in outs):
+        return "numerically checked only"
+    return "machine-checked"
+
+
+def blueprint_graph(outcomes: Sequence[Outcome], statements: Sequence[str] = ()) -> dict[str, Any]:
+    """Nodes (id, kind, label, status, statement) and edges (from, to) of the blueprint:
+    axiom -> step, step -> step (a fact from another step), step -> statement, statement ->
+    statement. ``statements``: registered statements without obligations, drawn as
+    numerically checked only."""
+    steps: dict[tuple[str, str], list[Outcome]] = {}
+    for o in outcomes:
+        steps.setdefault((o.obligation.statement, o.obligation.step), []).append(o)
+    step_of = {o.obligation.id: f"step:{st}:{name}" for (st, name), os in steps.items() for o in os}
+    nodes: list[dict[str, Any]] = []
+    edges: set[tuple[str, str]] = set()
+    all_st = list(dict.fromkeys([*STATEMENTS, *statements]))
+    for st in all_st:
+        outs = [o for (s, _), os in steps.items() if s == st for o in os]
+        # a statement's derivation is machine-checked when every obligation (the chain to the
+        # code included) holds; statements with no obligations have numerical checks only
+        status = (
+            ("machine-checked" if all(o.ok for o in outs) else "failed")
+            if outs
+            else ("numerically checked only")
+        )
+        nodes.append(
+            {"id": f"st:{st}", "kind": "statement", "label": st, "status": status, "statement": st}
+        )
+        for dep in STATEMENT_DEPS.get(st, ()):
+            if dep in all_st:
+                edges.add((f"st:{dep}", f"st:{st}"))
+    used_axioms: set[str] = set()
+    for (st, name), outs in steps.items():
+        sid = f"step:{st}:{name}"
+        nodes.append(
+            {
+                "id": sid,
+                "kind": "step",
+                "label": name,
+                "status": _step_status(outs),
+                "statement": st,
+                "obligations": [o.obligation.id for o in outs],
+            }
+        )
+        edges.add((sid, f"st:{st}"))
+        for o in outs:
+            for f in o.obligation.facts:
+                if f in AXIOMS:
+                    used_axioms.add(f)
+                    edges.add((f, sid))
+                elif f in step_of and step_of[f] != sid:
+                    edges.add((step_of[f], sid))
+    for p in PROSE.values():
+        nodes.append(
+            {
+                "id": p.id,
+                "kind": "step",
+                "label": p.step,
+                "status": "prose only",
+                "statement": p.statement,
+            }
+        )
+        edges.add((p.id, f"st:{p.statement}"))
+    for a in sorted(used_axioms):
+        nodes.append(
+            {
+                "id": a,
+                "kind": "axiom",
+                "label": AXIOMS[a].name,
+                "status": "axiom",
+                "statement": None,
+            }
+        )
+    return {"nodes": nodes, "edges": sorted(edges)}
+
+
+def draw_blueprint(
+    graph: dict[str, Any], stem: Path, formats: Sequence[str] = (".png", ".pdf")
+) -> list[Path]:
+    """Draw the graph (axioms left, steps in the middle grouped by statement, statements
+    right; edges as thin lines) with matplotlib's object API; write one file per format."""
+    from matplotlib.figure import Figure
+    from matplotlib.lines import Line2D
+
+    nodes = {n["id"]: n for n in graph["nodes"]}
+    order = [n["id"] for n in graph["nodes"] if n["kind"] == "statement"]
+    steps = [n for n in graph["nodes"] if n["kind"] == "step"]
+    pos: dict[str, tuple[float, float]] = {}
+    y = 0.0
+    for sid in order:
+        st = nodes[sid]["statement"]
+        mine = [n for n in steps if n["statement"] == st]
+        ys = []
+        for n in mine:
+            pos[n["id"]] = (1.0, -y)
+            ys.append(-y)
+            y += 1
+        pos[sid] = (2.2, sum(ys) / len(ys) if ys else -y)
+        if not ys:
+            y += 1
+        y += 0.6
+    axioms = [n for n in graph["nodes"] if n["kind"] == "axiom"]
+    for i, n in enumerate(axioms):
+        pos[n["id"]] = (-0.2, -(i + 0.5) * y / max(len(axioms), 1))
+    fig = Figure(figsize=(8.5, max(6.0, 0.16 * y)))
+    ax = fig.add_subplot(1, 1, 1)
+    for a, b in graph["edges"]:
+        if a in pos and b in pos:
+            (x0, y0), (x1, y1) = pos[a], pos[b]
+            if nodes[a]["kind"] == nodes[b]["kind"] == "statement":  # an arc on the right
+                bulge = x0 + 0.25 + 0.012 * abs(y1 - y0)
+                mid = (y0 + y1) / 2
+                ax.plot([x0, bulge], [y0, mid], color="#555555", lw=0.6, zorder=1)
+                arrow = {"arrowstyle": "->", "lw": 0.6, "color": "#555555"}
+                ax.annotate("", xy=(x1 + 0.03, y1), xytext=(bulge, mid), arrowprops=arrow)
+            else:
+                ax.plot([x0, x1], [y0, y1], color="#bbbbbb", lw=0.3, zorder=1)
+    for nid, (px, py) in pos.items():
+        n = nodes[nid]
+        size = {"statement": 60, "step": 14, "axiom": 22}[n["kind"]]
+        marker = {"statement": "s", "step": "o", "axiom": "D"}[n["kind"]]
+        ax.scatter(
+            [px],
+            [py],
+            s=size,
+            c=COLOURS[n["status"]],
+            marker=marker,
+            zorder=2,
+            edgecolors="black",
+            linewidths=0.3,
+        )
+        label = textwrap.shorten(n["label"], 58 if n["kind"] == "step" else 30, placeholder="...")
+        ha = "right" if n["kind"] == "axiom" else "left"
+        dx = -0.04 if n["kind"] == "axiom" else 0.04
+        ax.text(
+            px + dx,
+            py,
+            label,
+            fontsize=3.2 if n["kind"] == "step" else 4.5,
+            ha=ha,
+            va="center",
+            zorder=3,
+            bbox={"boxstyle": "square,pad=0.1", "fc": "white", "ec": "none"}
+            if n["kind"] == "statement"
+            else None,
+        )
+    ax.set_xlim(-1.3, 3.4)
+    ax.axis("off")
+    handles = [Line2D([], [], marker="o", ls="", color=c, label=k) for k, c in COLOURS.items()]
+    ax.legend(handles=handles, loc="upper right", fontsize=5, frameon=False)
+    ax.set_title(
+        "Blueprint: axioms (left), derivation steps (middle), statements (right; a square is"
+        " machine-checked when all its steps' obligations hold; arrows: statement uses statement)",
+        fontsize=6,
+    )
+    written = []
+    for fmt in formats:
+        path = stem.with_suffix(fmt)
+        fig.savefig(path, dpi=300, bbox_inches="tight")
+        written.append(path)
+    return written
+
+
+_RUN: list[Outcome] = []
+
+
+def _outcomes() -> list[Outcome]:
+    """Every obligation discharged once per process (the report may be written several times)."""
+    if not _RUN:
+        _RUN.extend(run(load()))
+    return _RUN
+
+
+def _entry(st: str, outs: Sequence[Outcome]) -> dict[str, Any]:
+    steps: dict[str, list[Outcome]] = {}
+    for o in outs:
+        steps.setdefault(o.obligation.step, []).append(o)
+    axioms = sorted({f for o in outs for f in o.obligation.facts if f in AXIOMS})
+    return {
+        "statement": st,
+        "n_steps": len(steps),
+        "n_obligations": len(outs),
+        "n_machine_checked": sum(o.ok and o.obligation.evidence == "symbolic" for o in outs),
+        "n_numerical": sum(o.ok and o.obligation.evidence == "points" for o in outs),
+        "n_failed": sum(not o.ok for o in outs),
+        "axioms": [
+            {"id": a, "name": AXIOMS[a].name, "reference": AXIOMS[a].reference} for a in axioms
+        ],
+        "prose": [
+            {"id": p.id, "step": p.step, "reason": p.reason}
+            for p in PROSE.values()
+            if p.statement == st
+        ],
+        "steps": [
+            {"step": name, "status": _step_status(os), "obligations": [o.as_dict() for o in os]}
+            for name, os in steps.items()
+        ],
+    }
+
+
+def report_derivations(fig_dir: Path, statements: Sequence[str] = ()) -> dict[str, Any]:
+    """The report's derivation data: per statement (those with obligations; "Small-ball bound"
+    goes with Lemma 4.2) its steps, obligations, axioms and prose, and the blueprint figure
+    drawn into ``fig_dir`` (``blueprint.png``, ``.pdf``)."""
+    outs = _outcomes()
+    by_st: dict[str, list[Outcome]] = {}
+    for o in outs:
+        by_st.setdefault(o.obligation.statement, []).append(o)
+    entries = {st: _entry(st, by_st.get(st, [])) for st in STATEMENTS}
+    figure: dict[str, Any] = {"name": "blueprint", "file": None, "files": [], "error": None}
+    try:
+        fig_dir.mkdir(parents=True, exist_ok=True)
+        paths = draw_blueprint(blueprint_graph(outs, statements), fig_dir / "blueprint")
+        figure["file"] = f"{fig_dir.name}/{paths[0].name}"
+        figure["files"] = [f"{fig_dir.name}/{p.name}" for p in paths]
+    except Exception as exc:  # recorded, never costs the report
+        figure["error"] = f"{type(exc).__name__}: {exc}"
+    return {
+        "ok": all(o.ok for o in outs),
+        "n_obligations": len(outs),
+        "seconds": round(sum(o.seconds for o in outs), 2),
+        "statements": entries,
+        "figure": figure,
+    }
+
+
+def statement_entries(derivations: dict[str, Any], statement: str) -> list[dict[str, Any]]:
+    """The derivation entries shown under a registered statement (Lemma 4.2 also shows the
+    small-ball constant's)."""
+    names = [statement] + (["Small-ball bound"] if statement == "Lemma 4.2" else [])
+    return [derivations["statements"][n] for n in names if n in derivations.get("statements", {})]
+
+
+def blueprint_markdown(derivations: dict[str, Any] | None) -> list[str]:
+    """The blueprint section of report.md."""
+    if not derivations:
+        return []
+    out = ["## Blueprint: derivation steps as proof obligations", ""]
+    fig = derivations["figure"]
+    if fig.get("file"):
+        out += [f"![blueprint]({fig['file']})", ""]
+    else:
+        out += [f"(the blueprint could not be drawn: {fig.get('error')})", ""]
+    ok = "all proved, every weakened twin refuted" if derivations["ok"] else "**NOT all proved**"
+    out += [
+        f"{derivations['n_obligations']} obligations ({ok}; {derivations['seconds']} s;"
+        " `python -m verify prove`, docs/proofs.md). Colours: green machine-checked, orange"
+        " numerically checked only, blue axiom, grey prose only, red failed.",
+        "",
+    ]
+    return out
+
+
+def derivation_markdown(entries: Sequence[dict[str, Any]]) -> list[str]:
+    """A statement's "Derivation" subsection of report.md."""
+    out: list[str] = []
+    for e in entries:
+        title = "### Derivation" + ("" if len(entries) == 1 else f" ({e['statement']})")
+        out += [
+            title,
+            "",
+            f"{e['n_steps']} steps, {e['n_obligations']} obligations: {e['n_machine_checked']}"
+            f" machine-checked, {e['n_numerical']} checked at seeded points (the chain to the"
+            f" code), {e['n_failed']} failed.",
+            "",
+            "| step | obligation | method | status | twin |",
+            "|---|---|---|---|---|",
+        ]
+        for s in e["steps"]:
+            for o in s["obligations"]:
+                step = s["step"].replace("|", "\\|")
+                out.append(
+                    f"| {step} | `{o['id']}` | {o['method']} | {o['status']} | {o['twin']} |"
+                )
+        out.append("")
+        if e["axioms"]:
+            out.append(
+                "Axioms: "
+                + "; ".join(f"`{a['id']}` ({a['name']}; {a['reference']})" for a in e["axioms"])
+                + "."
+            )
+            out.append("")
+        for p in e["prose"]:
+            out.append(f"Prose only: {p['step']} ({p['reason']}).")
+            out.append("")
+    return out

@@ -1,0 +1,398 @@
+"""The chain to the code: for each explicit constant, the function coded in ``verify.theory``
+equals what its derivation steps compose to.
+
+:data:`CODE` is the one table of obligation -> coded function ("module:function"); every chain
+obligation looks its function up there at call time (so a monkeypatched or re-pointed function
+is what gets checked). Each comparison runs at >= 100 seeded points (:data:`N_POINTS`): the
+composition is evaluated in rigorous interval arithmetic (:mod:`verify.proofs.compose`, arb), the
+coded value (float64 or mpmath) must lie in the enclosure widened by the relative tolerance
+:data:`REL_TOL` (float64 rounding of the code's own evaluation). A coded factor dropped, halved or
+given another exponent moves the value out of it at some point: the obligation fails there and
+names the point. Its twin is the coded function times 1/2, which must be caught the same way.
+"""
+
+from __future__ import annotations
+
+import importlib
+import math
+from collections.abc import Callable, Iterator
+from fractions import Fraction
+from typing import Any
+
+import numpy as np
+from flint import arb
+
+from verify.proofs.compose import c_infl_composed, iv, lipschitz_composed, sqrt_iv
+from verify.proofs.core import Verdict
+from verify.proofs.interval import Iv
+from verify.proofs.methods import custom_step
+
+__all__ = ["CODE", "N_POINTS", "REL_TOL", "code"]
+
+N_POINTS = 100
+REL_TOL = 1e-9
+
+# obligation id -> the coded function it checks (re-point here when the theory moves)
+CODE: dict[str, str] = {
+    "lemma_2_9.chain_c_infl": "verify.theory.bounds:c_infl_parts",
+    "lemma_2_9.chain_bound": "verify.theory.bounds:lemma_2_9_bound",
+    "lemma_3_1.chain_coefficients": "verify.theory.bounds:lipschitz_coefficients",
+    "lemma_3_1.chain_c_lip": "verify.theory.bounds:c_lip",
+    "lemma_3_2.chain_bound": "verify.theory.bounds:lemma_3_2_bound",
+    "cor_3_3.chain_bound": "verify.theory.bounds:cor_3_3_bound",
+    "cor_3_4.chain_n_star": "verify.theory.bounds:log10_n_star",
+    "prop_3_5.chain_cap": "verify.theory.bounds:log10_prop_3_5",
+    "small_ball.chain_constant": "verify.theory.small_ball:small_ball_constant",
+    "small_ball.chain_z_tail": "verify.theory.small_ball:z_tail_bound",
+    "lemma_4_2.chain_union": "verify.theory.small_ball:blowup_tail_bound_union",
+    "lemma_4_2.chain_sequential": "verify.theory.small_ball:blowup_tail_bound_sequential",
+    "lemma_4_2.chain_neighbourhood": "verify.theory.small_ball:neighbourhood_blowup_bound",
+    "lemma_4_4.chain_slice": "verify.theory.cube_covering:slice_small_ball_bound",
+    "thm_4_5.chain_exponent": "verify.theory.zero_sensitivity:theorem_exponent",
+    "thm_4_5.chain_series": "verify.theory.zero_sensitivity:bad_event_series_term",
+    "hr_cor_5.chain_bound": "verify.theory.hahn_rofin:cor_5_bound",
+    "hr_cor_5.chain_omega": "verify.theory.hahn_rofin:cor_5_omega",
+    "hr_cor_5.chain_edge_bound": "verify.theory.hahn_rofin:cor_5_edge_bound",
+    "hr_cor_5.chain_as_bound": "verify.theory.hahn_rofin:cor_5_as_bound",
+    "lemma_3_2.chain_beta_lower": "verify.theory.norms:beta_lower_bound",
+    "hr_thm_6.chain_variance": "verify.theory.hahn_rofin:noise_variance_probability",
+    "hr_thm_6.chain_cap_probability": "verify.theory.hahn_rofin:noise_beta_cap_probability",
+    "hr_thm_6.chain_cap_growth": "verify.theory.hahn_rofin:noise_cap_growth",
+}
+
+
+def code(ob_id: str) -> Callable[..., Any]:
+    """The coded function of a chain obligation, looked up now (module attribute)."""
+    mod, name = CODE[ob_id].split(":")
+    return getattr(importlib.import_module(mod), name)
+
+
+def _inside(value: float, enc: Iv, tol: float = REL_TOL) -> bool:
+    """``value`` lies in the enclosure widened by tol relative at both ends (inf, nan never)."""
+    if not math.isfinite(value):
+        return False
+    v = arb(value)  # a binary float is exact in arb
+    width = (abs(enc.lo) + abs(enc.hi)) * arb(tol)
+    return bool(v >= enc.lo - width and v <= enc.hi + width)
+
+
+Point = dict[str, Any]
+Case = tuple[Point, Callable[[], Any], Callable[[], Iv]]
+
+
+def _check(
+    cases: Callable[[], Iterator[Case]], weaken: float = 1.0
+) -> tuple[int, Point | None, str]:
+    """(points compared, first point where the coded value (times ``weaken``) left the
+    composed enclosure, message)."""
+    n = 0
+    for pt, coded, composed in cases():
+        n += 1
+        value = coded()
+        values = value if isinstance(value, tuple) else (value,)
+        encs = composed()
+        encs = encs if isinstance(encs, tuple) else (encs,)
+        for v, e in zip(values, encs, strict=True):
+            if not _inside(float(v) * weaken, e):
+                mid = (e.lo + e.hi) / 2
+                return n, pt, f"coded {float(v) * weaken:.12g} vs composed {float(mid.mid()):.12g}"
+    return n, None, ""
+
+
+def _points_step(ob_id: str, statement: str, step: str, doc: str, cases, facts=()) -> None:
+    """Register a chain obligation comparing code(ob_id) with a composition at points."""
+
+    def prove() -> Verdict:
+        n, pt, msg = _check(cases)
+        if pt is not None:
+            return Verdict("failed", f"{CODE[ob_id]} != composition: {msg}", pt)
+        if n < N_POINTS:
+            return Verdict("unknown", f"only {n} points")
+        return Verdict("proved", f"{CODE[ob_id]} equals the composition at {n} seeded points")
+
+    def twin() -> Verdict:
+        _, pt, msg = _check(cases, weaken=0.5)
+        if pt is None:
+            return Verdict("not refuted", "the halved code passed every point")
+        return Verdict("refuted", f"halved code caught: {msg}", pt)
+
+    custom_step(
+        ob_id,
+        statement,
+        step,
+        doc,
+        "chain",
+        f"{CODE[ob_id]} equals the composition of the steps at {N_POINTS} seeded points",
+        f"{CODE[ob_id]} times 1/2",
+        prove,
+        twin,
+        facts=tuple(facts),
+        evidence="points",
+    )
+
+
+def ball(x: arb) -> Iv:
+    """An arb ball as an interval."""
+    return Iv(x.lower(), x.upper())
+
+
+def _log10(x: Iv) -> Iv:
+    ln10 = arb(10).log()
+    return Iv((x.lo.log() / ln10).lower(), (x.hi.log() / ln10).upper())
+
+
+def _min1(x: Iv) -> Iv:
+    return x.min(iv(1))
+
+
+# ----------------------------------------------------------------------------- eps > 0
+def _configs(eos_only: bool = False) -> list[Any]:
+    """N_POINTS seeded parameter-norm summaries over post/pre-LN, L, H, D, eps, affine or not,
+    eos or not, every positional encoding and both embeddings."""
+    from verify.model import ModelConfig, init_params
+    from verify.theory.norms import parameter_norms
+
+    rng = np.random.default_rng(28 + eos_only)
+    out = []
+    for i in range(N_POINTS):
+        d = int(rng.choice([4, 8]))
+        cfg = ModelConfig(
+            d_model=d,
+            n_layers=int(rng.integers(1, 3)),
+            n_heads=int(rng.choice([1, 2])),
+            d_ff=2 * d,
+            ln_eps=float(10 ** rng.uniform(-4, 0)),
+            norm_first=bool(rng.integers(2)),
+            ln_affine=bool(rng.integers(2)),
+            eos=True if eos_only else bool(rng.integers(2)),
+            pos_encoding=str(rng.choice(["learned", "sinusoidal", "none"])),
+            embedding=str(rng.choice(["add", "concat"])),
+            max_len=16,
+        )
+        scheme = str(rng.choice(["uniform", "gaussian", "xavier_uniform", "xavier_normal"]))
+        params = init_params(cfg, scheme, seed=i, scale=float(10 ** rng.uniform(-1.5, -0.3)))
+        out.append(parameter_norms(params))
+    return out
+
+
+_MEMO: dict[bool, list[Any]] = {}
+
+
+def configs(eos_only: bool = False) -> list[Any]:
+    if eos_only not in _MEMO:
+        _MEMO[eos_only] = _configs(eos_only)
+    return _MEMO[eos_only]
+
+
+def _cfg_point(nm: Any) -> Point:
+    c = nm.config
+    return {
+        "d_model": c.d_model,
+        "n_layers": c.n_layers,
+        "n_heads": c.n_heads,
+        "ln_eps": c.ln_eps,
+        "norm_first": c.norm_first,
+        "ln_affine": c.ln_affine,
+        "eos": c.eos,
+        "pos_encoding": c.pos_encoding,
+        "embedding": c.embedding,
+    }
+
+
+def _beta_max(nm: Any) -> Iv:
+    """Lemma 3.2 composed: (1 + eps^{-1/2})^K, K = 2L (+1 pre-LN: the final norm)."""
+    cfg = nm.config
+    k = 2 * cfg.n_layers + int(cfg.norm_first)
+    zmax = iv(cfg.ln_eps).rpow(arb(-0.5), positive=False)
+    return (iv(1) + zmax).ipow(k)
+
+
+def _c_infl_cases() -> Iterator[Case]:
+    for nm in configs():
+        yield (
+            _cfg_point(nm),
+            (lambda nm=nm: code("lemma_2_9.chain_c_infl")(nm)),
+            (lambda nm=nm: c_infl_composed(nm)),
+        )
+
+
+def _lemma_2_9_bound_cases() -> Iterator[Case]:
+    rng = np.random.default_rng(290)
+    for _ in range(N_POINTS):
+        c, b1, b2 = (float(x) for x in 10 ** rng.uniform(0, 3, 3))
+        n, at = int(rng.integers(1, 500)), int(rng.integers(2))
+        pt = {"C": c, "beta": b1, "beta'": b2, "N": n, "at_readout": at}
+        comp = iv(c) * iv(b1) * iv(b2) * (iv(1) * iv(Fraction(1, n)) + iv(at))
+        yield (
+            pt,
+            (lambda a=(c, b1, b2, n, at): float(code("lemma_2_9.chain_bound")(*a))),
+            (lambda comp=comp: comp),
+        )
+
+
+def _lip_cases() -> Iterator[Case]:
+    for nm in configs():
+
+        def coded(nm: Any = nm) -> tuple:
+            got = code("lemma_3_1.chain_coefficients")(nm)
+            want = lipschitz_composed(nm)
+            extra = [math.nan] if set(got) != set(want) else []
+            return tuple(got.get(k, math.nan) for k in want) + tuple(extra)
+
+        def comp(nm: Any = nm) -> tuple:
+            want = lipschitz_composed(nm)
+            got = code("lemma_3_1.chain_coefficients")(nm)
+            extra = (iv(0),) if set(got) != set(want) else ()
+            return tuple(want.values()) + extra
+
+        yield _cfg_point(nm), coded, comp
+
+
+def _c_lip_cases() -> Iterator[Case]:
+    for nm in configs():
+
+        def comp(nm: Any = nm) -> Iv:
+            total = iv(0)
+            for v in lipschitz_composed(nm).values():
+                total = total + v.ipow(2)
+            return sqrt_iv(total)
+
+        yield _cfg_point(nm), (lambda nm=nm: code("lemma_3_1.chain_c_lip")(nm)), comp
+
+
+def _lemma_3_2_cases() -> Iterator[Case]:
+    for nm in configs():
+        yield (
+            _cfg_point(nm),
+            (lambda nm=nm: code("lemma_3_2.chain_bound")(nm.config)),
+            (lambda nm=nm: _beta_max(nm)),
+        )
+
+
+def _cor_3_3_cases() -> Iterator[Case]:
+    for nm in configs():
+
+        def comp(nm: Any = nm) -> Iv:
+            a, bt = c_infl_composed(nm)
+            return iv(nm.w) * a.max(bt) * _beta_max(nm).ipow(2)
+
+        yield _cfg_point(nm), (lambda nm=nm: code("cor_3_3.chain_bound")(nm)), comp
+
+
+def _cor_3_4_cases() -> Iterator[Case]:
+    rng = np.random.default_rng(34)
+    for nm in configs(eos_only=True):
+        xi = float(10 ** rng.uniform(-3, 0))
+
+        def comp(nm: Any = nm, xi: float = xi) -> Iv:
+            a, bt = c_infl_composed(nm)
+            return _log10(iv(nm.w) * a.max(bt) * _beta_max(nm).ipow(2) * (iv(2) * iv(xi)).inv())
+
+        pt = {**_cfg_point(nm), "xi": xi}
+        yield pt, (lambda nm=nm, xi=xi: code("cor_3_4.chain_n_star")(nm, xi)), comp
+
+
+def _prop_3_5_cases() -> Iterator[Case]:
+    from verify.model import n_params, param_shapes
+    from verify.theory.norms import box_norms
+
+    rng = np.random.default_rng(35)
+    for nm in configs():
+        cfg = nm.config
+        b, xi = float(10 ** rng.uniform(-1, 0.3)), float(10 ** rng.uniform(-3, 0))
+
+        def comp(cfg: Any = cfg, b: float = b, xi: float = xi) -> Iv:
+            total = iv(0)
+            for v in lipschitz_composed(box_norms(cfg, b)).values():
+                total = total + v.ipow(2)
+            c_lip = sqrt_iv(total)
+            size = sum(int(np.prod(s)) for s in param_shapes(cfg).values())
+            diam = iv(2) * sqrt_iv(iv(b).ipow(2) * iv(size))
+            return iv(n_params(cfg)) * _log10(iv(1) + c_lip * diam * iv(xi).inv())
+
+        pt = {**_cfg_point(nm), "B": b, "xi": xi}
+        yield pt, (lambda cfg=cfg, b=b, xi=xi: code("prop_3_5.chain_cap")(cfg, b, xi)), comp
+
+
+_points_step(
+    "lemma_2_9.chain_c_infl",
+    "Lemma 2.9",
+    "Step 6: the constant",
+    "docs/derivations.md#lemma-29",
+    _c_infl_cases,
+    facts=(
+        "lemma_2_9.ln_factor",
+        "lemma_2_9.other_position",
+        "lemma_2_9.flip_position",
+        "lemma_2_9.mlp_residual",
+        "lemma_2_9.recursion_monomials",
+        "axiom.triangle",
+        "lemma_2_9.softmax_weight_simple",
+        "axiom.positionwise_embedding",
+    ),
+)
+_points_step(
+    "lemma_2_9.chain_bound",
+    "Lemma 2.9",
+    "Step 6: the constant",
+    "docs/derivations.md#lemma-29",
+    _lemma_2_9_bound_cases,
+    facts=("lemma_2_9.constant_off_readout", "lemma_2_9.constant_at_readout"),
+)
+_points_step(
+    "lemma_3_1.chain_coefficients",
+    "Lemma 3.1",
+    "Step 5: the constant",
+    "docs/derivations.md#lemma-31",
+    _lip_cases,
+    facts=(
+        "lemma_3_1.ln_step",
+        "lemma_3_1.value_term",
+        "lemma_3_1.reweighting",
+        "lemma_3_1.head_output",
+        "lemma_3_1.ffn_identity",
+        "lemma_3_1.readout_identity",
+        "lemma_3_1.out_proj_identity",
+        "axiom.triangle",
+    ),
+)
+_points_step(
+    "lemma_3_1.chain_c_lip",
+    "Lemma 3.1",
+    "Step 5: the constant",
+    "docs/derivations.md#lemma-31",
+    _c_lip_cases,
+    facts=("lemma_3_1.group_combine", "lemma_3_1.chain_coefficients"),
+)
+_points_step(
+    "lemma_3_2.chain_bound",
+    "Lemma 3.2",
+    "Derivation: K factors tau^k <= 1 + eps^{-1/2}",
+    "docs/derivations.md#lemma-32",
+    _lemma_3_2_cases,
+    facts=("lemma_3_2.z_max", "lemma_3_2.product"),
+)
+_points_step(
+    "cor_3_3.chain_bound",
+    "Cor 3.3",
+    "Derivation",
+    "docs/derivations.md#cor-33",
+    _cor_3_3_cases,
+    facts=("cor_3_3.compose", "lemma_2_9.chain_c_infl"),
+)
+_points_step(
+    "cor_3_4.chain_n_star",
+    "Cor 3.4",
+    "Derivation",
+    "docs/derivations.md#cor-34",
+    _cor_3_4_cases,
+    facts=("cor_3_4.n_star", "lemma_2_9.chain_c_infl"),
+)
+_points_step(
+    "prop_3_5.chain_cap",
+    "Prop 3.5",
+    "Derivation, 3: at most (1 + diam/r)^M net points",
+    "docs/derivations.md#prop-35",
+    _prop_3_5_cases,
+    facts=("prop_3_5.separation", "prop_3_5.volume_ratio", "lemma_3_1.chain_c_lip"),
+)

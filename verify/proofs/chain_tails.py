@@ -1,0 +1,490 @@
+"""The chain to the code for the eps = 0 tail bounds and Hahn & Rofin's bounds (the table of
+coded functions is :data:`verify.proofs.chain.CODE`): small_ball_constant, z_tail_bound, the
+union and sequential blowup tails, Lemma 4.2's neighbourhood bound, the slice bound of Lemma 4.4,
+Thm 4.5's exponent and series term, H&R Cor 5's bound and omega_f, H&R Thm 6's probabilities."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from fractions import Fraction
+
+import numpy as np
+import sympy as sp
+from flint import arb
+
+from verify.proofs.chain import CODE, Case, _points_step, ball, code
+from verify.proofs.compose import ev, iv, sqrt_iv
+from verify.proofs.core import Verdict
+from verify.proofs.eps_zero import C_SB
+from verify.proofs.interval import Iv
+from verify.proofs.methods import custom_step
+
+__all__: list[str] = []
+
+N = 100
+DOC0 = "docs/derivations_eps_zero.md"
+
+
+def _c_sb(d: int, a: float) -> Iv:
+    return ev(C_SB, D=iv(d), a=iv(a))
+
+
+def _rng(seed: int) -> np.random.Generator:
+    return np.random.default_rng(seed)
+
+
+def _small_ball_cases() -> Iterator[Case]:
+    r = _rng(1)
+    for _ in range(N):
+        d, a = int(r.integers(2, 41)), float(10 ** r.uniform(-1.3, 0.7))
+        yield (
+            {"D": d, "a": a},
+            (lambda d=d, a=a: code("small_ball.chain_constant")(d, a)),
+            (lambda d=d, a=a: _c_sb(d, a)),
+        )
+
+
+def _z_tail_cases() -> Iterator[Case]:
+    r = _rng(2)
+    for _ in range(N):
+        d, a, s = (
+            int(r.integers(2, 17)),
+            float(10 ** r.uniform(-1, 0.5)),
+            float(10 ** r.uniform(-1, 2)),
+        )
+
+        def comp(d: int = d, a: float = a, s: float = s) -> Iv:
+            return (_c_sb(d, a) * iv(s).ipow(-(d - 1))).min(iv(1))
+
+        yield (
+            {"D": d, "a": a, "s": s},
+            (lambda d=d, a=a, s=s: code("small_ball.chain_z_tail")(s, d, a)),
+            comp,
+        )
+
+
+def _union(t: float, d: int, a: float, k: int, s: int) -> Iv:
+    root = arb(t) ** (arb(1) / k) - 1
+    if not root > 0:
+        return iv(1)
+    return (iv(k) * iv(s) * _c_sb(d, a) * ball(root).ipow(-(d - 1))).min(iv(1))
+
+
+def _sequential(t: float, d: int, a: float, k: int, s: int) -> Iv:
+    sc = iv(s) * _c_sb(d, a)
+    u0 = ball((arb(1) + (sc.hi.log() / (d - 1)).exp()).log()).max(
+        ball((arb(1) + (sc.lo.log() / (d - 1)).exp()).log())
+    )
+    y = iv(d - 1) * (ball(arb(t).log()) + -(iv(k) * u0))
+    if not y.lo > 0:
+        if y.hi <= 0:
+            return iv(1)
+        raise ArithmeticError("the threshold y straddles 0")
+    q_hi = y.lo.gamma_upper(k, regularized=1)  # Q(K, y) decreases in y
+    q_lo = y.hi.gamma_upper(k, regularized=1)
+    return Iv(q_lo.lower(), q_hi.upper())
+
+
+def _tail_points(seed: int) -> Iterator[tuple[float, int, float, int, int]]:
+    r = _rng(seed)
+    for _ in range(N):
+        d, a, k, s = (
+            int(r.integers(3, 13)),
+            float(10 ** r.uniform(-0.5, 0.5)),
+            int(r.integers(1, 7)),
+            int(r.integers(1, 65)),
+        )
+        yield float(10 ** r.uniform(0.5, 25)), d, a, k, s
+
+
+def _union_cases() -> Iterator[Case]:
+    for t, d, a, k, s in _tail_points(3):
+        pt = {"t": t, "D": d, "a": a, "K": k, "S": s}
+        yield (
+            pt,
+            (lambda p=(t, d, a, k, s): code("lemma_4_2.chain_union")(*p)),
+            (lambda p=(t, d, a, k, s): _union(*p)),
+        )
+
+
+def _sequential_cases() -> Iterator[Case]:
+    for t, d, a, k, s in _tail_points(4):
+        pt = {"t": t, "D": d, "a": a, "K": k, "S": s}
+        yield (
+            pt,
+            (lambda p=(t, d, a, k, s): code("lemma_4_2.chain_sequential")(*p)),
+            (lambda p=(t, d, a, k, s): _sequential(*p)),
+        )
+
+
+def _neighbourhood_cases() -> Iterator[Case]:
+    r = _rng(5)
+    for t, d, a, k, _ in _tail_points(5):
+        n = int(r.integers(1, 200))
+        kk, eos = int(r.integers(0, n + 1)), bool(r.integers(2))
+        s = n + 1 if eos else n
+
+        def comp(
+            t: float = t, d: int = d, a: float = a, k: int = k, s: int = s, n: int = n, kk: int = kk
+        ) -> Iv:
+            p = _union(t, d, a, k, s).min(_sequential(t, d, a, k, s))
+            return (p * (iv(1) + iv(n) * iv(n - kk + 1).inv())).min(iv(1))
+
+        pt = {"t": t, "D": d, "a": a, "K": k, "N": n, "k": kk, "eos": eos}
+        yield (
+            pt,
+            (lambda p=(t, d, a, k, n, kk, eos): code("lemma_4_2.chain_neighbourhood")(*p)),
+            comp,
+        )
+
+
+def _slice_cases() -> Iterator[Case]:
+    r = _rng(6)
+    for _ in range(N):
+        d = int(r.integers(4, 17))
+        k, w, s = int(r.integers(1, 4)), float(10 ** r.uniform(-2, 0)), int(r.integers(1, 40))
+        delta = float(10 ** r.uniform(-6, -1))
+
+        def comp(d: int = d, k: int = k, w: float = w, s: int = s, delta: float = delta) -> Iv:
+            vk = ball(arb.pi() ** (arb(k) / 2) / (arb(k) / 2 + 1).gamma())
+            per = (
+                vk
+                * sqrt_iv(iv(d) * iv(delta)).ipow(k)
+                * sqrt_iv(iv(1) + -(iv(Fraction(k, d)))).inv()
+            )
+            return (iv(s) * per * (iv(2) * iv(w)).ipow(-k)).min(iv(1))
+
+        pt = {"delta": delta, "D": d, "k": k, "half_width": w, "S": s}
+        yield pt, (lambda p=(delta, d, k, w, s): code("lemma_4_4.chain_slice")(*p)), comp
+
+
+def _exponent_cases() -> Iterator[Case]:
+    for d in range(2, 27):
+        for ll in range(1, 5):
+            yield (
+                {"D": d, "L": ll},
+                (lambda d=d, ll=ll: code("thm_4_5.chain_exponent")(d, ll)),
+                (lambda d=d, ll=ll: iv(Fraction(d - 1, 2 * ll) - 5)),
+            )
+
+
+def _cor_5_cases() -> Iterator[Case]:
+    r = _rng(7)
+    for _ in range(N):
+        m = int(r.integers(2, 17))
+        beta = 10 ** r.uniform(0, 2, m)
+        omega = r.uniform(0, 2, m)
+        w, c = float(10 ** r.uniform(-1, 1)), float(10 ** r.uniform(0, 6))
+
+        def comp(beta=beta, omega=omega, w=w, c=c) -> Iv:
+            total = iv(0)
+            for b, o in zip(beta, omega, strict=True):
+                total = total + iv(float(b)).ipow(2) * iv(float(o))
+            return iv(w) * iv(c) * total * iv(len(beta)).inv()
+
+        pt = {"w": w, "C": c, "beta": [float(b) for b in beta], "omega": [float(o) for o in omega]}
+        yield pt, (lambda a=(w, c, beta, omega): code("hr_cor_5.chain_bound")(*a)), comp
+
+
+def _omega_cases() -> Iterator[Case]:
+    r = _rng(8)
+    for _ in range(N):
+        n = int(r.integers(1, 30))
+        ns = r.integers(0, n + 1, 6)
+        rs = r.integers(0, 2, 6)
+        pt = {"N": n, "n_sensitive": ns.tolist(), "readout_sensitive": rs.tolist()}
+        yield (
+            pt,
+            (lambda a=(ns, rs, n): tuple(code("hr_cor_5.chain_omega")(*a))),
+            (
+                lambda ns=ns, rs=rs, n=n: tuple(
+                    iv(Fraction(int(x), n)) + iv(int(y)) for x, y in zip(ns, rs, strict=True)
+                )
+            ),
+        )
+
+
+def _chi2(d: int, sigma: float, t: float) -> Iv:
+    u = iv(t) * iv(d) * iv(sigma).ipow(-2) * iv(Fraction(1, 2))  # F_{chi^2_k}(x) = P(k/2, x/2)
+    s = arb(d - 1) / 2
+    return Iv(
+        u.lo.gamma_lower(s, regularized=1).lower(), u.hi.gamma_lower(s, regularized=1).upper()
+    )
+
+
+def _noise_points(seed: int) -> Iterator[tuple[int, float, float]]:
+    r = _rng(seed)
+    for _ in range(N):
+        d, sigma = int(r.integers(2, 33)), float(10 ** r.uniform(-2, 0))
+        yield d, sigma, float(sigma**2 * 10 ** r.uniform(-1.5, 0.5))
+
+
+def _variance_cases() -> Iterator[Case]:
+    for d, sigma, t in _noise_points(9):
+        yield (
+            {"D": d, "sigma": sigma, "t": t},
+            (lambda a=(d, sigma, t): code("hr_thm_6.chain_variance")(*a)),
+            (lambda a=(d, sigma, t): _chi2(*a)),
+        )
+
+
+def _cap_probability_cases() -> Iterator[Case]:
+    r = _rng(10)
+    for d, sigma, t in _noise_points(10):
+        k, s = int(r.integers(1, 7)), int(r.integers(1, 65))
+
+        def comp(d: int = d, sigma: float = sigma, t: float = t, k: int = k, s: int = s) -> Iv:
+            return (iv(k) * iv(s) * _chi2(d, sigma, t)).min(iv(1))
+
+        pt = {"D": d, "K": k, "S": s, "sigma": sigma, "t": t}
+        yield pt, (lambda a=(d, k, s, sigma, t): code("hr_thm_6.chain_cap_probability")(*a)), comp
+
+
+def _cap_growth_cases() -> Iterator[Case]:
+    from verify.proofs.hahn_rofin import t_star
+
+    r = _rng(11)
+    for _ in range(N):
+        d, k, s = int(r.integers(2, 33)), int(r.integers(1, 7)), int(r.integers(1, 65))
+        sigma, p = float(10 ** r.uniform(-2, 0)), float(r.uniform(0.05, 1))
+
+        def comp(d: int = d, k: int = k, s: int = s, sigma: float = sigma, p: float = p) -> Iv:
+            ts = ev(t_star, D=iv(d), sigma=iv(sigma), p=iv(p), K=iv(k), S=iv(s))
+            return (iv(1) + sqrt_iv(ts).inv()).ipow(k)
+
+        pt = {"D": d, "K": k, "S": s, "sigma": sigma, "p": p}
+        yield pt, (lambda a=(d, k, s, sigma, p): code("hr_thm_6.chain_cap_growth")(*a)), comp
+
+
+_points_step(
+    "small_ball.chain_constant",
+    "Small-ball bound",
+    "P[var(d) <= delta] <= C_SB delta^{(D-1)/2}",
+    DOC0 + "#1-small-ball-bound-sb",
+    _small_ball_cases,
+    facts=("small_ball.compose",),
+)
+_points_step(
+    "small_ball.chain_z_tail",
+    "Small-ball bound",
+    "At eps = 0: P[z > s] <= C_SB s^{-(D-1)}",
+    DOC0 + "#1-small-ball-bound-sb",
+    _z_tail_cases,
+    facts=("small_ball.z_tail",),
+)
+_points_step(
+    "lemma_4_2.chain_union",
+    "Lemma 4.2",
+    "Blowup tail, union bound",
+    DOC0 + "#2-lemma-42",
+    _union_cases,
+    facts=("lemma_4_2.union",),
+)
+_points_step(
+    "lemma_4_2.chain_sequential",
+    "Lemma 4.2",
+    "Blowup tail, sequential conditioning",
+    DOC0 + "#2-lemma-42",
+    _sequential_cases,
+    facts=("lemma_4_2.sequential_shift", "lemma_4_2.sequential_exp", "lemma_4_2.gamma_tail"),
+)
+_points_step(
+    "lemma_4_2.chain_neighbourhood",
+    "Lemma 4.2",
+    "Neighbourhood",
+    DOC0 + "#2-lemma-42",
+    _neighbourhood_cases,
+    facts=("lemma_4_2.neighbourhood",),
+)
+_points_step(
+    "lemma_4_4.chain_slice",
+    "Lemma 4.4",
+    "Certified slices: explicit slice bound",
+    DOC0 + "#4-lemma-44",
+    _slice_cases,
+    facts=("lemma_4_4.gram_det", "lemma_4_4.slice_quadratic"),
+)
+_points_step(
+    "thm_4_5.chain_exponent",
+    "Thm 4.5",
+    "Where it has content",
+    DOC0 + "#5-thm-45-and-borel-cantelli",
+    _exponent_cases,
+)
+_points_step(
+    "hr_cor_5.chain_bound",
+    "H&R Cor 5",
+    "Derivation, 6: together",
+    "docs/derivations_hahn_rofin.md#cor-5",
+    _cor_5_cases,
+    facts=("hr_cor_5.average",),
+)
+_points_step(
+    "hr_cor_5.chain_omega",
+    "H&R Cor 5",
+    "Derivation, 5: the involution (x, n) -> (x^n, n) and omega_f",
+    "docs/derivations_hahn_rofin.md#cor-5",
+    _omega_cases,
+    facts=("hr_cor_5.edge_symmetry",),
+)
+_points_step(
+    "hr_thm_6.chain_variance",
+    "H&R Thm 6",
+    "Derivation: a union bound over K norms and S positions",
+    "docs/derivations_hahn_rofin.md#thm-6",
+    _variance_cases,
+    facts=("axiom.anderson",),
+)
+_points_step(
+    "hr_thm_6.chain_cap_probability",
+    "H&R Thm 6",
+    "Derivation: a union bound over K norms and S positions",
+    "docs/derivations_hahn_rofin.md#thm-6",
+    _cap_probability_cases,
+    facts=("hr_thm_6.union", "hr_thm_6.cap_threshold"),
+)
+_points_step(
+    "hr_thm_6.chain_cap_growth",
+    "H&R Thm 6",
+    "Growth in S",
+    "docs/derivations_hahn_rofin.md#thm-6",
+    _cap_growth_cases,
+    facts=("hr_thm_6.cap_growth",),
+)
+
+# ---- Thm 4.5's series term, symbolically
+_SERIES_GRID = ((16, 1), (32, 2), (8, 1), (24, 3))
+
+
+def _series_composed(
+    d: int, ll: int, e: sp.Expr, zeta: sp.Expr, box: float
+) -> tuple[sp.Expr, sp.Symbol]:
+    """a_N from the derivation (section 5): the family 2 N^e, (N + 1) positions, the
+    sequential tail with (1 + x^{1/a})^a <= 2^a (1 + x) and Q(K, y) = e^{-y} sum y^j / j!."""
+    n = sp.Symbol("N", positive=True)
+    alpha, kk = d - 1, 2 * ll
+    c = sp.nsimplify(code("small_ball.chain_constant")(d, 2.0 * box), rational=True)
+    y = alpha * zeta * sp.log(n) / 2
+    tail = 2 ** (alpha * kk) * (1 + (n + 1) * c) ** kk * n ** (-zeta * alpha / 2)
+    return 2 * n**e * (n + 1) * tail * sum(y**j / sp.factorial(j) for j in range(kk)), n
+
+
+def _series_check(weaken: sp.Expr = sp.S.One) -> tuple[bool, dict]:
+    for d, ll in _SERIES_GRID:
+        e = sp.Rational(d - 1, 2 * ll) - 5
+        zeta = sp.Rational(d - 2, d - 1)
+        got, n = code("thm_4_5.chain_series")(d, ll, e, zeta, 1.0)
+        want, n2 = _series_composed(d, ll, e, zeta, 1.0)
+        if sp.simplify(weaken * got.subs(n, n2) - want) != 0:
+            return False, {"D": d, "L": ll}
+    return True, {}
+
+
+def _series_prove() -> Verdict:
+    ok, pt = _series_check()
+    if ok:
+        return Verdict(
+            "proved",
+            f"sympy: {CODE['thm_4_5.chain_series']} - composition = 0 at (D, L) in {_SERIES_GRID}",
+        )
+    return Verdict("failed", "the coded term differs from the composition", pt)
+
+
+def _series_twin() -> Verdict:
+    ok, pt = _series_check(sp.Rational(1, 2))
+    return Verdict("not refuted") if ok else Verdict("refuted", "the halved term differs", pt)
+
+
+custom_step(
+    "thm_4_5.chain_series",
+    "Thm 4.5",
+    "Series",
+    DOC0 + "#5-thm-45-and-borel-cantelli",
+    "chain",
+    f"{CODE['thm_4_5.chain_series']} equals the composed a_N (symbolically)",
+    f"{CODE['thm_4_5.chain_series']} times 1/2",
+    _series_prove,
+    _series_twin,
+    facts=(
+        "thm_4_5.power_mean",
+        "lemma_4_2.gamma_tail",
+        "lemma_4_2.neighbourhood",
+        "small_ball.chain_constant",
+    ),
+)
+
+
+# ---- H&R Cor 5's edge and c_r forms; Lemma 3.2's tightness lower bound
+def _edge_cases() -> Iterator[Case]:
+    r = _rng(12)
+    for _ in range(N):
+        w, c, s, n = (
+            float(10 ** r.uniform(-1, 1)),
+            float(10 ** r.uniform(0, 6)),
+            float(10 ** r.uniform(0, 4)),
+            int(r.integers(1, 200)),
+        )
+        yield (
+            {"w": w, "C": c, "sum_beta_products": s, "N": n},
+            (lambda a=(w, c, s, n): code("hr_cor_5.chain_edge_bound")(*a)),
+            (lambda w=w, c=c, s=s, n=n: iv(w) * iv(c) * iv(s) * iv(n).inv()),
+        )
+
+
+def _as_cases() -> Iterator[Case]:
+    r = _rng(13)
+    for _ in range(N):
+        w, c, m, xi = (
+            float(10 ** r.uniform(-1, 1)),
+            float(10 ** r.uniform(0, 6)),
+            float(10 ** r.uniform(0, 4)),
+            float(10 ** r.uniform(-3, 0)),
+        )
+        yield (
+            {"w": w, "C": c, "mean_beta_sq": m, "xi": xi},
+            (lambda a=(w, c, m, xi): code("hr_cor_5.chain_as_bound")(*a)),
+            (lambda w=w, c=c, m=m, xi=xi: iv(w) * iv(c) * iv(m) * (iv(2) * iv(xi)).inv()),
+        )
+
+
+def _beta_lower_cases() -> Iterator[Case]:
+    from verify.proofs.chain import _cfg_point, configs
+    from verify.theory.norms import ln_input_norm_bounds
+
+    for nm in configs():
+
+        def comp(nm=nm) -> Iv:
+            d, eps = nm.config.d_model, iv(nm.config.ln_eps)
+            out = iv(1)
+            for b in ln_input_norm_bounds(nm):  # var <= B_k^2 / D (lemma_3_2.variance_le_norm)
+                v = iv(b).ipow(2) * iv(d).inv() + eps
+                out = out * (iv(1) + sqrt_iv(v).inv())
+            return out
+
+        yield _cfg_point(nm), (lambda nm=nm: code("lemma_3_2.chain_beta_lower")(nm)), comp
+
+
+_points_step(
+    "hr_cor_5.chain_edge_bound",
+    "H&R Cor 5",
+    "Derivation, 3: edge form",
+    "docs/derivations_hahn_rofin.md#cor-5",
+    _edge_cases,
+    facts=("axiom.cauchy_schwarz", "lemma_2_9.constant_off_readout"),
+)
+_points_step(
+    "hr_cor_5.chain_as_bound",
+    "H&R Cor 5",
+    "Derivation, 5: omega_f <= c_r",
+    "docs/derivations_hahn_rofin.md#cor-5",
+    _as_cases,
+    facts=("hr_cor_5.omega_le_cr", "hr_cor_5.average"),
+)
+_points_step(
+    "lemma_3_2.chain_beta_lower",
+    "Lemma 3.2",
+    "Tightness: var <= B_k^2 / D",
+    "docs/derivations.md#lemma-32",
+    _beta_lower_cases,
+    facts=("lemma_3_2.variance_le_norm",),
+)

@@ -1,0 +1,188 @@
+"""What the derivation steps compose to: C_infl (Lemma 2.9, steps 1-6) and the per-group
+coefficients L_g of C_Lip (Lemma 3.1, steps 1-5), evaluated in rigorous interval arithmetic
+from the step expressions the obligations prove (:mod:`verify.proofs.influence`,
+:mod:`verify.proofs.lipschitz`), never from the coded factor functions.
+
+The chain obligations (:mod:`verify.proofs.chain`) compare these with the functions coded in
+``verify.theory`` at seeded parameter summaries. The recursion follows the derivations' text:
+post-LN (a, bt) <- lambda_2 (1 + F) lambda_1 ((a, bt) + attention(a, bt)); pre-LN
+(a, bt) <- (1 + lambda_2 F)((a, bt) + attention(lambda_1 a, lambda_1 bt)), then lambda_f.
+"""
+
+from __future__ import annotations
+
+from fractions import Fraction
+from typing import Any
+
+import sympy as sp
+
+from verify.proofs import influence as inf
+from verify.proofs.interval import Iv, compile_expr
+from verify.proofs.lipschitz import LIP
+
+__all__ = ["c_infl_composed", "iv", "lipschitz_composed", "sqrt_iv"]
+
+
+def iv(x: float | int | Fraction) -> Iv:
+    """The exact value of a float (or int, Fraction) as a point interval."""
+    return Iv.point(Fraction(x))
+
+
+def sqrt_iv(x: Iv) -> Iv:
+    return x.monotone(lambda a: a.sqrt())
+
+
+_CACHE: dict[sp.Expr, Any] = {}
+
+
+def ev(expr: sp.Expr, **values: Iv) -> Iv:
+    """Enclosure of a step expression with its symbols (by name) bound to intervals."""
+    if expr not in _CACHE:
+        _CACHE[expr] = compile_expr(expr)
+    env = {s: values[s.name] for s in expr.free_symbols}
+    return _CACHE[expr](env)
+
+
+_ZERO = iv(0)
+
+
+def _sum_sq_root(xs: list[Iv]) -> Iv:
+    total = _ZERO
+    for x in xs:
+        total = total + x.ipow(2)
+    return sqrt_iv(total)
+
+
+def _attention(lay: Any, y_in: Iv, d_head: int, a: Iv, bt: Iv) -> tuple[Iv, Iv]:
+    """Lemma 2.9, step 3 composed: (change at n, S times the change elsewhere)."""
+    sd = sqrt_iv(iv(d_head))
+    cols: dict[str, list[Iv]] = {"na": [], "nb": [], "oa": [], "ob": []}
+    for hd in lay.heads:
+        env = dict(
+            Q=iv(hd.wq), K=iv(hd.wk), V=iv(hd.wv), b_q=iv(hd.bq), b_k=iv(hd.bk), Y=y_in, sd=sd
+        )
+        big_e = ev(inf.E_SOFTMAX, **env)
+        cols["na"].append(ev(inf.ATT_N_A, **env))
+        cols["nb"].append(ev(inf.ATT_N_B, **env))
+        cols["oa"].append(ev(inf.ATT_OTHER_A, E=big_e, **env))
+        cols["ob"].append(ev(inf.ATT_OTHER_B, **env))
+    wo = iv(lay.wo)
+    c = {k: wo * _sum_sq_root(v) for k, v in cols.items()}  # heads by Minkowski, then W_o
+    return c["na"] * a + c["nb"] * bt, c["oa"] * a + c["ob"] * bt
+
+
+def c_infl_composed(nm: Any) -> tuple[Iv, Iv]:
+    """(a_L, bt_L) of Lemma 2.9 composed from the steps, for a norm summary ``nm``."""
+    cfg = nm.config
+    rd = sqrt_iv(iv(cfg.d_model))
+    a, bt = iv(nm.token_diff), _ZERO
+    one = iv(1)
+    for i, lay in enumerate(nm.layers):
+        lam1, lam2 = ev(inf.LN_FACTOR, g=iv(lay.g1)), ev(inf.LN_FACTOR, g=iv(lay.g2))
+        ffn = ev(inf.FFN_FACTOR, W1=iv(lay.w1), W2=iv(lay.w2))
+        if cfg.norm_first:
+            y_in = iv(lay.g1) * rd + iv(lay.n1)
+            m_n, m_o = _attention(lay, y_in, cfg.d_head, lam1 * a, lam1 * bt)
+            mlp = one + lam2 * ffn
+            a, bt = mlp * (a + m_n), mlp * (bt + m_o)
+        else:
+            if i == 0:
+                y_in = iv(nm.emb_max)
+            else:
+                prev = nm.layers[i - 1]
+                y_in = iv(prev.g2) * rd + iv(prev.n2)
+            m_n, m_o = _attention(lay, y_in, cfg.d_head, a, bt)
+            mlp = lam2 * (one + ffn) * lam1
+            a, bt = mlp * (a + m_n), mlp * (bt + m_o)
+    if cfg.norm_first:
+        lam_f = ev(inf.LN_FACTOR, g=iv(nm.gf))
+        a, bt = lam_f * a, lam_f * bt
+    return a, bt
+
+
+# ----------------------------------------------------------------------------- C_Lip
+Form = dict[str, Iv]
+
+
+def _add(*forms: Form) -> Form:
+    out: Form = {}
+    for f in forms:
+        for k, v in f.items():
+            out[k] = out[k] + v if k in out else v
+    return out
+
+
+def _scale(s: Iv, f: Form) -> Form:
+    return {k: s * v for k, v in f.items()}
+
+
+def lipschitz_composed(nm: Any) -> Form:
+    """The per-group coefficients L_g of Lemma 3.1 composed from the steps (group names as
+    in ``verify.theory.bounds.lipschitz_coefficients``); groups with coefficient 0 dropped."""
+    cfg = nm.config
+    d = cfg.d_model
+    rd = sqrt_iv(iv(d))
+    sd = sqrt_iv(iv(cfg.d_head))
+    eps = iv(cfg.ln_eps)
+    gain_c = ev(LIP["ln_gain"], D=iv(d))
+
+    def norm(name: str, g: float, inp: Form) -> Form:
+        out = _scale(ev(LIP["ln_input"], g=iv(g), epsilon=eps), inp)
+        if cfg.ln_affine:
+            out = _add(out, {name + ".weight": gain_c, name + ".bias": ev(LIP["ln_bias"])})
+        return out
+
+    def attention(p: str, lay: Any, y: Iv, inp: Form) -> Form:
+        heads, vbar = [], []
+        for i, hd in enumerate(lay.heads):
+            qn, kn = iv(hd.wq) * y + iv(hd.bq), iv(hd.wk) * y + iv(hd.bk)
+            dq = _add(_scale(iv(hd.wq), inp), {f"{p}q{i}.w": y, f"{p}q{i}.b": iv(1)})
+            dk = _add(_scale(iv(hd.wk), inp), {f"{p}k{i}.w": y, f"{p}k{i}.b": iv(1)})
+            dv = _add(
+                _scale(iv(hd.wv), inp),
+                {f"{p}v{i}.w": ev(LIP["value_w"], Y=y), f"{p}v{i}.b": ev(LIP["value_b"])},
+            )
+            rw = ev(LIP["reweight"], V=iv(hd.wv), Y=y, sd=sd)
+            heads.append(_add(dv, _scale(rw, _add(_scale(kn, dq), _scale(qn, dk)))))
+            vbar.append(iv(hd.wv) * y + iv(hd.bv))
+        keys = sorted({k for h in heads for k in h})
+        comb = {k: _sum_sq_root([h.get(k, _ZERO) for h in heads]) for k in keys}
+        out = _scale(iv(lay.wo), comb)
+        return _add(
+            out,
+            {
+                p + "self_attn.out_proj.weight": _sum_sq_root(vbar),
+                p + "self_attn.out_proj.bias": iv(1),
+            },
+        )
+
+    def ffn(p: str, lay: Any, y: Iv, inp: Form) -> Form:
+        pre = _add(_scale(iv(lay.w1), inp), {p + "linear1.weight": y, p + "linear1.bias": iv(1)})
+        return _add(
+            _scale(iv(lay.w2), pre),
+            {p + "linear2.weight": iv(lay.w1) * y + iv(lay.b1), p + "linear2.bias": iv(1)},
+        )
+
+    e: Form = {"token_embedding": iv(1)}
+    if cfg.pos_encoding == "learned":
+        e["pos_embedding"] = iv(1)
+    y_out = iv(nm.emb_max)
+    for i, lay in enumerate(nm.layers):
+        p = f"layers.{i}."
+        y1, y2 = iv(lay.g1) * rd + iv(lay.n1), iv(lay.g2) * rd + iv(lay.n2)
+        if cfg.norm_first:
+            h = _add(e, attention(p, lay, y1, norm(p + "norm1", lay.g1, e)))
+            e = _add(h, ffn(p, lay, y2, norm(p + "norm2", lay.g2, h)))
+        else:
+            y_in = iv(nm.emb_max) if i == 0 else y_out
+            h = norm(p + "norm1", lay.g1, _add(e, attention(p, lay, y_in, e)))
+            e = norm(p + "norm2", lay.g2, _add(h, ffn(p, lay, y1, h)))
+            y_out = y2
+    if cfg.norm_first:
+        e = norm("final_norm", nm.gf, e)
+        y_out = iv(nm.gf) * rd + iv(nm.nf)
+    t = _add(
+        _scale(iv(nm.w), e),
+        {"readout.weight": ev(LIP["readout_w"], Y_out=y_out), "readout.bias": ev(LIP["readout_b"])},
+    )
+    return {k: v for k, v in sorted(t.items()) if not (v.lo == 0 and v.hi == 0)}

@@ -1,0 +1,412 @@
+"""The eps = 0 suite's derivation steps as obligations (docs/derivations_eps_zero.md): the
+small-ball constant (section 1), Lemma 4.2's union and sequential bounds (section 2), Lemma
+4.4's cube covering (section 4) and Thm 4.5's exponent and Borel-Cantelli series (section 5)."""
+
+from __future__ import annotations
+
+import sympy as sp
+
+from verify.proofs.core import Verdict
+from verify.proofs.methods import arb_step, custom_step, sympy_identity, z3_step
+
+__all__ = ["C_SB"]
+
+DOC1 = "docs/derivations_eps_zero.md#1-small-ball-bound-sb"
+DOC2 = "docs/derivations_eps_zero.md#2-lemma-42"
+DOC4 = "docs/derivations_eps_zero.md#4-lemma-44"
+DOC5 = "docs/derivations_eps_zero.md#5-thm-45-and-borel-cantelli"
+SB, L42, L44, T45 = "Small-ball bound", "Lemma 4.2", "Lemma 4.4", "Thm 4.5"
+
+# ---- section 1: the small-ball constant
+d1, d2, d3 = sp.symbols("d1 d2 d3", real=True)
+_mean = (d1 + d2 + d3) / 3
+sympy_identity(
+    "small_ball.variance_projection",
+    SB,
+    "var(d) = |Pd|^2/D",
+    DOC1,
+    (d1**2 + d2**2 + d3**2) / 3 - _mean**2,
+    ((d1 - _mean) ** 2 + (d2 - _mean) ** 2 + (d3 - _mean) ** 2) / 3,
+    ((d1 - _mean) ** 2 + (d2 - _mean) ** 2 + (d3 - _mean) ** 2) / 6,
+    positive=False,
+)
+x, t1, t2, a, D = sp.symbols("x t1 t2 a D", real=True)
+z3_step(
+    "small_ball.line_segment",
+    SB,
+    "a line parallel to 1 meets the cube in a segment of length <= a sqrt(D)",
+    DOC1,
+    [
+        a > 0,
+        D >= 1,
+        x + t1 / sp.sqrt(D) >= 0,
+        x + t1 / sp.sqrt(D) <= a,
+        x + t2 / sp.sqrt(D) >= 0,
+        x + t2 / sp.sqrt(D) <= a,
+    ],
+    sp.Le(sp.Abs(t1 - t2), a * sp.sqrt(D)),
+    sp.Le(sp.Abs(t1 - t2), a * sp.sqrt(D) / 2),
+    note="one coordinate b_i = u_i + t/sqrt(D) of the cube confines t",
+)
+dens, ad, ln = sp.symbols("density a_D len", real=True)
+z3_step(
+    "small_ball.density",
+    SB,
+    "Pb has a density on the (D-1)-dim hyperplane bounded by a^-D a sqrt(D)",
+    DOC1,
+    [a > 0, D >= 1, ad > 0, ln >= 0, ln <= a * sp.sqrt(D), dens <= ad * ln],
+    sp.Le(dens, sp.sqrt(D) * ad * a),
+    sp.Le(dens, sp.sqrt(D) * ad * a / 2),
+    facts=("small_ball.line_segment", "axiom.fubini_density"),
+    note="a_D = a^{-D}, the uniform density on the cube",
+)
+Dp, ap, dl = sp.symbols("D a delta", positive=True)
+k = Dp - 1
+Vk = sp.pi ** (k / 2) / sp.gamma(k / 2 + 1)
+C_SB = sp.sqrt(Dp) * Vk * Dp ** (k / 2) * ap ** (-k)
+sympy_identity(
+    "small_ball.compose",
+    SB,
+    "P[var(d) <= delta] <= C_SB delta^{(D-1)/2}",
+    DOC1,
+    sp.sqrt(Dp) * ap ** (-Dp) * ap * Vk * sp.sqrt(Dp * dl) ** k,
+    C_SB * dl ** (k / 2),
+    C_SB * dl ** (k / 2) / sp.sqrt(Dp),
+    facts=("small_ball.density", "small_ball.variance_projection", "axiom.ball_volume"),
+)
+var, s = sp.symbols("var s", real=True)
+z3_step(
+    "small_ball.z_tail",
+    SB,
+    "At eps = 0: P[z > s] <= C_SB s^{-(D-1)}",
+    DOC1,
+    [var > 0, s > 0, var ** sp.Rational(-1, 2) > s],
+    sp.Lt(var, s**-2),
+    sp.Lt(var, s**-2 / 2),
+    facts=("small_ball.compose",),
+    note="z = var^{-1/2} > s iff var < s^{-2}; then (SB) at delta = s^{-2}",
+)
+
+# ---- section 2: Lemma 4.2
+tau = sp.symbols("tau1:5", real=True)
+u = sp.symbols("u", real=True)
+z3_step(
+    "lemma_4_2.union_threshold",
+    L42,
+    "Blowup tail, union bound",
+    DOC2,
+    [u >= 1, *(sp.And(tk >= 1, tk <= u) for tk in tau)],
+    sp.Le(tau[0] * tau[1] * tau[2] * tau[3], u**4),
+    sp.Le(tau[0] * tau[1] * tau[2] * tau[3], u**3),
+    note="K = 4: every tau_k <= t^{1/K} = u forces beta <= t; so beta > t forces some"
+    " z_kn > t^{1/K} - 1",
+)
+P, Kk, Ss, pz, C, T = sp.symbols("P K S p_z C T", real=True)
+z3_step(
+    "lemma_4_2.union",
+    L42,
+    "Blowup tail, union bound",
+    DOC2,
+    [Kk >= 1, Ss >= 1, C >= 0, T >= 0, pz >= 0, pz <= C * T, P <= Kk * Ss * pz],
+    sp.Le(P, Kk * Ss * C * T),
+    sp.Le(P, Kk * Ss * C * T / 2),
+    facts=("lemma_4_2.union_threshold", "small_ball.z_tail", "axiom.union_bound"),
+    note="T = (t^{1/K} - 1)^{-(D-1)}: K S events z_kn > t^{1/K} - 1",
+)
+c, w = sp.symbols("c w", real=True)
+z3_step(
+    "lemma_4_2.sequential_shift",
+    L42,
+    "Blowup tail, sequential conditioning",
+    DOC2,
+    [c >= 0, w >= 1 + c],
+    sp.Le(c * w, (1 + c) * (w - 1)),
+    sp.Le(c * w, (1 + c) * (w - 1) / 2),
+    note="c = (S C_SB)^{1/(D-1)}, w = e^u, e^{u0} = 1 + c: S C_SB (e^u - 1)^{-(D-1)} <="
+    " e^{(D-1) u0} e^{-(D-1) u} for u >= u0 (raise to the power D - 1)",
+)
+v = sp.symbols("v", real=True)
+arb_step(
+    "lemma_4_2.sequential_exp",
+    L42,
+    "Blowup tail, sequential conditioning",
+    DOC2,
+    {c: (sp.Rational(1, 4), 4), v: (0, 8)},
+    sp.Le(c**2 / ((1 + c) * sp.exp(v) - 1) ** 2, sp.exp(-2 * v)),
+    sp.Le(c**2 / ((1 + c) * sp.exp(v) - 1) ** 2, sp.exp(-2 * v) / 2),
+    facts=("lemma_4_2.sequential_shift", "axiom.mean_value"),
+    substitution="D = 3 (exponent 2), u = u0 + v, e^{u0} = 1 + c: the exp form of"
+    " lemma_4_2.sequential_shift on c in [1/4, 4], v in [0, 8] (all c >= 0: the z3 step)",
+    coq="forall v, 0 <= v <= 8 -> 1 <= exp v",
+)
+y = sp.symbols("y", positive=True)
+
+
+def _gamma_tail() -> Verdict:
+    for kk in range(1, 5):
+        lhs = sp.uppergamma(kk, y) / sp.gamma(kk)
+        rhs = sp.exp(-y) * sum(y**j / sp.factorial(j) for j in range(kk))
+        if sp.simplify(sp.expand_func(lhs) - rhs) != 0:
+            return Verdict("failed", f"K = {kk}")
+    return Verdict("proved", "sympy: Q(K, y) = e^{-y} sum_{j<K} y^j/j! for K = 1..4")
+
+
+def _gamma_tail_twin() -> Verdict:
+    lhs = sp.expand_func(sp.uppergamma(3, y) / sp.gamma(3))
+    twin = sp.exp(-y) * (1 + y)
+    val = (lhs - twin).subs(y, 1)
+    if sp.N(val, 30) != 0:
+        return Verdict("refuted", f"K = 3, y = 1: difference {sp.N(val, 6)}", {"K": "3", "y": "1"})
+    return Verdict("not refuted")
+
+
+custom_step(
+    "lemma_4_2.gamma_tail",
+    L42,
+    "Blowup tail, sequential conditioning",
+    DOC2,
+    "sympy",
+    "Q(K, y) = e^{-y} sum_{j<K} y^j / j! (K = 1..4): the Gamma(K, D-1) tail",
+    "the last term of the sum dropped",
+    _gamma_tail,
+    _gamma_tail_twin,
+    facts=("axiom.stochastic_dominance",),
+)
+pb, pm, E, N, kq = sp.symbols("p_b p_m E N k", real=True)
+pp = sp.symbols("p", real=True)
+z3_step(
+    "lemma_4_2.neighbourhood",
+    L42,
+    "Neighbourhood",
+    DOC2,
+    [
+        N >= 1,
+        kq >= 0,
+        kq <= N,
+        pp >= 0,
+        pb <= pp,
+        E >= 0,
+        E <= N * pp,
+        pm >= 0,
+        pm * (N - kq + 1) <= E,
+        P <= pb + pm,
+    ],
+    sp.Le(P, pp * (1 + N / (N - kq + 1))),
+    sp.Le(P, pp * (1 + N / (N - kq + 1)) / 2),
+    facts=("axiom.union_bound", "axiom.markov"),
+    note="P[beta(x) > t] <= p; Markov on the number of neighbours with beta > t",
+)
+
+# ---- section 4: Lemma 4.4's cube covering
+
+
+def _gram_det() -> Verdict:
+    dd = sp.symbols("D", positive=True)
+    for kk in range(1, 4):
+        g = sp.eye(kk) - sp.ones(kk, kk) / dd
+        if sp.simplify(g.det() - (1 - sp.Rational(kk) / dd)) != 0:
+            return Verdict("failed", f"k = {kk}")
+    return Verdict("proved", "sympy: det(I_k - 11^T/D) = 1 - k/D for k = 1, 2, 3")
+
+
+def _gram_twin() -> Verdict:
+    g = sp.eye(2) - sp.ones(2, 2) / 4
+    if g.det() != 1 - sp.Rational(2, 4 * 2):
+        return Verdict("refuted", f"k = 2, D = 4: det = {g.det()} != 3/4", {"k": "2", "D": "4"})
+    return Verdict("not refuted")
+
+
+custom_step(
+    "lemma_4_4.gram_det",
+    L44,
+    "Certified slices: explicit slice bound",
+    DOC4,
+    "sympy",
+    "A^T P A = I_k - 11^T/D has det 1 - k/D (k = 1, 2, 3)",
+    "det = 1 - k/(2D)",
+    _gram_det,
+    _gram_twin,
+)
+u1, u2, c1, c2, c3, c4 = sp.symbols("u1 u2 c1 c2 c3 c4", real=True)
+_d = sp.Matrix([c1 + u1, c2 + u2, c3, c4])
+_pd = _d - sp.ones(4, 1) * sum(_d) / 4
+_q = (_pd.T * _pd)[0]
+sympy_identity(
+    "lemma_4_4.slice_quadratic",
+    L44,
+    "Certified slices: explicit slice bound",
+    DOC4,
+    sp.hessian(_q, (u1, u2))[0, 0] / 2 + 10 * sp.hessian(_q, (u1, u2))[0, 1] / 2,
+    (1 - sp.Rational(1, 4)) + 10 * (-sp.Rational(1, 4)),
+    (1 - sp.Rational(1, 4)),
+    facts=("lemma_4_4.gram_det", "axiom.ball_volume", "axiom.union_bound"),
+    positive=False,
+)
+ws, pss, Bb = sp.symbols("w1:4"), sp.symbols("q1:4"), sp.symbols("B", real=True)
+z3_step(
+    "lemma_4_4.volume_average",
+    L44,
+    "P_Theta[bad] is the volume average of the per-cube probabilities",
+    DOC4,
+    [*(wi >= 0 for wi in ws), sp.Eq(sum(ws), 1), *(qi <= Bb for qi in pss)],
+    sp.Le(sum(wi * qi for wi, qi in zip(ws, pss, strict=True)), Bb),
+    sp.Le(sum(wi * qi for wi, qi in zip(ws, pss, strict=True)), Bb / 2),
+    facts=("axiom.total_probability",),
+    note="three cubes",
+)
+Bp, rp = sp.symbols("B rho", positive=True)
+Mi = sp.symbols("M", positive=True, integer=True)
+sympy_identity(
+    "lemma_4_4.cube_count",
+    L44,
+    "covering Theta with cubes of side 2 rho",
+    DOC4,
+    sp.powsimp((2 * Bp / (2 * rp)) ** Mi, force=True),
+    (Bp / rp) ** Mi,
+    (Bp / (2 * rp)) ** Mi,
+)
+TT, T2, X = sp.symbols("T T' X", real=True)
+z3_step(
+    "lemma_4_4.sign_kept",
+    L44,
+    "The sensitivity event, directly",
+    DOC4,
+    [X >= 0, TT * T2 <= 0, sp.Abs(TT - T2) <= X],
+    sp.Le(sp.Abs(TT), X),
+    sp.Le(sp.Abs(TT), X / 2),
+    note="a neighbour with the other sign forces |T(x)| <= ||w|| C_infl t^2/N",
+)
+om_c, aa = sp.symbols("c a", real=True)
+z3_step(
+    "lemma_4_4.bias_uniform",
+    L44,
+    "The sensitivity event, directly",
+    DOC4,
+    [aa >= 0],
+    sp.Le(sp.Max(sp.Min(-om_c + aa, 1) - sp.Max(-om_c - aa, -1), 0) / 2, aa),
+    sp.Le(sp.Max(sp.Min(-om_c + aa, 1) - sp.Max(-om_c - aa, -1), 0) / 2, aa / 2),
+    note="omega ~ Unif[-1, 1]: P[|c + omega| < a] is the length of an interval over 2",
+)
+
+# ---- section 5: Thm 4.5
+ys = sp.symbols("y", real=True)
+z3_step(
+    "thm_4_5.power_mean",
+    T45,
+    "Series",
+    DOC5,
+    [ys >= 0],
+    sp.Le((1 + ys) ** 7, 2**7 * (1 + ys**7)),
+    sp.Le((1 + ys) ** 7, 2**5 * (1 + ys**7)),
+    note="(1 + x^{1/a})^a <= 2^a (1 + x) at a = D - 1 = 7, y = x^{1/a}",
+)
+e, p, zt, al, Kq = sp.symbols("e p zeta alpha K", real=True)
+z3_step(
+    "thm_4_5.summable_iff",
+    T45,
+    "Series",
+    DOC5,
+    [sp.Eq(p, e + 1 + Kq - zt * al / 2), e < zt * al / 2 - Kq - 2],
+    sp.Lt(p, -1),
+    sp.Lt(p, -2),
+    note="p = e + 1 + K - zeta (D-1)/2 < -1 iff e < e* = zeta (D-1)/2 - K - 2",
+)
+Dq, Lq = sp.symbols("D L", positive=True)
+sympy_identity(
+    "thm_4_5.exponent_gain",
+    T45,
+    "The toolkit's own derived result (a stronger exponent)",
+    DOC5,
+    ((Dq - 1) / 2 - 2 * Lq - 2) - ((Dq - 1) / (2 * Lq) - 5),
+    (Dq - 1) * (Lq - 1) / (2 * Lq) - 2 * Lq + 3,
+    (Dq - 1) * (Lq - 1) / (2 * Lq) - 2 * Lq,
+)
+GRID = ((16, 1), (32, 2))
+
+
+def _order(shift: sp.Expr = sp.S.Zero) -> list[tuple]:
+    from verify.theory.zero_sensitivity import bad_event_series_term
+
+    out = []
+    for dd, ll in GRID:
+        ee = sp.Rational(dd - 1, 2 * ll) - 5
+        zz = sp.Rational(dd - 2, dd - 1)
+        term, n = bad_event_series_term(dd, ll, ee, zz, box=1.0)
+        pq = ee + 1 + 2 * ll - zz * (dd - 1) / 2 + shift
+        ratio = sp.limit(term / (n**pq * sp.log(n) ** (2 * ll - 1)), n, sp.oo)
+        out.append(((dd, ll), pq, ratio))
+    return out
+
+
+def _series_order() -> Verdict:
+    rows = _order()
+    ok = all(r.is_finite and r.is_positive for _, _, r in rows)
+    text = "; ".join(
+        f"(D, L) = {g}: p = {pq}, lim a_N/(N^p log^(K-1) N) finite > 0" for g, pq, _ in rows
+    )
+    return Verdict("proved" if ok else "failed", f"sympy: {text}")
+
+
+def _series_order_twin() -> Verdict:
+    rows = _order(sp.Rational(-1, 2))
+    bad = [(g, r) for g, _, r in rows if not (r.is_finite and r.is_positive)]
+    if bad:
+        g, r = bad[0]
+        return Verdict(
+            "refuted", f"with p - 1/2 the limit is {r}", {"D": str(g[0]), "L": str(g[1])}
+        )
+    return Verdict("not refuted")
+
+
+custom_step(
+    "thm_4_5.series_order",
+    T45,
+    "Series",
+    DOC5,
+    "sympy",
+    "a_N ~ N^p (log N)^{K-1}, p = e + 1 + K - zeta(D-1)/2, at (D, L) = (16, 1), (32, 2)",
+    "a_N ~ N^{p - 1/2} (log N)^{K-1}",
+    _series_order,
+    _series_order_twin,
+    facts=("lemma_4_2.gamma_tail", "thm_4_5.power_mean", "lemma_4_2.sequential_shift"),
+)
+
+
+def _convergent(shift: int) -> list[tuple]:
+    m = sp.Symbol("m", positive=True, integer=True)
+    out = []
+    for g, pq, _ in _order():
+        q = 2 * g[1] - 1
+        conv = sp.Sum(m ** (pq + shift) * sp.log(m) ** q, (m, 2, sp.oo)).is_convergent()
+        out.append((g, pq + shift, bool(conv)))
+    return out
+
+
+def _series_conv() -> Verdict:
+    rows = _convergent(0)
+    ok = all(cv for *_, cv in rows)
+    return Verdict(
+        "proved" if ok else "failed",
+        "sympy: sum N^p log^(K-1) N converges at " + ", ".join(f"p = {p}" for _, p, _ in rows),
+    )
+
+
+def _series_conv_twin() -> Verdict:
+    for g, pq, cv in _convergent(1):
+        if not cv:
+            return Verdict("refuted", f"p + 1 = {pq}: divergent", {"D": str(g[0]), "L": str(g[1])})
+    return Verdict("not refuted")
+
+
+custom_step(
+    "thm_4_5.series_convergence",
+    T45,
+    "Series",
+    DOC5,
+    "sympy",
+    "sum_N N^p (log N)^{K-1} < inf at the grid's p (so sum P[E_N] < inf: Borel-Cantelli)",
+    "the series with p + 1 converges",
+    _series_conv,
+    _series_conv_twin,
+    facts=("thm_4_5.series_order", "thm_4_5.summable_iff", "axiom.borel_cantelli"),
+)

@@ -1,0 +1,375 @@
+"""How obligations are discharged: z3 (nonlinear real arithmetic, exact), the arb
+branch-and-bound (:mod:`verify.proofs.interval`), sympy (identities, limits, series).
+
+Each constructor builds an :class:`~verify.proofs.core.Obligation` with its ``prove`` and
+``refute_twin`` and registers it. A twin is refuted only by a concrete point that is checked
+independently of the method that found it: the point's hypotheses hold and the twin's
+conclusion fails, both decided in rigorous interval arithmetic at that point.
+
+z3 encoding: every sympy symbol is a real variable; sqrt(x) and x^(p/q) become auxiliary
+variables t >= 0 with t^2 = x (t^q = x^p); Abs, Max and Min become if-then-else terms. exp and
+log are not polynomial: such steps go to the arb branch and bound, or are reduced to polynomial
+ones by a stated substitution (E = e^R).
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from fractions import Fraction
+
+import sympy as sp
+import z3
+from sympy.core.function import AppliedUndef
+
+from verify.proofs.core import Obligation, Verdict, obligation
+from verify.proofs.interval import Undefined, find_violation, point_value, prove_nonnegative
+
+__all__ = ["arb_step", "custom_step", "holds_at", "sympy_identity", "z3_step"]
+
+Z3_TIMEOUT_MS = 30_000
+
+
+# ----------------------------------------------------------------------------- sympy -> z3
+class _Z3:
+    def __init__(self) -> None:
+        self.vars: dict[sp.Symbol, z3.ArithRef] = {}
+        self.side: list[z3.BoolRef] = []
+        self.n_aux = 0
+
+    def aux(self) -> z3.ArithRef:
+        self.n_aux += 1
+        return z3.Real(f"_aux{self.n_aux}")
+
+    def term(self, e: sp.Expr) -> z3.ArithRef:
+        if e.is_Symbol:
+            if e not in self.vars:
+                self.vars[e] = z3.Real(e.name)
+            return self.vars[e]
+        if e.is_Rational:
+            return z3.RealVal(f"{e.p}/{e.q}")
+        if isinstance(e, sp.Add):
+            return z3.Sum([self.term(a) for a in e.args])
+        if isinstance(e, sp.Mul):
+            return z3.Product([self.term(a) for a in e.args])
+        if isinstance(e, sp.Pow):
+            b, x = e.args
+            if x.is_Integer:
+                n = int(x)
+                base = self.term(b)
+                p = z3.Product([base] * abs(n)) if n != 0 else z3.RealVal(1)
+                return p if n > 0 else 1 / p
+            if x.is_Rational:
+                num, den = int(x.p), int(x.q)
+                base = self.term(b)
+                t = self.aux()
+                self.side += [
+                    t >= 0,
+                    base >= 0,
+                    z3.Product([t] * den) == z3.Product([base] * abs(num)),
+                ]
+                return t if num > 0 else 1 / t
+            raise NotImplementedError(f"z3: non-rational power {e}")
+        if isinstance(e, sp.Abs):
+            a = self.term(e.args[0])
+            return z3.If(a >= 0, a, -a)
+        if isinstance(e, (sp.Max, sp.Min)):
+            out = self.term(e.args[0])
+            for a in e.args[1:]:
+                t = self.term(a)
+                out = z3.If(out >= t, out, t) if isinstance(e, sp.Max) else z3.If(out <= t, out, t)
+            return out
+        raise NotImplementedError(f"z3: no encoding for {type(e).__name__} ({e})")
+
+    def rel(self, r: sp.Basic) -> z3.BoolRef:
+        if r is sp.true:
+            return z3.BoolVal(True)
+        lhs, rhs = self.term(r.lhs), self.term(r.rhs)
+        ops = {
+            sp.LessThan: lambda: lhs <= rhs,
+            sp.StrictLessThan: lambda: lhs < rhs,
+            sp.GreaterThan: lambda: lhs >= rhs,
+            sp.StrictGreaterThan: lambda: lhs > rhs,
+            sp.Equality: lambda: lhs == rhs,
+        }
+        for kind, fn in ops.items():
+            if isinstance(r, kind):
+                return fn()
+        raise NotImplementedError(f"z3: relation {r}")
+
+
+def _z3_value(v: z3.ExprRef) -> Fraction:
+    if z3.is_rational_value(v):
+        return Fraction(v.numerator_as_long(), v.denominator_as_long())
+    a = v.approx(40)  # algebraic number: a rational within 1e-40
+    return Fraction(a.numerator_as_long(), a.denominator_as_long())
+
+
+def _strict(r: sp.Basic) -> sp.Basic:
+    if isinstance(r, sp.LessThan):
+        return sp.StrictLessThan(r.lhs, r.rhs)
+    if isinstance(r, sp.GreaterThan):
+        return sp.StrictGreaterThan(r.lhs, r.rhs)
+    return r
+
+
+def holds_at(rel: sp.Basic, point: Mapping[sp.Symbol, object]) -> bool | None:
+    """True / False when the relation is decided at the point in interval arithmetic, None
+    when the enclosure cannot decide it."""
+    if rel is sp.true:
+        return True
+    try:
+        d = point_value(rel.rhs - rel.lhs, point)
+    except (Undefined, KeyError):
+        return None
+    if isinstance(rel, sp.Equality):
+        if d.lo == 0 and d.hi == 0:
+            return True
+        return False if not d.contains_zero() else None
+    if isinstance(rel, (sp.LessThan, sp.GreaterThan)):
+        d = d if isinstance(rel, sp.LessThan) else -d
+        return True if d.lo >= 0 else (False if d.hi < 0 else None)
+    d = d if isinstance(rel, sp.StrictLessThan) else -d
+    return True if d.lo > 0 else (False if d.hi <= 0 else None)
+
+
+def _fmt_point(pt: Mapping[sp.Symbol, Fraction]) -> dict[str, str]:
+    return {str(k): str(v) for k, v in sorted(pt.items(), key=lambda kv: str(kv[0]))}
+
+
+def _z3_check(hyps: Sequence[sp.Basic], goal: sp.Basic, strict_hyps: bool = False):
+    enc = _Z3()
+    s = z3.Solver()
+    s.set("timeout", Z3_TIMEOUT_MS)
+    for h in hyps:
+        s.add(enc.rel(_strict(h) if strict_hyps else h))
+    s.add(z3.Not(enc.rel(goal)))
+    s.add(*enc.side)
+    return s, s.check(), enc
+
+
+def _z3_prove(hyps: Sequence[sp.Basic], concl: sp.Basic) -> Verdict:
+    s, res, enc = _z3_check(hyps, concl)
+    if res == z3.unsat:
+        return Verdict("proved", "z3: hypotheses and the negated conclusion are unsatisfiable")
+    if res == z3.sat:
+        m = s.model()
+        pt = {k: _z3_value(m.eval(v, model_completion=True)) for k, v in enc.vars.items()}
+        return Verdict("failed", "z3 found a counterexample", _fmt_point(pt))
+    return Verdict("unknown", f"z3: {s.reason_unknown()}")
+
+
+def _refute_point(hyps: Sequence[sp.Basic], twin: sp.Basic, pt: Mapping) -> bool:
+    return all(holds_at(h, pt) is True for h in hyps) and holds_at(twin, pt) is False
+
+
+def _z3_refute(hyps: Sequence[sp.Basic], twin: sp.Basic) -> Verdict:
+    for strict in (False, True):
+        s, res, enc = _z3_check(hyps, twin, strict_hyps=strict)
+        if res != z3.sat:
+            continue
+        m = s.model()
+        pt = {k: _z3_value(m.eval(v, model_completion=True)) for k, v in enc.vars.items()}
+        if _refute_point(hyps, twin, pt):
+            return Verdict("refuted", "z3 model, checked in interval arithmetic", _fmt_point(pt))
+    return Verdict("not refuted", "no checked counterexample")
+
+
+def z3_step(
+    id: str,
+    statement: str,
+    step: str,
+    doc: str,
+    hyps: Iterable[sp.Basic],
+    concl: sp.Basic,
+    twin: sp.Basic,
+    *,
+    facts: Sequence[str] = (),
+    note: str = "",
+    coq: str | None = None,
+) -> Obligation:
+    """A polynomial step: hypotheses imply the conclusion over the reals (z3); ``coq``: a
+    scalar instance with sqrt/exp/log for ``prove --coq``."""
+    flat: list[sp.Basic] = []
+    for h in hyps:
+        flat.extend(h.args if isinstance(h, sp.And) else (h,))
+    hyps = tuple(flat)
+    claim = f"{' & '.join(map(str, hyps))} => {concl}" + (f" [{note}]" if note else "")
+    return obligation(
+        Obligation(
+            id=id,
+            statement=statement,
+            step=step,
+            doc=doc,
+            method="z3",
+            claim=claim,
+            twin_claim=str(twin),
+            prove=lambda: _z3_prove(hyps, concl),
+            refute_twin=lambda: _z3_refute(hyps, twin),
+            facts=tuple(facts),
+            coq=coq,
+        )
+    )
+
+
+# ----------------------------------------------------------------------------- arb
+def _gap(rel: sp.Basic) -> tuple[sp.Expr, bool]:
+    """f with rel <=> f >= 0 (or f > 0, strict)."""
+    if isinstance(rel, (sp.LessThan, sp.StrictLessThan)):
+        return rel.rhs - rel.lhs, isinstance(rel, sp.StrictLessThan)
+    if isinstance(rel, (sp.GreaterThan, sp.StrictGreaterThan)):
+        return rel.lhs - rel.rhs, isinstance(rel, sp.StrictGreaterThan)
+    raise ValueError(f"arb: an inequality, not {rel}")
+
+
+def _arb_prove(box: Mapping, concl: sp.Basic, max_boxes: int) -> Verdict:
+    f, strict = _gap(concl)
+    res = prove_nonnegative(f, box, strict=strict, max_boxes=max_boxes)
+    if res.proved:
+        return Verdict("proved", f"arb branch and bound: {res.boxes} boxes")
+    if res.counterexample is not None:
+        return Verdict("failed", "arb: counterexample", _fmt_point(res.counterexample))
+    return Verdict("unknown", f"arb: box budget ({max_boxes}) exhausted")
+
+
+def _arb_refute(box: Mapping, twin: sp.Basic) -> Verdict:
+    f, strict = _gap(twin)
+    pt = find_violation(f, box, strict=strict)
+    if pt is None:
+        return Verdict("not refuted", "no grid point violates the twin")
+    return Verdict("refuted", "grid point, checked in interval arithmetic", _fmt_point(pt))
+
+
+def arb_step(
+    id: str,
+    statement: str,
+    step: str,
+    doc: str,
+    box: Mapping[sp.Symbol, tuple],
+    concl: sp.Basic,
+    twin: sp.Basic,
+    *,
+    facts: Sequence[str] = (),
+    substitution: str = "",
+    coq: str | None = None,
+    max_boxes: int = 20000,
+) -> Obligation:
+    """A step with exp/log/sqrt on a compact box, by the arb branch and bound."""
+    box = {s: (Fraction(lo), Fraction(hi)) for s, (lo, hi) in box.items()}
+    dom = ", ".join(f"{s} in [{lo}, {hi}]" for s, (lo, hi) in box.items())
+    claim = f"{concl} for {dom}" + (f" ({substitution})" if substitution else "")
+    return obligation(
+        Obligation(
+            id=id,
+            statement=statement,
+            step=step,
+            doc=doc,
+            method="arb",
+            claim=claim,
+            twin_claim=str(twin),
+            prove=lambda: _arb_prove(box, concl, max_boxes),
+            refute_twin=lambda: _arb_refute(box, twin),
+            facts=tuple(facts),
+            coq=coq,
+            meta={"box": box, "concl": concl},
+        )
+    )
+
+
+# ----------------------------------------------------------------------------- sympy
+def _is_zero(e: sp.Expr) -> bool:
+    for simp in (sp.expand, sp.cancel, sp.simplify):
+        e = simp(e)
+        if e == 0:
+            return True
+    return False
+
+
+def sympy_identity(
+    id: str,
+    statement: str,
+    step: str,
+    doc: str,
+    lhs: sp.Expr,
+    rhs: sp.Expr,
+    twin_rhs: sp.Expr,
+    *,
+    facts: Sequence[str] = (),
+    positive: bool = True,
+    seed: int = 0,
+) -> Obligation:
+    """An identity lhs = rhs (sympy); the twin is refuted at a seeded rational point (positive
+    coordinates in [1/2, 3] with ``positive``, else in [-3, 3])."""
+
+    def prove() -> Verdict:
+        if _is_zero(lhs - rhs):
+            return Verdict("proved", "sympy: lhs - rhs simplifies to 0")
+        return Verdict("unknown", "sympy could not simplify lhs - rhs to 0")
+
+    def refute() -> Verdict:
+        # an identity in an unspecified function holds for every function: the twin is
+        # refuted with one (ReLU, the function the steps use)
+        diff = (lhs - twin_rhs).replace(
+            lambda x: isinstance(x, AppliedUndef), lambda x: sp.Max(x.args[0], 0)
+        )
+        syms = sorted(diff.free_symbols, key=str)
+        rng = random.Random(seed)
+        for _ in range(50):
+            pt = {
+                s: Fraction(rng.randint(1, 6), 2) if positive else Fraction(rng.randint(-6, 6), 2)
+                for s in syms
+            }
+            try:
+                d = point_value(diff, pt)
+            except Undefined:
+                continue
+            if not d.contains_zero():
+                return Verdict("refuted", "lhs != twin at a rational point", _fmt_point(pt))
+        return Verdict("not refuted", "the twin agreed at every point tried")
+
+    return obligation(
+        Obligation(
+            id=id,
+            statement=statement,
+            step=step,
+            doc=doc,
+            method="sympy",
+            claim=f"{lhs} = {rhs}",
+            twin_claim=f"{lhs} = {twin_rhs}",
+            prove=prove,
+            refute_twin=refute,
+            facts=tuple(facts),
+        )
+    )
+
+
+def custom_step(
+    id: str,
+    statement: str,
+    step: str,
+    doc: str,
+    method: str,
+    claim: str,
+    twin_claim: str,
+    prove: Callable[[], Verdict],
+    refute_twin: Callable[[], Verdict],
+    *,
+    facts: Sequence[str] = (),
+    evidence: str = "symbolic",
+) -> Obligation:
+    """An obligation with its own discharge (sympy limits and series, the chain to the code)."""
+    return obligation(
+        Obligation(
+            id=id,
+            statement=statement,
+            step=step,
+            doc=doc,
+            method=method,
+            claim=claim,
+            twin_claim=twin_claim,
+            prove=prove,
+            refute_twin=refute_twin,
+            facts=tuple(facts),
+            evidence=evidence,
+        )
+    )
