@@ -110,11 +110,19 @@ class FigureData:
     - "lines": data = {"series": [{"label", "x", "y", "style"?}], "xlabel", "ylabel",
       "logx"?, "logy"?}
     - "bars": data = {"series": [{"label", "x", "y", "yerr"?}], "xlabel", "ylabel", "logy"?}
+    - "ratios": one series of ratios measured/bound near 1 per category, drawn as their
+      distance 1 - ratio on a log axis (data = {"series": [...], "xlabel"?})
+    - "heatmap": one row per series, one column per x, the value as colour ("logy"?)
+
+    An estimated quantity carries its interval and sample size in its series: "ylo", "yhi"
+    (interval ends per point) and "n" (one count or one per point); data["interval"] names the
+    interval ("95% Clopper-Pearson"), data["probability"] puts the y axis on [0, 1]. See
+    :mod:`verify.report.figures` for how each is drawn.
     """
 
     name: str  # file stem, e.g. "lemma_4_2_tail"
     title: str
-    kind: Literal["lines", "bars"]
+    kind: Literal["lines", "bars", "ratios", "heatmap"]
     data: dict[str, Any]
 
 

@@ -1,0 +1,453 @@
+"""Drawing one figure's axes: lines with intervals, bars, ratios to a bound, heat maps.
+
+Used by :func:`verify.report.figures.render`; the rules it implements are listed in the
+docstring of :mod:`verify.report.figures`. Every drawn series gets the gid ``"series<i>"``
+(``i``: its index in ``data["series"]``) so that :mod:`verify.report.figure_audit` can compare
+what was drawn.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from typing import Any
+
+import numpy as np
+
+from verify.errors import ValidationError
+from verify.report.figure_style import (
+    LINESTYLES,
+    MARKERS,
+    PALETTE,
+    _colours,
+    _is_integer_axis,
+    _setting,
+    _split_style,
+    math_label,
+    plan_lines,
+)
+
+DODGE_PT = 3.5  # horizontal offset between series drawn at the same x (points)
+_PROBABILITY = re.compile(r"^\s*P\[|probability|fraction|\brate\b", re.IGNORECASE)
+
+
+def is_probability(data: dict[str, Any]) -> bool:
+    """Whether the y axis is a probability (drawn on [0, 1]): ``data["probability"]``, else a
+    y label that reads as one (``P[...]``, "probability", "fraction", "rate")."""
+    flag = data.get("probability")
+    if flag is not None:
+        return bool(flag)
+    return bool(_PROBABILITY.search(str(data.get("ylabel", ""))))
+
+
+def interval(s: dict[str, Any]) -> tuple[np.ndarray, np.ndarray] | None:
+    """The interval ends (lower, upper) of a series, from ``ylo``/``yhi`` or from bar-style
+    ``yerr`` ([[below, above], ...]); None when it has none."""
+    y = np.asarray(s["y"], dtype=float)
+    if s.get("ylo") is not None and s.get("yhi") is not None:
+        return np.asarray(s["ylo"], dtype=float), np.asarray(s["yhi"], dtype=float)
+    if s.get("yerr") is not None:
+        e = np.asarray(s["yerr"], dtype=float).reshape(len(y), 2)
+        return y - e[:, 0], y + e[:, 1]
+    return None
+
+
+def n_text(s: dict[str, Any]) -> str | None:
+    """ "n=30" or "n=30-60" from a series' ``n`` (one count or one per point)."""
+    n = s.get("n")
+    if n is None:
+        return None
+    vals = [int(v) for v in (n if isinstance(n, (list, tuple)) else [n])]
+    lo, hi = min(vals), max(vals)
+    return f"n={lo}" if lo == hi else f"n={lo}–{hi}"
+
+
+# ------------------------------------------------------------------------ lines
+def _key(s: dict[str, Any]) -> tuple:
+    iv = interval(s)
+    return (
+        tuple(map(float, s["x"])),
+        tuple(map(float, s["y"])),
+        None if iv is None else (tuple(iv[0]), tuple(iv[1])),
+        n_text(s),
+    )
+
+
+def _merge_identical(items: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Line items with the same drawn data become one, labelled with every name (so that no
+    series hides under an identical one)."""
+    out: list[dict[str, Any]] = []
+    seen: dict[tuple, dict[str, Any]] = {}
+    for it in items:
+        if it["kind"] != "line":
+            out.append(it)
+            continue
+        key = _key(it["series"][0])
+        if key in seen:
+            first = seen[key]
+            a, b = first["label"], it["label"]
+            if b.startswith(a) and len(b) > len(a):
+                first["label"] = f"{a} (= {b[len(a) :].lstrip(' ,;')})"
+            else:
+                first["label"] = f"{a} = {b}"
+            first.setdefault("also", []).append(it["index"])
+            continue
+        seen[key] = it
+        out.append(it)
+    return out
+
+
+def _offset(mfig: Any, ax: Any, points: float, *, yaxes: bool = False) -> Any:
+    from matplotlib.transforms import ScaledTranslation, blended_transform_factory
+
+    base = blended_transform_factory(ax.transData, ax.transAxes) if yaxes else ax.transData
+    if not points:
+        return base
+    return base + ScaledTranslation(points / 72.0, 0.0, mfig.dpi_scale_trans)
+
+
+def draw_lines(mfig: Any, ax: Any, fig: Any, series: list[dict[str, Any]]) -> list[tuple]:
+    """Draw the line series; return the legend entries ``(handle, label)``."""
+    data = fig.data
+    logx, logy = bool(data.get("logx")), bool(data.get("logy"))
+    index = {id(s): i for i, s in enumerate(series)}
+    items = plan_lines(series)
+    for it in items:
+        it["index"] = index[id(it["series"][0])]
+    items = _merge_identical(items)
+    colours = _colours([it["group"] for it in items])
+    lines = [it for it in items if it["kind"] == "line"]
+    # series with intervals at shared x values are spread sideways (grouped error bars)
+    estimates = [it for it in lines if interval(it["series"][0]) is not None]
+    shift: dict[int, float] = {}
+    if len(estimates) > 1:
+        m = len(estimates)
+        for k, it in enumerate(estimates):
+            shift[it["index"]] = (k - (m - 1) / 2) * DODGE_PT
+    entries: list[list[Any]] = []
+    merged: dict[int, tuple[Any, str]] = {}
+    per_group: dict[str, int] = {}
+    zero_drawn = False
+    for it in items:
+        colour = colours[it["group"]]
+        k = per_group.get(it["group"], 0)
+        per_group[it["group"]] = k + 1
+        if it["kind"] == "band":
+            lo, hi = it["series"]
+            x = np.asarray(lo["x"], dtype=float)
+            y0, y1 = np.asarray(lo["y"], dtype=float), np.asarray(hi["y"], dtype=float)
+            if logy:
+                y0 = np.where(y0 > 0, y0, np.nan)
+                y1 = np.where(y1 > 0, y1, np.nan)
+            order = np.argsort(x, kind="stable")
+            band = ax.fill_between(x[order], y0[order], y1[order], color=colour, alpha=0.18, lw=0)
+            band.set_gid(f"band{it['index']}")
+            if it["owner"] is not None:
+                merged[it["owner"]] = (band, it["label"])
+            else:
+                entries.append([band, it["label"], None])
+            if it["edges"]:  # certified lower/upper ends: draw them too
+                for yy, s in ((y0, lo), (y1, hi)):
+                    (edge,) = ax.plot(x[order], yy[order], color=colour, linewidth=0.7)
+                    edge.set_gid(f"series{index[id(s)]}")
+            continue
+        s = it["series"][0]
+        i = it["index"]
+        x = np.asarray(s["x"], dtype=float)
+        y = np.asarray(s["y"], dtype=float)
+        if logx:
+            x = np.where(x > 0, x, np.nan)
+        zero = (y <= 0) if logy else np.zeros(y.shape, dtype=bool)
+        marker, ls = _split_style(s.get("style"))
+        if marker is None and ls is None:
+            marker = MARKERS[(k if len(items) <= 10 else len(colours)) % len(MARKERS)]
+            ls = LINESTYLES[k % len(LINESTYLES)]
+            if len(items) > 10:  # many series: markers tell repeated shades apart
+                marker = MARKERS[list(colours).index(it["group"]) // 10 % len(MARKERS)]
+            if len(x) <= 2:  # two points are no trend: markers only
+                ls = "None"
+        iv = interval(s)
+        tr = _offset(mfig, ax, shift.get(i, 0.0))
+        yd = np.where(zero, np.nan, y)
+        if iv is not None:
+            lo, hi = iv
+            if logy:
+                lo = np.where(lo > 0, lo, np.nan)
+            err = np.vstack([np.clip(yd - lo, 0, None), np.clip(hi - yd, 0, None)])
+            err = np.where(np.isfinite(err), err, 0.0)
+            thin = ls if len(x) >= 3 and ls not in (None, "None") else "None"
+            cont = ax.errorbar(
+                x, yd, yerr=err, color=colour, marker=marker or "o", linestyle=thin,
+                linewidth=0.8, capsize=2.0, elinewidth=0.8, transform=tr,
+            )  # fmt: skip
+            line = cont.lines[0]
+            for art in [line, *cont.lines[1], *cont.lines[2]]:
+                art.set_gid(f"series{i}")
+            handle: Any = cont
+        else:
+            (line,) = ax.plot(
+                x, yd, color=colour, marker=marker or "None", linestyle=ls or "-", transform=tr
+            )
+            line.set_gid(f"series{i}")
+            handle = line
+        if np.any(zero):  # zeros on a log axis: open markers on the bottom edge
+            (z,) = ax.plot(
+                x[zero], np.zeros(int(zero.sum())), linestyle="None", marker=marker or "o",
+                markerfacecolor="white", markeredgecolor=colour, clip_on=False,
+                transform=_offset(mfig, ax, shift.get(i, 0.0), yaxes=True), zorder=5,
+            )  # fmt: skip
+            z.set_gid(f"series{i}")
+            zero_drawn = True
+        if it["label"]:
+            entries.append([handle, it["label"], id(s), s])
+    legend: list[tuple] = []
+    for entry in entries:
+        handle, label, sid = entry[0], entry[1], entry[2]
+        if sid in merged:
+            band, name = merged[sid]
+            handle, label = (band, handle), f"{label} (shaded: {name})"
+        if len(entry) > 3 and n_text(entry[3]):
+            label = f"{label} ({n_text(entry[3])})"
+        legend.append((handle, label))
+    if zero_drawn:
+        from matplotlib.lines import Line2D
+
+        legend.append(
+            (
+                Line2D([], [], ls="None", marker="o", mfc="white", mec="0.3"),
+                "value 0 (open marker on the bottom edge)",
+            )
+        )
+    if logx:
+        ax.set_xscale("log")
+    elif _is_integer_axis([v for s in series for v in s["x"]]):
+        from matplotlib.ticker import MaxNLocator
+
+        ax.xaxis.set_major_locator(MaxNLocator(integer=True))
+    return legend
+
+
+# ------------------------------------------------------------------------ bars
+def wrap_category(name: str, width: int = 14) -> str:
+    """A long category name broken at ", " (or spaces) into lines of about ``width``."""
+    if len(name) <= width:
+        return name
+    parts = re.split(r"(?<=,)\s+|\s+", name)
+    lines, cur = [], ""
+    for p in parts:
+        if cur and len(cur) + 1 + len(p) > width:
+            lines.append(cur)
+            cur = p
+        else:
+            cur = f"{cur} {p}".strip()
+    lines.append(cur)
+    return "\n".join(lines)
+
+
+def draw_bars(mfig: Any, ax: Any, fig: Any, series: list[dict[str, Any]]) -> list[tuple]:
+    """Grouped bars (one group per category) with interval whiskers; a series with one value
+    at every x and no interval is a reference level (a horizontal line)."""
+    from matplotlib.transforms import blended_transform_factory
+
+    data = fig.data
+    logy = bool(data.get("logy"))
+    cats: list[Any] = []
+    for s in series:
+        for v in s["x"]:
+            if v not in cats:
+                cats.append(v)
+    levels = [
+        s
+        for k, s in enumerate(series)
+        if k > 0 and interval(s) is None and len(set(map(float, s["y"]))) == 1
+    ]
+    bars = [s for s in series if not any(s is lv for lv in levels)]
+    width = 0.8 / max(len(bars), 1)
+    edge = blended_transform_factory(ax.transData, ax.transAxes)
+    legend: list[tuple] = []
+    zero_drawn = False
+    for j, s in enumerate(bars):
+        i = next(k for k, t in enumerate(series) if t is s)
+        pos = np.array([cats.index(v) for v in s["x"]], dtype=float) - 0.4 + width * (j + 0.5)
+        y = np.asarray(s["y"], dtype=float)
+        zero = (y <= 0) if logy else np.zeros(y.shape, dtype=bool)
+        iv = interval(s)
+        err = None
+        if iv is not None:
+            lo = np.where(iv[0] > 0, iv[0], np.nan) if logy else iv[0]
+            err = np.vstack([np.clip(y - lo, 0, None), np.clip(iv[1] - y, 0, None)])
+            err = np.where(np.isfinite(err), err, 0.0)
+        colour = PALETTE[j % len(PALETTE)]
+        cont = ax.bar(
+            pos, np.where(zero, np.nan, y), width=width, yerr=err, capsize=2.5, color=colour,
+            error_kw={"elinewidth": 0.8, "capthick": 0.8},
+        )  # fmt: skip
+        for p in cont.patches:
+            p.set_gid(f"series{i}")
+        if np.any(zero):
+            (z,) = ax.plot(
+                pos[zero], np.zeros(int(zero.sum())), ls="None", marker="o", mfc="white",
+                mec=colour, clip_on=False, transform=edge, zorder=5,
+            )  # fmt: skip
+            z.set_gid(f"series{i}")
+            zero_drawn = True
+        label = math_label(s.get("label"))
+        if label:
+            nt = n_text(s)
+            legend.append((cont, f"{label} ({nt})" if nt else label))
+    for j, s in enumerate(levels):
+        i = next(k for k, t in enumerate(series) if t is s)
+        ln = ax.axhline(
+            float(s["y"][0]), color="black", linestyle=LINESTYLES[(j + 1) % 4], linewidth=1.0
+        )
+        ln.set_gid(f"series{i}")
+        if s.get("label"):
+            legend.append((ln, math_label(s.get("label"))))
+    if zero_drawn:
+        from matplotlib.lines import Line2D
+
+        legend.append(
+            (
+                Line2D([], [], ls="None", marker="o", mfc="white", mec="0.3"),
+                "value 0 (open marker on the bottom edge)",
+            )
+        )
+    ax.set_xticks(range(len(cats)))
+    names = [str(c) for c in cats]
+    wrapped = ["\n".join(map(math_label, wrap_category(n).split("\n"))) for n in names]
+    ax.set_xticklabels(wrapped, fontsize=6 if len(cats) > 6 else None)
+    return legend
+
+
+# ------------------------------------------------------------------------ ratios to a bound
+def draw_ratios(mfig: Any, ax: Any, fig: Any, series: list[dict[str, Any]]) -> list[tuple]:
+    """Ratios measured/bound that sit near 1: horizontal bars of the distance 1 - ratio on a
+    log axis (shorter = closer to the bound), each annotated with the ratio itself; a ratio
+    >= 1 (the bound reached or exceeded) is a filled marker on the left edge."""
+    from matplotlib.transforms import blended_transform_factory
+
+    if len(series) != 1:
+        raise ValidationError(
+            f"figure {fig.name!r} data['series']", "one series (ratios)", len(series)
+        )
+    s = series[0]
+    cats = [str(c) for c in s["x"]]
+    r = np.asarray(s["y"], dtype=float)
+    gap = 1.0 - r
+    pos = np.arange(len(cats), dtype=float)
+    ok = gap > 0
+    cont = ax.barh(pos[ok], gap[ok], height=0.6, color=PALETTE[0], left=0)
+    for p in cont.patches:
+        p.set_gid("series0")
+    ax.set_xscale("log")
+    edge = blended_transform_factory(ax.transAxes, ax.transData)
+    if np.any(~ok):
+        (z,) = ax.plot(
+            np.zeros(int((~ok).sum())), pos[~ok], ls="None", marker=">", color=PALETTE[3],
+            clip_on=False, transform=edge, zorder=5,
+        )  # fmt: skip
+        z.set_gid("series0")
+    for p, g, v in zip(pos, gap, r, strict=True):
+        text = f"{v:.6g}" if g > 0 else (f"{v:.6g} (bound reached)" if v == 1 else f"{v:.6g} > 1")
+        if g > 0:
+            ax.annotate(text, (g, p), xytext=(3, 0), textcoords="offset points", va="center",
+                        fontsize=6)  # fmt: skip
+        else:
+            ax.annotate(text, (0, p), xycoords=edge, xytext=(8, 0), textcoords="offset points",
+                        va="center", fontsize=6, color=PALETTE[3])  # fmt: skip
+    if np.any(ok):
+        lo, hi = float(gap[ok].min()), float(gap[ok].max())
+        ax.set_xlim(10 ** math.floor(math.log10(lo)), 10 ** (math.ceil(math.log10(hi)) + 0.6))
+    ax.set_yticks(pos)
+    ax.set_yticklabels([math_label(c) for c in cats])
+    ax.invert_yaxis()
+    ax.grid(True, axis="x", which="major", alpha=0.25, linewidth=0.5)
+    return []
+
+
+# ------------------------------------------------------------------------ heat maps
+def draw_heatmap(mfig: Any, ax: Any, fig: Any, series: list[dict[str, Any]]) -> list[tuple]:
+    """One row per series, one column per x: the colour is the value (log scale with
+    ``logy``), every cell carries its value; zeros are white cells marked "0"."""
+    from matplotlib.colors import LogNorm, Normalize
+
+    data = fig.data
+    cols: list[Any] = []
+    for s in series:
+        for v in s["x"]:
+            if v not in cols:
+                cols.append(v)
+    mat = np.full((len(series), len(cols)), np.nan)
+    for r, s in enumerate(series):
+        for x, y in zip(s["x"], s["y"], strict=True):
+            mat[r, cols.index(x)] = float(y)
+    pos = mat[np.isfinite(mat) & (mat > 0)]
+    logy = bool(data.get("logy")) and pos.size > 0
+    norm = LogNorm(pos.min(), pos.max()) if logy else Normalize(np.nanmin(mat), np.nanmax(mat))
+    shown = np.where(mat > 0, mat, np.nan) if logy else mat
+    im = ax.imshow(shown, aspect="auto", cmap="viridis", norm=norm, interpolation="nearest")
+    im.set_gid("heatmap")
+    for r in range(mat.shape[0]):
+        for c in range(mat.shape[1]):
+            v = mat[r, c]
+            if not np.isfinite(v):
+                continue
+            text = "0" if v == 0 else f"{v:.2g}"
+            dark = v > 0 and norm(v) < 0.6
+            ax.text(c, r, text, ha="center", va="center", fontsize=5,
+                    color="white" if dark else "black")  # fmt: skip
+    ax.set_xticks(range(len(cols)))
+    ax.set_xticklabels([str(c) for c in cols])
+    ax.set_yticks(range(len(series)))
+    labels = []
+    for s in series:
+        nt = n_text(s)
+        lab = str(s.get("label") or "")
+        labels.append(math_label(f"{lab} ({nt})" if nt else lab))
+    ax.set_yticklabels(labels)
+    ax.tick_params(length=0)
+    for side in ("top", "right", "left", "bottom"):
+        ax.spines[side].set_visible(False)
+    bar = mfig.colorbar(im, ax=ax, shrink=0.9, pad=0.02)
+    bar.set_label(math_label(data.get("ylabel", "")))
+    return []
+
+
+# ------------------------------------------------------------------------ legends
+def compact_legend(mfig: Any, ax: Any, legend: list[tuple], *, note: str | None = None) -> None:
+    """No legend for one entry (its label joins the title); a common leading setting
+    ("D=4, ...") becomes the legend title; short legends inside the axes, longer ones below
+    them in columns."""
+    from matplotlib.legend_handler import HandlerTuple
+
+    if not legend:
+        return
+    labels = [str(lab) for _, lab in legend]
+    if len(legend) == 1:
+        title = ax.get_title()
+        extra = math_label(labels[0])
+        if extra and extra not in title:
+            ax.set_title(
+                f"{title}\n{extra}" if len(title) + len(extra) > 70 else f"{title}: {extra}"
+            )
+        return
+    title = note
+    settings = {_setting(lab) for lab in labels if _setting(lab) != lab}
+    prefix = settings.pop() if len(settings) == 1 else None
+    if prefix and all(lab.startswith(prefix + ", ") for lab in labels):
+        labels = [lab[len(prefix) + 2 :] for lab in labels]
+        title = f"{prefix}; {note}" if note else prefix
+    texts = [math_label(lab) for lab in labels]
+    handles = [h for h, _ in legend]
+    kw: dict[str, Any] = {
+        "handler_map": {tuple: HandlerTuple(ndivide=1)},
+        "frameon": False,
+        "title": math_label(title) if title else None,
+        "title_fontsize": 7,
+    }
+    longest = max(len(t) for t in labels)
+    if len(legend) <= 4 and longest <= 40:
+        ax.legend(handles, texts, **kw)
+        return
+    ncols = 1 if longest > 60 else (2 if longest > 28 else 3)
+    mfig.legend(handles, texts, loc="outside lower center", ncols=ncols, **kw)
