@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
 
 from verify.registry import Row
 
-__all__ = ["Worst", "loglog_slope"]
+__all__ = ["Worst", "loglog_fit", "loglog_slope", "mean_ci"]
 
 
 class Worst:
@@ -59,7 +60,33 @@ class Worst:
         return max((v[0] for v in self.best.values()), default=math.nan)
 
 
-def loglog_slope(ns: list[int], ys: list[float]) -> float:
-    """Least-squares slope of log y against log N."""
+def loglog_fit(ns: list[int], ys: list[float]) -> tuple[float, float]:
+    """Least-squares slope of log y against log N and its standard error
+    (``scipy.stats.linregress``; nan with fewer than three points)."""
+    from scipy.stats import linregress
+
     lx, ly = np.log(np.asarray(ns, float)), np.log(np.asarray(ys, float))
-    return float(np.polyfit(lx, ly, 1)[0])
+    fit = linregress(lx, ly)
+    return float(fit.slope), float(fit.stderr) if lx.size > 2 else math.nan
+
+
+def loglog_slope(ns: list[int], ys: list[float]) -> float:
+    """Least-squares slope of log y against log N (:func:`loglog_fit` without the error)."""
+    return loglog_fit(ns, ys)[0]
+
+
+def mean_ci(
+    values: Sequence[float], *, confidence: float = 0.95, seed: int = 0, n_resamples: int = 2000
+) -> tuple[float, float]:
+    """Percentile bootstrap interval of the mean (``scipy.stats.bootstrap``, seeded); the
+    single value itself when every value is equal (no resample can move the mean)."""
+    from scipy.stats import bootstrap
+
+    v = np.asarray(values, dtype=float)
+    if v.size == 0:
+        return math.nan, math.nan
+    if np.all(v == v[0]):
+        return float(v[0]), float(v[0])
+    res = bootstrap((v,), np.mean, n_resamples=n_resamples, confidence_level=confidence,
+                    method="percentile", rng=np.random.default_rng(seed))  # fmt: skip
+    return float(res.confidence_interval.low), float(res.confidence_interval.high)

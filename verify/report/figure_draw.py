@@ -62,6 +62,16 @@ def n_text(s: dict[str, Any]) -> str | None:
     return f"n={lo}" if lo == hi else f"n={lo}–{hi}"
 
 
+def shared_n(series: list[dict[str, Any]]) -> str | None:
+    """ "n=30 each" when several labelled series all carry the same ``n`` (said once, in the
+    legend title), else None."""
+    counts = {n_text(s) for s in series if s.get("label") and s.get("n") is not None}
+    labelled = [s for s in series if s.get("label")]
+    if len(counts) == 1 and len(labelled) > 1:
+        return f"{counts.pop()} each"
+    return None
+
+
 # ------------------------------------------------------------------------ lines
 def _key(s: dict[str, Any]) -> tuple:
     iv = interval(s)
@@ -128,6 +138,7 @@ def draw_lines(mfig: Any, ax: Any, fig: Any, series: list[dict[str, Any]]) -> li
     merged: dict[int, tuple[Any, str]] = {}
     per_group: dict[str, int] = {}
     zero_drawn = False
+    notes: list[tuple[float, float, str]] = []  # values written at the last point
     for it in items:
         colour = colours[it["group"]]
         k = per_group.get(it["group"], 0)
@@ -178,18 +189,20 @@ def draw_lines(mfig: Any, ax: Any, fig: Any, series: list[dict[str, Any]]) -> li
             thin = ls if len(x) >= 3 and ls not in (None, "None") else "None"
             cont = ax.errorbar(
                 x, yd, yerr=err, color=colour, marker=marker or "o", linestyle=thin,
-                linewidth=0.8, capsize=2.0, elinewidth=0.8, transform=tr,
+                linewidth=0.8, capsize=2.0, elinewidth=0.8,
             )  # fmt: skip
             line = cont.lines[0]
             for art in [line, *cont.lines[1], *cont.lines[2]]:
                 art.set_gid(f"series{i}")
+                art.set_transform(tr)  # after the data limits were taken
             handle: Any = cont
         else:
-            (line,) = ax.plot(
-                x, yd, color=colour, marker=marker or "None", linestyle=ls or "-", transform=tr
-            )
+            (line,) = ax.plot(x, yd, color=colour, marker=marker or "None", linestyle=ls or "-")
             line.set_gid(f"series{i}")
+            line.set_transform(tr)
             handle = line
+        if data.get("annotate") == "last" and np.isfinite(yd[-1]):  # e.g. a ratio near 1
+            notes.append((x[-1], yd[-1], colour))
         if np.any(zero):  # zeros on a log axis: open markers on the bottom edge
             (z,) = ax.plot(
                 x[zero], np.zeros(int(zero.sum())), linestyle="None", marker=marker or "o",
@@ -200,13 +213,15 @@ def draw_lines(mfig: Any, ax: Any, fig: Any, series: list[dict[str, Any]]) -> li
             zero_drawn = True
         if it["label"]:
             entries.append([handle, it["label"], id(s), s])
+    _annotate_last(mfig, ax, notes)
     legend: list[tuple] = []
+    shared = shared_n(series) is not None
     for entry in entries:
         handle, label, sid = entry[0], entry[1], entry[2]
         if sid in merged:
             band, name = merged[sid]
             handle, label = (band, handle), f"{label} (shaded: {name})"
-        if len(entry) > 3 and n_text(entry[3]):
+        if len(entry) > 3 and n_text(entry[3]) and not shared:
             label = f"{label} ({n_text(entry[3])})"
         legend.append((handle, label))
     if zero_drawn:
@@ -218,13 +233,76 @@ def draw_lines(mfig: Any, ax: Any, fig: Any, series: list[dict[str, Any]]) -> li
                 "value 0 (open marker on the bottom edge)",
             )
         )
-    if logx:
-        ax.set_xscale("log")
-    elif _is_integer_axis([v for s in series for v in s["x"]]):
+    _dodge_covered(mfig, ax, [it for it in lines if it["index"] not in shift])
+    if not logx and _is_integer_axis([v for s in series for v in s["x"]]):
         from matplotlib.ticker import MaxNLocator
 
         ax.xaxis.set_major_locator(MaxNLocator(integer=True))
     return legend
+
+
+def marker_px(mfig: Any) -> float:
+    """The drawn marker's diameter in pixels (what "covered at the plotted resolution" means)."""
+    import matplotlib
+
+    return float(matplotlib.rcParams["lines.markersize"]) * mfig.dpi / 72.0
+
+
+def drawn_points(ax: Any, gid: str) -> np.ndarray:
+    """Display coordinates (pixels) of every finite point drawn for ``gid`` (lines only)."""
+    pts = []
+    for line in ax.lines:
+        if line.get_gid() != gid:
+            continue
+        xy = np.asarray(line.get_xydata(), dtype=float)
+        xy = xy[np.all(np.isfinite(xy), axis=1)]
+        if xy.size:
+            pts.append(line.get_transform().transform(xy))
+    return np.vstack(pts) if pts else np.empty((0, 2))
+
+
+def covered(a: np.ndarray, b: np.ndarray, tol: float) -> bool:
+    """Whether every point of ``a`` lies within ``tol`` pixels of some point of ``b``."""
+    if not len(a) or not len(b):
+        return False
+    d = np.sqrt(((a[:, None, :] - b[None, :, :]) ** 2).sum(axis=2))
+    return bool(np.all(d.min(axis=1) <= tol))
+
+
+def _dodge_covered(mfig: Any, ax: Any, items: list[dict[str, Any]]) -> None:
+    """A series whose every drawn point sits under another series' points is shifted sideways
+    by DODGE_PT (one step more per series already shifted there)."""
+    if len(items) < 2:
+        return
+    ax.autoscale_view()
+    tol = 0.6 * marker_px(mfig)
+    pts = {it["index"]: drawn_points(ax, f"series{it['index']}") for it in items}
+    steps = 0
+    for it in items[1:]:
+        i = it["index"]
+        if any(covered(pts[i], pts[j], tol) for j in pts if j != i):
+            steps += 1
+            tr = _offset(mfig, ax, steps * DODGE_PT)
+            for line in ax.lines:
+                if line.get_gid() == f"series{i}" and line.get_transform() == ax.transData:
+                    line.set_transform(tr)
+            pts[i] = drawn_points(ax, f"series{i}")
+
+
+def _annotate_last(mfig: Any, ax: Any, notes: list[tuple[float, float, str]]) -> None:
+    """Write each value beside its point, moving a label down while it would overlap one
+    already written."""
+    ax.autoscale_view()
+    placed: list[float] = []
+    step = 7.0 * mfig.dpi / 72.0  # one text line (pixels)
+    for x, y, colour in sorted(notes, key=lambda n: -n[1]):
+        py = float(ax.transData.transform((x, y))[1])
+        dy = 0.0
+        while any(abs(py - dy - q) < step for q in placed):
+            dy += step
+        placed.append(py - dy)
+        ax.annotate(f"{y:.5g}", (x, y), xytext=(5, -dy * 72.0 / mfig.dpi),
+                    textcoords="offset points", va="center", fontsize=6, color=colour)  # fmt: skip
 
 
 # ------------------------------------------------------------------------ bars

@@ -94,9 +94,8 @@ def _math_token(tok: str) -> str:
     tok = tok.replace("Δ", r"\Delta ")
     if tok.startswith("||"):  # a norm ||x||: its inside in mathtext too
         inner = _TOKEN.sub(lambda m: _math_token(m.group(0)), tok[2:-2].strip())
-        inner = re.sub(
-            r"\bd(" + "|".join(_GREEK) + r")\b", lambda m: "d" + _GREEK[m.group(1)], inner
-        )
+        greek = "|".join(_GREEK)
+        inner = re.sub(r"(?<!\\)\bd(" + greek + r")\b", lambda m: "d" + _GREEK[m.group(1)], inner)
         return rf"\Vert {inner}\Vert"
     if "^" in tok:
         base, _, exp = tok.partition("^")

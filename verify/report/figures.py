@@ -132,20 +132,22 @@ def render(fig: Any):  # -> matplotlib.figure.Figure
             "ratios": fd.draw_ratios,
             "heatmap": fd.draw_heatmap,
         }[fig.kind]
+        if fig.kind in ("lines", "bars"):  # scales first: the drawing measures distances
+            if data.get("logy"):
+                ax.set_yscale("log", nonpositive="clip")
+            if data.get("logx") and fig.kind == "lines":
+                ax.set_xscale("log")
         legend = draw(mfig, ax, fig, series)
         if fig.kind in ("lines", "bars"):
             if data.get("logy"):
-                ax.set_yscale("log", nonpositive="clip")
                 _short_log_labels(ax.yaxis, [v for s in series for v in s["y"]])
             elif fig.kind == "lines" and _is_integer_axis([v for s in series for v in s["y"]]):
                 ax.yaxis.set_major_locator(MaxNLocator(integer=True))
             if data.get("logx") and fig.kind == "lines":
                 _short_log_labels(ax.xaxis, [v for s in series for v in s["x"]])
-            if probability:  # a probability axis stops at 0 and 1 (markers drawn unclipped)
-                if data.get("logy"):
-                    ax.set_ylim(top=1.0)
-                else:
-                    ax.set_ylim(0.0, 1.0)
+            if probability:  # a probability axis ends at 0 and 1 (markers drawn unclipped)
+                lo, hi = ax.get_ylim()
+                ax.set_ylim(lo if data.get("logy") else max(lo, 0.0), min(hi, 1.0))
                 for art in [*ax.lines, *ax.collections]:
                     art.set_clip_on(False)
             ax.grid(True, alpha=0.25, which="major", linewidth=0.5)
@@ -158,7 +160,8 @@ def render(fig: Any):  # -> matplotlib.figure.Figure
         else:
             ax.set_xlabel(math_label(data.get("xlabel", "")))
             ax.set_ylabel(math_label(data.get("ylabel", "")))
-        fd.compact_legend(mfig, ax, legend, note=data.get("interval"))
+        notes = [data.get("interval"), fd.shared_n(series) if fig.kind == "lines" else None]
+        fd.compact_legend(mfig, ax, legend, note=", ".join(x for x in notes if x) or None)
     return mfig
 
 
