@@ -81,6 +81,27 @@ class SampledProfile:
         )
         return profile_markdown(title, self.counts, self.samples)
 
+    def __str__(self) -> str:
+        """Terminal display: the sampled counts, fractions with their pointwise CIs, and the
+        average sensitivity's CI."""
+        from verify.boolean.display import text_table
+
+        lo, hi = self.average_sensitivity_ci
+        title = (
+            f"sampled profile, N = {self.n}, {self.samples} strings (seed {self.seed});"
+            f" average sensitivity {self.average_sensitivity:.4g}"
+            f" ({self.confidence:.0%} CI [{lo:.4g}, {hi:.4g}])"
+        )
+        low, high = self.ci_low, self.ci_high
+        rows = [
+            (k, int(c), float(c / self.samples), float(low[k]), float(high[k]))
+            for k, c in enumerate(self.counts)
+        ]
+        ci = f"{self.confidence:.0%} CI"
+        return (
+            title + "\n" + text_table(("k", "count", "fraction", f"{ci} low", f"{ci} high"), rows)
+        )
+
     @property
     def average_sensitivity(self) -> float:
         """Sample mean of s(x), an unbiased estimate of as(f)."""

@@ -163,10 +163,13 @@ def rate_rows(
 
 def rate_series(name: str, info: dict, bound_label: str = "bound") -> list[dict]:
     """Figure series of :func:`rate_rows`' ``info``: the measured rate with its interval and
-    sample size, and the explicit bound (dashed)."""
+    sample size, and the explicit bound (dashed), unless that bound is >= 1 at every N (then
+    the measured series' label says it is vacuous)."""
     ns = list(info["ns"])
-    return [
-        {"label": f"{name} measured", "x": ns, "y": info["rates"], "n": info["draws"],
-         "ylo": [c[0] for c in info["cis"]], "yhi": [c[1] for c in info["cis"]]},
-        {"label": f"{name} {bound_label}", "x": ns, "y": info["bounds"], "style": "--"},
-    ]  # fmt: skip
+    measured = {"label": f"{name} measured", "x": ns, "y": info["rates"], "n": info["draws"],
+                "ylo": [c[0] for c in info["cis"]], "yhi": [c[1] for c in info["cis"]]}  # fmt: skip
+    if all(b >= 1 for b in info["bounds"]):  # a probability bound >= 1 says nothing: not drawn
+        measured["label"] += f" ({bound_label} >= 1 at every N: vacuous)"
+        return [measured]
+    return [measured, {"label": f"{name} {bound_label}", "x": ns, "y": info["bounds"],
+                       "style": "--"}]  # fmt: skip

@@ -62,6 +62,12 @@ def n_text(s: dict[str, Any]) -> str | None:
     return f"n={lo}" if lo == hi else f"n={lo}–{hi}"
 
 
+def _log_floor(series: list[dict[str, Any]]) -> float:
+    """A bottom edge for a log axis: half the smallest positive value drawn."""
+    vals = [float(v) for s in series for v in s["y"] if float(v) > 0]
+    return min(vals, default=1.0) / 2
+
+
 def shared_n(series: list[dict[str, Any]]) -> str | None:
     """ "n=30 each" when several labelled series all carry the same ``n`` (said once, in the
     legend title), else None."""
@@ -139,6 +145,8 @@ def draw_lines(mfig: Any, ax: Any, fig: Any, series: list[dict[str, Any]]) -> li
     per_group: dict[str, int] = {}
     zero_drawn = False
     notes: list[tuple[float, float, str]] = []  # values written at the last point
+    floors: list[float] = []  # bottom edges of log axes under bands that start at 0
+    zero_shifts: list[int] = []  # series whose zeros are already on the edge
     for it in items:
         colour = colours[it["group"]]
         k = per_group.get(it["group"], 0)
@@ -147,9 +155,13 @@ def draw_lines(mfig: Any, ax: Any, fig: Any, series: list[dict[str, Any]]) -> li
             lo, hi = it["series"]
             x = np.asarray(lo["x"], dtype=float)
             y0, y1 = np.asarray(lo["y"], dtype=float), np.asarray(hi["y"], dtype=float)
-            if logy:
-                y0 = np.where(y0 > 0, y0, np.nan)
+            low_zero = (y0 <= 0) & (y1 > 0) if logy else np.zeros(y0.shape, dtype=bool)
+            if logy:  # a band from 0 reaches down to the axis' bottom edge
+                floor = _log_floor(series)
+                y0 = np.where(low_zero, floor, np.where(y0 > 0, y0, np.nan))
                 y1 = np.where(y1 > 0, y1, np.nan)
+                if np.any(low_zero):
+                    floors.append(floor)
             order = np.argsort(x, kind="stable")
             band = ax.fill_between(x[order], y0[order], y1[order], color=colour, alpha=0.18, lw=0)
             band.set_gid(f"band{it['index']}")
@@ -161,6 +173,15 @@ def draw_lines(mfig: Any, ax: Any, fig: Any, series: list[dict[str, Any]]) -> li
                 for yy, s in ((y0, lo), (y1, hi)):
                     (edge,) = ax.plot(x[order], yy[order], color=colour, linewidth=0.7)
                     edge.set_gid(f"series{index[id(s)]}")
+            if np.any(low_zero):
+                (z,) = ax.plot(
+                    x[low_zero], np.zeros(int(low_zero.sum())), ls="None", marker="o", mfc="white",
+                    mec=colour, clip_on=False, zorder=5,
+                    transform=_offset(mfig, ax, len(zero_shifts) * DODGE_PT, yaxes=True),
+                )  # fmt: skip
+                z.set_gid(f"series{index[id(lo)]}")
+                zero_shifts.append(it["index"])
+                zero_drawn = True
             continue
         s = it["series"][0]
         i = it["index"]
@@ -207,12 +228,18 @@ def draw_lines(mfig: Any, ax: Any, fig: Any, series: list[dict[str, Any]]) -> li
             (z,) = ax.plot(
                 x[zero], np.zeros(int(zero.sum())), linestyle="None", marker=marker or "o",
                 markerfacecolor="white", markeredgecolor=colour, clip_on=False,
-                transform=_offset(mfig, ax, shift.get(i, 0.0), yaxes=True), zorder=5,
+                transform=_offset(
+                    mfig, ax, shift.get(i, 0.0) + len(zero_shifts) * DODGE_PT, yaxes=True
+                ),
+                zorder=5,
             )  # fmt: skip
             z.set_gid(f"series{i}")
+            zero_shifts.append(i)  # the next series' zeros sit one step to the right
             zero_drawn = True
         if it["label"]:
             entries.append([handle, it["label"], id(s), s])
+    if floors:
+        ax.set_ylim(bottom=min(floors))
     _annotate_last(mfig, ax, notes)
     legend: list[tuple] = []
     shared = shared_n(series) is not None
@@ -233,7 +260,6 @@ def draw_lines(mfig: Any, ax: Any, fig: Any, series: list[dict[str, Any]]) -> li
                 "value 0 (open marker on the bottom edge)",
             )
         )
-    _dodge_covered(mfig, ax, [it for it in lines if it["index"] not in shift])
     if not logx and _is_integer_axis([v for s in series for v in s["x"]]):
         from matplotlib.ticker import MaxNLocator
 
@@ -242,22 +268,29 @@ def draw_lines(mfig: Any, ax: Any, fig: Any, series: list[dict[str, Any]]) -> li
 
 
 def marker_px(mfig: Any) -> float:
-    """The drawn marker's diameter in pixels (what "covered at the plotted resolution" means)."""
-    import matplotlib
-
-    return float(matplotlib.rcParams["lines.markersize"]) * mfig.dpi / 72.0
+    """The largest drawn marker's diameter in pixels (what "covered at the plotted
+    resolution" means)."""
+    sizes = [ln.get_markersize() for ax in mfig.axes for ln in ax.lines if ln.get_marker()]
+    return float(max(sizes, default=3.5)) * mfig.dpi / 72.0
 
 
 def drawn_points(ax: Any, gid: str) -> np.ndarray:
-    """Display coordinates (pixels) of every finite point drawn for ``gid`` (lines only)."""
+    """Display coordinates (pixels) of what is drawn for ``gid`` (lines only): every finite
+    point, and along a drawn line segment one point every few pixels."""
     pts = []
     for line in ax.lines:
         if line.get_gid() != gid:
             continue
         xy = np.asarray(line.get_xydata(), dtype=float)
-        xy = xy[np.all(np.isfinite(xy), axis=1)]
-        if xy.size:
-            pts.append(line.get_transform().transform(xy))
+        px = line.get_transform().transform(xy)
+        ok = np.all(np.isfinite(px), axis=1)
+        if line.get_linestyle() not in ("None", "", " "):
+            for a, b, keep in zip(px[:-1], px[1:], ok[:-1] & ok[1:], strict=True):
+                if keep:
+                    k = max(2, int(np.hypot(*(b - a)) // 2))
+                    pts.append(a + np.linspace(0, 1, k)[:, None] * (b - a))
+        if np.any(ok):
+            pts.append(px[ok])
     return np.vstack(pts) if pts else np.empty((0, 2))
 
 
@@ -265,28 +298,40 @@ def covered(a: np.ndarray, b: np.ndarray, tol: float) -> bool:
     """Whether every point of ``a`` lies within ``tol`` pixels of some point of ``b``."""
     if not len(a) or not len(b):
         return False
-    d = np.sqrt(((a[:, None, :] - b[None, :, :]) ** 2).sum(axis=2))
-    return bool(np.all(d.min(axis=1) <= tol))
+    from scipy.spatial import cKDTree
+
+    dist, _ = cKDTree(b).query(a, distance_upper_bound=tol * (1 + 1e-9))
+    return bool(np.all(np.isfinite(dist)))
 
 
-def _dodge_covered(mfig: Any, ax: Any, items: list[dict[str, Any]]) -> None:
-    """A series whose every drawn point sits under another series' points is shifted sideways
-    by DODGE_PT (one step more per series already shifted there)."""
-    if len(items) < 2:
-        return
-    ax.autoscale_view()
-    tol = 0.6 * marker_px(mfig)
-    pts = {it["index"]: drawn_points(ax, f"series{it['index']}") for it in items}
-    steps = 0
-    for it in items[1:]:
-        i = it["index"]
-        if any(covered(pts[i], pts[j], tol) for j in pts if j != i):
-            steps += 1
-            tr = _offset(mfig, ax, steps * DODGE_PT)
-            for line in ax.lines:
-                if line.get_gid() == f"series{i}" and line.get_transform() == ax.transData:
-                    line.set_transform(tr)
-            pts[i] = drawn_points(ax, f"series{i}")
+COVER_TOL = 0.5  # covered: every point within this many marker widths of another's points
+
+
+def dodge_covered(mfig: Any, ax: Any, n_series: int) -> None:
+    """After the layout is fixed: a series whose every drawn point sits under another series'
+    points is shifted sideways by DODGE_PT (one step more per series already shifted)."""
+    mfig.draw_without_rendering()
+    tol = 1.5 * COVER_TOL * marker_px(mfig)  # stricter than the audit: a margin for layout
+    pts = {i: drawn_points(ax, f"series{i}") for i in range(n_series)}
+    pts = {i: p for i, p in pts.items() if len(p)}
+
+    def hidden(i: int, p: np.ndarray) -> bool:
+        return any(covered(p, pts[j], tol) for j in pts if j != i)
+
+    for i in list(pts):
+        if not hidden(i, pts[i]):
+            continue
+        movable = [ln for ln in ax.lines if ln.get_gid() == f"series{i}"]
+        if not all(ln.get_transform() == ax.transData for ln in movable):
+            continue  # already shifted (grouped error bars) or on an axis edge
+        step = DODGE_PT * mfig.dpi / 72.0
+        for k in (1, -1, 2, -2, 3, -3):  # the nearest sideways place where it shows
+            if not hidden(i, pts[i] + [k * step, 0.0]):
+                break
+        tr = _offset(mfig, ax, k * DODGE_PT)
+        for ln in movable:
+            ln.set_transform(tr)
+        pts[i] = drawn_points(ax, f"series{i}")
 
 
 def _annotate_last(mfig: Any, ax: Any, notes: list[tuple[float, float, str]]) -> None:

@@ -162,6 +162,8 @@ def render(fig: Any):  # -> matplotlib.figure.Figure
             ax.set_ylabel(math_label(data.get("ylabel", "")))
         notes = [data.get("interval"), fd.shared_n(series) if fig.kind == "lines" else None]
         fd.compact_legend(mfig, ax, legend, note=", ".join(x for x in notes if x) or None)
+        if fig.kind == "lines":
+            fd.dodge_covered(mfig, ax, len(series))
     return mfig
 
 
