@@ -362,7 +362,12 @@ def experiment_outcome(
                     "yerr": bars_err,
                     "n": n_models,
                 },  # fmt: skip
-                {"label": "random functions", "x": schemes, "y": [base.estimate] * len(schemes)},
+                {
+                    "label": f"random functions: {base.estimate:.3f}"
+                    f" [{base.ci[0]:.3f}, {base.ci[1]:.3f}] ({base.method})",
+                    "x": schemes,
+                    "y": [base.estimate] * len(schemes),
+                },  # fmt: skip
             ],
             "xlabel": "init scheme",
             "ylabel": "P[K_0 >= 1]",

@@ -71,9 +71,9 @@ def _log_floor(series: list[dict[str, Any]]) -> float:
 def shared_n(series: list[dict[str, Any]]) -> str | None:
     """ "n=30 each" when several labelled series all carry the same ``n`` (said once, in the
     legend title), else None."""
-    counts = {n_text(s) for s in series if s.get("label") and s.get("n") is not None}
-    labelled = [s for s in series if s.get("label")]
-    if len(counts) == 1 and len(labelled) > 1:
+    with_n = [s for s in series if s.get("label") and s.get("n") is not None]
+    counts = {n_text(s) for s in with_n}
+    if len(counts) == 1 and len(with_n) > 1:
         return f"{counts.pop()} each"
     return None
 
@@ -351,6 +351,15 @@ def _annotate_last(mfig: Any, ax: Any, notes: list[tuple[float, float, str]]) ->
 
 
 # ------------------------------------------------------------------------ bars
+def wrap_title(text: str, width: int) -> str:
+    """``text`` in mathtext, broken at spaces into lines of about ``width`` characters (a
+    formula is never split: each line is converted on its own)."""
+    import textwrap
+
+    lines = textwrap.wrap(str(text), width=width, break_long_words=False) or [""]
+    return "\n".join(math_label(line) for line in lines)
+
+
 def wrap_category(name: str, width: int = 14) -> str:
     """A long category name broken at ", " (or spaces) into lines of about ``width``."""
     if len(name) <= width:
@@ -537,22 +546,22 @@ def draw_heatmap(mfig: Any, ax: Any, fig: Any, series: list[dict[str, Any]]) -> 
 
 
 # ------------------------------------------------------------------------ legends
-def compact_legend(mfig: Any, ax: Any, legend: list[tuple], *, note: str | None = None) -> None:
+def compact_legend(
+    mfig: Any, ax: Any, legend: list[tuple], *, note: str | None = None, inside: bool = True
+) -> None:
     """No legend for one entry (its label joins the title); a common leading setting
-    ("D=4, ...") becomes the legend title; short legends inside the axes, longer ones below
-    them in columns."""
+    ("D=4, ...") becomes the legend title; short legends inside the axes (unless ``inside`` is
+    False, e.g. over bars), longer ones below them in columns."""
     from matplotlib.legend_handler import HandlerTuple
 
     if not legend:
         return
     labels = [str(lab) for _, lab in legend]
-    if len(legend) == 1:
+    if len(legend) == 1:  # the one label (and the interval's name) joins the title
         title = ax.get_title()
-        extra = math_label(labels[0])
+        extra = math_label(labels[0] + (f" ({note})" if note else ""))
         if extra and extra not in title:
-            ax.set_title(
-                f"{title}\n{extra}" if len(title) + len(extra) > 70 else f"{title}: {extra}"
-            )
+            ax.set_title(f"{title}\n{extra}")
         return
     title = note
     settings = {_setting(lab) for lab in labels if _setting(lab) != lab}
@@ -569,7 +578,7 @@ def compact_legend(mfig: Any, ax: Any, legend: list[tuple], *, note: str | None 
         "title_fontsize": 7,
     }
     longest = max(len(t) for t in labels)
-    if len(legend) <= 4 and longest <= 40:
+    if inside and len(legend) <= 4 and longest <= 40:
         ax.legend(handles, texts, **kw)
         return
     ncols = 1 if longest > 60 else (2 if longest > 28 else 3)

@@ -125,7 +125,7 @@ def render(fig: Any):  # -> matplotlib.figure.Figure
             size = (6.4 if n > 3 or fig.kind == "bars" else 4.6, 3.0)
         mfig = Figure(figsize=size, layout="constrained")
         ax = mfig.add_subplot()
-        ax.set_title(math_label(getattr(fig, "title", "")))
+        ax.set_title(fd.wrap_title(getattr(fig, "title", ""), int(size[0] * 15)))
         draw = {
             "lines": fd.draw_lines,
             "bars": fd.draw_bars,
@@ -153,7 +153,7 @@ def render(fig: Any):  # -> matplotlib.figure.Figure
             ax.grid(True, alpha=0.25, which="major", linewidth=0.5)
         if fig.kind == "ratios":  # long category names: the title spans the figure
             ax.set_title("")
-            mfig.suptitle(math_label(getattr(fig, "title", "")), fontsize=8)
+            mfig.suptitle(fd.wrap_title(getattr(fig, "title", ""), 100), fontsize=8)
             ax.set_xlabel(math_label(data.get("xlabel") or "1 - measured/bound (log scale)"))
         elif fig.kind == "heatmap":
             ax.set_xlabel(math_label(data.get("xlabel", "")))
@@ -161,7 +161,8 @@ def render(fig: Any):  # -> matplotlib.figure.Figure
             ax.set_xlabel(math_label(data.get("xlabel", "")))
             ax.set_ylabel(math_label(data.get("ylabel", "")))
         notes = [data.get("interval"), fd.shared_n(series) if fig.kind == "lines" else None]
-        fd.compact_legend(mfig, ax, legend, note=", ".join(x for x in notes if x) or None)
+        note = ", ".join(x for x in notes if x) or None
+        fd.compact_legend(mfig, ax, legend, note=note, inside=fig.kind == "lines")
         if fig.kind == "lines":
             fd.dodge_covered(mfig, ax, len(series))
     return mfig
