@@ -17,7 +17,7 @@ from typing import Any
 
 import numpy as np
 
-RAW_TEX = re.compile(r"[\^{}\\]|(?<![A-Za-z0-9])[A-Za-z]{1,2}_[A-Za-z0-9{]")
+RAW_TEX = re.compile(r"[\^{}\\]|\|\||(?<![A-Za-z0-9])[A-Za-z]{1,2}_[A-Za-z0-9{]")
 
 
 def raw_tex(text: str) -> str | None:
@@ -45,14 +45,8 @@ def audit_figure(fig: Any) -> list[str]:
     problems as sentences; an empty list when it meets every rule above."""
     from matplotlib.backends.backend_agg import FigureCanvasAgg
 
-    from verify.report.figure_draw import (
-        COVER_TOL,
-        covered,
-        drawn_points,
-        interval,
-        is_probability,
-        marker_px,
-    )
+    from verify.report.figure_draw import interval, is_probability
+    from verify.report.figure_layout import COVER_TOL, covered, drawn_points, marker_px
     from verify.report.figures import DPI, _series, render
 
     problems: list[str] = []

@@ -8,20 +8,17 @@ what was drawn.
 
 from __future__ import annotations
 
-import math
 import re
 from typing import Any
 
 import numpy as np
 
-from verify.errors import ValidationError
 from verify.report.figure_style import (
     LINESTYLES,
     MARKERS,
     PALETTE,
     _colours,
     _is_integer_axis,
-    _setting,
     _split_style,
     math_label,
     plan_lines,
@@ -267,73 +264,6 @@ def draw_lines(mfig: Any, ax: Any, fig: Any, series: list[dict[str, Any]]) -> li
     return legend
 
 
-def marker_px(mfig: Any) -> float:
-    """The largest drawn marker's diameter in pixels (what "covered at the plotted
-    resolution" means)."""
-    sizes = [ln.get_markersize() for ax in mfig.axes for ln in ax.lines if ln.get_marker()]
-    return float(max(sizes, default=3.5)) * mfig.dpi / 72.0
-
-
-def drawn_points(ax: Any, gid: str) -> np.ndarray:
-    """Display coordinates (pixels) of what is drawn for ``gid`` (lines only): every finite
-    point, and along a drawn line segment one point every few pixels."""
-    pts = []
-    for line in ax.lines:
-        if line.get_gid() != gid:
-            continue
-        xy = np.asarray(line.get_xydata(), dtype=float)
-        px = line.get_transform().transform(xy)
-        ok = np.all(np.isfinite(px), axis=1)
-        if line.get_linestyle() not in ("None", "", " "):
-            for a, b, keep in zip(px[:-1], px[1:], ok[:-1] & ok[1:], strict=True):
-                if keep:
-                    k = max(2, int(np.hypot(*(b - a)) // 2))
-                    pts.append(a + np.linspace(0, 1, k)[:, None] * (b - a))
-        if np.any(ok):
-            pts.append(px[ok])
-    return np.vstack(pts) if pts else np.empty((0, 2))
-
-
-def covered(a: np.ndarray, b: np.ndarray, tol: float) -> bool:
-    """Whether every point of ``a`` lies within ``tol`` pixels of some point of ``b``."""
-    if not len(a) or not len(b):
-        return False
-    from scipy.spatial import cKDTree
-
-    dist, _ = cKDTree(b).query(a, distance_upper_bound=tol * (1 + 1e-9))
-    return bool(np.all(np.isfinite(dist)))
-
-
-COVER_TOL = 0.5  # covered: every point within this many marker widths of another's points
-
-
-def dodge_covered(mfig: Any, ax: Any, n_series: int) -> None:
-    """After the layout is fixed: a series whose every drawn point sits under another series'
-    points is shifted sideways by DODGE_PT (one step more per series already shifted)."""
-    mfig.draw_without_rendering()
-    tol = 1.5 * COVER_TOL * marker_px(mfig)  # stricter than the audit: a margin for layout
-    pts = {i: drawn_points(ax, f"series{i}") for i in range(n_series)}
-    pts = {i: p for i, p in pts.items() if len(p)}
-
-    def hidden(i: int, p: np.ndarray) -> bool:
-        return any(covered(p, pts[j], tol) for j in pts if j != i)
-
-    for i in list(pts):
-        if not hidden(i, pts[i]):
-            continue
-        movable = [ln for ln in ax.lines if ln.get_gid() == f"series{i}"]
-        if not all(ln.get_transform() == ax.transData for ln in movable):
-            continue  # already shifted (grouped error bars) or on an axis edge
-        step = DODGE_PT * mfig.dpi / 72.0
-        for k in (1, -1, 2, -2, 3, -3):  # the nearest sideways place where it shows
-            if not hidden(i, pts[i] + [k * step, 0.0]):
-                break
-        tr = _offset(mfig, ax, k * DODGE_PT)
-        for ln in movable:
-            ln.set_transform(tr)
-        pts[i] = drawn_points(ax, f"series{i}")
-
-
 def _annotate_last(mfig: Any, ax: Any, notes: list[tuple[float, float, str]]) -> None:
     """Write each value beside its point, moving a label down while it would overlap one
     already written."""
@@ -449,137 +379,3 @@ def draw_bars(mfig: Any, ax: Any, fig: Any, series: list[dict[str, Any]]) -> lis
     wrapped = ["\n".join(map(math_label, wrap_category(n).split("\n"))) for n in names]
     ax.set_xticklabels(wrapped, fontsize=6 if len(cats) > 6 else None)
     return legend
-
-
-# ------------------------------------------------------------------------ ratios to a bound
-def draw_ratios(mfig: Any, ax: Any, fig: Any, series: list[dict[str, Any]]) -> list[tuple]:
-    """Ratios measured/bound that sit near 1: horizontal bars of the distance 1 - ratio on a
-    log axis (shorter = closer to the bound), each annotated with the ratio itself; a ratio
-    >= 1 (the bound reached or exceeded) is a filled marker on the left edge."""
-    from matplotlib.transforms import blended_transform_factory
-
-    if len(series) != 1:
-        raise ValidationError(
-            f"figure {fig.name!r} data['series']", "one series (ratios)", len(series)
-        )
-    s = series[0]
-    cats = [str(c) for c in s["x"]]
-    r = np.asarray(s["y"], dtype=float)
-    gap = 1.0 - r
-    pos = np.arange(len(cats), dtype=float)
-    ok = gap > 0
-    cont = ax.barh(pos[ok], gap[ok], height=0.6, color=PALETTE[0], left=0)
-    for p in cont.patches:
-        p.set_gid("series0")
-    ax.set_xscale("log")
-    edge = blended_transform_factory(ax.transAxes, ax.transData)
-    if np.any(~ok):
-        (z,) = ax.plot(
-            np.zeros(int((~ok).sum())), pos[~ok], ls="None", marker=">", color=PALETTE[3],
-            clip_on=False, transform=edge, zorder=5,
-        )  # fmt: skip
-        z.set_gid("series0")
-    for p, g, v in zip(pos, gap, r, strict=True):
-        text = f"{v:.6g}" if g > 0 else (f"{v:.6g} (bound reached)" if v == 1 else f"{v:.6g} > 1")
-        if g > 0:
-            ax.annotate(text, (g, p), xytext=(3, 0), textcoords="offset points", va="center",
-                        fontsize=6)  # fmt: skip
-        else:
-            ax.annotate(text, (0, p), xycoords=edge, xytext=(8, 0), textcoords="offset points",
-                        va="center", fontsize=6, color=PALETTE[3])  # fmt: skip
-    if np.any(ok):
-        lo, hi = float(gap[ok].min()), float(gap[ok].max())
-        ax.set_xlim(10 ** math.floor(math.log10(lo)), 10 ** (math.ceil(math.log10(hi)) + 0.6))
-    ax.set_yticks(pos)
-    ax.set_yticklabels([math_label(c) for c in cats])
-    ax.invert_yaxis()
-    ax.grid(True, axis="x", which="major", alpha=0.25, linewidth=0.5)
-    return []
-
-
-# ------------------------------------------------------------------------ heat maps
-def draw_heatmap(mfig: Any, ax: Any, fig: Any, series: list[dict[str, Any]]) -> list[tuple]:
-    """One row per series, one column per x: the colour is the value (log scale with
-    ``logy``), every cell carries its value; zeros are white cells marked "0"."""
-    from matplotlib.colors import LogNorm, Normalize
-
-    data = fig.data
-    cols: list[Any] = []
-    for s in series:
-        for v in s["x"]:
-            if v not in cols:
-                cols.append(v)
-    mat = np.full((len(series), len(cols)), np.nan)
-    for r, s in enumerate(series):
-        for x, y in zip(s["x"], s["y"], strict=True):
-            mat[r, cols.index(x)] = float(y)
-    pos = mat[np.isfinite(mat) & (mat > 0)]
-    logy = bool(data.get("logy")) and pos.size > 0
-    norm = LogNorm(pos.min(), pos.max()) if logy else Normalize(np.nanmin(mat), np.nanmax(mat))
-    shown = np.where(mat > 0, mat, np.nan) if logy else mat
-    im = ax.imshow(shown, aspect="auto", cmap="viridis", norm=norm, interpolation="nearest")
-    im.set_gid("heatmap")
-    for r in range(mat.shape[0]):
-        for c in range(mat.shape[1]):
-            v = mat[r, c]
-            if not np.isfinite(v):
-                continue
-            text = "0" if v == 0 else f"{v:.2g}"
-            dark = v > 0 and norm(v) < 0.6
-            ax.text(c, r, text, ha="center", va="center", fontsize=5,
-                    color="white" if dark else "black")  # fmt: skip
-    ax.set_xticks(range(len(cols)))
-    ax.set_xticklabels([str(c) for c in cols])
-    ax.set_yticks(range(len(series)))
-    labels = []
-    for s in series:
-        nt = n_text(s)
-        lab = str(s.get("label") or "")
-        labels.append(math_label(f"{lab} ({nt})" if nt else lab))
-    ax.set_yticklabels(labels)
-    ax.tick_params(length=0)
-    for side in ("top", "right", "left", "bottom"):
-        ax.spines[side].set_visible(False)
-    bar = mfig.colorbar(im, ax=ax, shrink=0.9, pad=0.02)
-    bar.set_label(math_label(data.get("ylabel", "")))
-    return []
-
-
-# ------------------------------------------------------------------------ legends
-def compact_legend(
-    mfig: Any, ax: Any, legend: list[tuple], *, note: str | None = None, inside: bool = True
-) -> None:
-    """No legend for one entry (its label joins the title); a common leading setting
-    ("D=4, ...") becomes the legend title; short legends inside the axes (unless ``inside`` is
-    False, e.g. over bars), longer ones below them in columns."""
-    from matplotlib.legend_handler import HandlerTuple
-
-    if not legend:
-        return
-    labels = [str(lab) for _, lab in legend]
-    if len(legend) == 1:  # the one label (and the interval's name) joins the title
-        title = ax.get_title()
-        extra = math_label(labels[0] + (f" ({note})" if note else ""))
-        if extra and extra not in title:
-            ax.set_title(f"{title}\n{extra}")
-        return
-    title = note
-    settings = {_setting(lab) for lab in labels if _setting(lab) != lab}
-    prefix = settings.pop() if len(settings) == 1 else None
-    if prefix and all(lab.startswith(prefix + ", ") for lab in labels):
-        labels = [lab[len(prefix) + 2 :] for lab in labels]
-        title = f"{prefix}; {note}" if note else prefix
-    texts = [math_label(lab) for lab in labels]
-    handles = [h for h, _ in legend]
-    kw: dict[str, Any] = {
-        "handler_map": {tuple: HandlerTuple(ndivide=1)},
-        "frameon": False,
-        "title": math_label(title) if title else None,
-        "title_fontsize": 7,
-    }
-    longest = max(len(t) for t in labels)
-    if inside and len(legend) <= 4 and longest <= 40:
-        ax.legend(handles, texts, **kw)
-        return
-    ncols = 1 if longest > 60 else (2 if longest > 28 else 3)
-    mfig.legend(handles, texts, loc="outside lower center", ncols=ncols, **kw)

@@ -2,29 +2,48 @@
 
 Kinds (see FigureData):
 
-- ``"lines"``: ``{"series": [{"label", "x", "y", "style"?}], "xlabel", "ylabel", "logx"?,
-  "logy"?}``; one line per series, matplotlib format string ``style`` (its colour is chosen
-  here). On a log axis, values <= 0 (and NaN) are left out: the line has a gap there.
-- ``"bars"``: ``{"series": [{"label", "x", "y", "yerr"?}], "xlabel", "ylabel", "logy"?}``;
-  grouped bars, one group per distinct x (numbers or category names), error bars from ``yerr``
-  (``[[below, above], ...]``). A series with one value at every x and no error bars is a
-  reference level: it is drawn as a horizontal line, not as bars.
+- ``"lines"``: ``{"series": [{"label", "x", "y", "style"?, "ylo"?, "yhi"?, "n"?}], "xlabel",
+  "ylabel", "logx"?, "logy"?, "probability"?, "interval"?, "annotate"?}``; one line per
+  series, matplotlib format string ``style`` (its colour is chosen here).
+- ``"bars"``: ``{"series": [{"label", "x", "y", "yerr"? or "ylo"/"yhi", "n"?}], ...}``;
+  grouped bars, one group per distinct x (numbers or category names), whiskers from the
+  interval. A series with one value at every x and no interval is a reference level: it is
+  drawn as a horizontal line, not as bars.
+- ``"ratios"``: one series of ratios measured/bound per category that sit near 1: horizontal
+  bars of 1 - ratio on a log axis, each annotated with the ratio (a ratio >= 1 is a marker on
+  the left edge).
+- ``"heatmap"``: one row per series, one column per x, the value as colour (log with
+  ``logy``) and written in every cell; zeros are white cells marked 0.
 
-How a figure is drawn (the same rules for the report and the ``--plot`` of the commands):
+How a figure is drawn (the same rules for the report, the gallery docs/figures.md and the
+``--plot`` of the commands; :func:`verify.report.figure_audit.audit_figure` checks them):
 
+- an estimated quantity carries its interval (``ylo``/``yhi``: error bars; or two series
+  labelled ``"<base> CI low"``/``"<base> CI high"``, ``lower``/``upper``: a shaded band) and
+  its sample size ``n``; ``data["interval"]`` names the interval; both go into the legend
+  title ("95% Clopper-Pearson, n=30 each") or beside the label;
+- no series hides another: identical series are drawn once with every name ("a = b"), series
+  with intervals at shared x are spread sideways (grouped error bars), and a series whose
+  every drawn point lies within half a marker of another's is moved a few points sideways;
+- a value 0 on a log axis is an open marker on the bottom edge (a band from 0 reaches the
+  edge), and the legend says so;
+- a probability axis (``data["probability"]``, or a y label "P[...]", "probability",
+  "fraction", "rate") stays inside [0, 1]; a value outside [0, 1] there is an error;
+- two points are no trend: a series of one or two points is drawn without a line;
+- ``data["annotate"] == "last"`` writes each series' last value beside it (ratios near 1);
+- one colour per setting: series whose labels start with the same settings (``"D=3
+  empirical"``, ``"D=3 fit"``) share a colour and differ in line style;
+- labels in mathtext (``K_0``, ``2^N``, ``e^{2R}``, ``||W_2||``, ``sqrt(D - 1)``, ``beta``,
+  ``>=``), falling back to the plain text when a label does not parse; long titles wrap;
+- compact legends: none for one series (its label joins the title), a setting shared by every
+  label becomes the legend title, short legends inside the axes, longer ones below in columns;
+- integer ticks on an axis whose values are all integers (N, layers, ...);
 - matplotlib's object API (``matplotlib.figure.Figure``): importing this module changes no
   global state (no backend switch, no pyplot), so it is safe in notebooks;
-- confidence intervals as bands: two series labelled ``"<base> CI low"`` / ``"<base> CI high"``
-  (or ``lower`` / ``upper``) become one shaded band in the colour of ``<base>`` (or of the
-  series with the same x values when no series is called ``<base>``);
-- one colour per setting: series whose labels start with the same settings (``"D=3 empirical"``,
-  ``"D=3 fit"``: setting ``D=3``) share a colour and differ in line style;
-- integer ticks on an axis whose values are all integers (N, layers, ...);
-- labels in mathtext (``K_0`` -> :math:`K_0`, ``2^N``, ``beta``, ``>=``), falling back to the
-  plain text when a label does not parse;
 - PNG at 300 dpi, PDF and SVG as vector files (:func:`draw_figure_files`), and the data of
-  every series in a CSV file beside them (:func:`write_figure_csv`), so a figure can be redrawn
-  or restyled without rerunning anything (report.json holds the same data).
+  every series in a CSV file beside them (:func:`write_figure_csv`: x, y, the interval ends
+  y_low/y_high and n), so a figure can be redrawn or restyled without rerunning anything
+  (report.json holds the same data).
 """
 
 from __future__ import annotations
@@ -109,6 +128,8 @@ def render(fig: Any):  # -> matplotlib.figure.Figure
     from matplotlib.ticker import MaxNLocator
 
     from verify.report import figure_draw as fd
+    from verify.report import figure_kinds as fk
+    from verify.report import figure_layout as fl
 
     series = _series(fig)
     data = fig.data
@@ -129,8 +150,8 @@ def render(fig: Any):  # -> matplotlib.figure.Figure
         draw = {
             "lines": fd.draw_lines,
             "bars": fd.draw_bars,
-            "ratios": fd.draw_ratios,
-            "heatmap": fd.draw_heatmap,
+            "ratios": fk.draw_ratios,
+            "heatmap": fk.draw_heatmap,
         }[fig.kind]
         if fig.kind in ("lines", "bars"):  # scales first: the drawing measures distances
             if data.get("logy"):
@@ -162,9 +183,9 @@ def render(fig: Any):  # -> matplotlib.figure.Figure
             ax.set_ylabel(math_label(data.get("ylabel", "")))
         notes = [data.get("interval"), fd.shared_n(series) if fig.kind == "lines" else None]
         note = ", ".join(x for x in notes if x) or None
-        fd.compact_legend(mfig, ax, legend, note=note, inside=fig.kind == "lines")
+        fl.compact_legend(mfig, ax, legend, note=note, inside=fig.kind == "lines")
         if fig.kind == "lines":
-            fd.dodge_covered(mfig, ax, len(series))
+            fl.dodge_covered(mfig, ax, len(series))
     return mfig
 
 
