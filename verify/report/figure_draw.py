@@ -60,9 +60,14 @@ def n_text(s: dict[str, Any]) -> str | None:
 
 
 def _log_floor(series: list[dict[str, Any]]) -> float:
-    """A bottom edge for a log axis: half the smallest positive value drawn."""
-    vals = [float(v) for s in series for v in s["y"] if float(v) > 0]
-    return min(vals, default=1.0) / 2
+    """A bottom edge for a log axis: half the smallest positive value drawn (values and
+    interval ends)."""
+    vals = [float(v) for s in series for v in s["y"]]
+    for s in series:
+        iv = interval(s)
+        if iv is not None:
+            vals += [float(v) for v in np.concatenate(iv)]
+    return min((v for v in vals if v > 0), default=1.0) / 2
 
 
 def shared_n(series: list[dict[str, Any]]) -> str | None:
@@ -200,8 +205,9 @@ def draw_lines(mfig: Any, ax: Any, fig: Any, series: list[dict[str, Any]]) -> li
         yd = np.where(zero, np.nan, y)
         if iv is not None:
             lo, hi = iv
-            if logy:
-                lo = np.where(lo > 0, lo, np.nan)
+            if logy and np.any(lo <= 0):  # an interval from 0 reaches the bottom edge
+                floors.append(_log_floor(series))
+                lo = np.where(lo > 0, lo, floors[-1])
             err = np.vstack([np.clip(yd - lo, 0, None), np.clip(hi - yd, 0, None)])
             err = np.where(np.isfinite(err), err, 0.0)
             thin = ls if len(x) >= 3 and ls not in (None, "None") else "None"
@@ -214,6 +220,10 @@ def draw_lines(mfig: Any, ax: Any, fig: Any, series: list[dict[str, Any]]) -> li
                 art.set_gid(f"series{i}")
                 art.set_transform(tr)  # after the data limits were taken
             handle: Any = cont
+            if np.any(zero & (hi > 0)):  # a value 0 on a log axis: its interval from the edge
+                bars = ax.vlines(x[zero], floors[-1], hi[zero], color=colour, linewidth=0.8)
+                bars.set_gid(f"series{i}")
+                bars.set_transform(tr)
         else:
             (line,) = ax.plot(x, yd, color=colour, marker=marker or "None", linestyle=ls or "-")
             line.set_gid(f"series{i}")
