@@ -39,12 +39,16 @@ def is_probability(data: dict[str, Any]) -> bool:
 
 def interval(s: dict[str, Any]) -> tuple[np.ndarray, np.ndarray] | None:
     """The interval ends (lower, upper) of a series, from ``ylo``/``yhi`` or from bar-style
-    ``yerr`` ([[below, above], ...]); None when it has none."""
+    ``yerr`` ([[below, above], ...], or one symmetric half-width per point); None when it has
+    none."""
     y = np.asarray(s["y"], dtype=float)
     if s.get("ylo") is not None and s.get("yhi") is not None:
         return np.asarray(s["ylo"], dtype=float), np.asarray(s["yhi"], dtype=float)
     if s.get("yerr") is not None:
-        e = np.asarray(s["yerr"], dtype=float).reshape(len(y), 2)
+        e = np.asarray(s["yerr"], dtype=float)
+        if e.ndim == 1:  # symmetric: one half-width per point
+            e = np.column_stack([e, e])
+        e = e.reshape(len(y), 2)
         return y - e[:, 0], y + e[:, 1]
     return None
 
@@ -200,6 +204,8 @@ def draw_lines(mfig: Any, ax: Any, fig: Any, series: list[dict[str, Any]]) -> li
                 marker = MARKERS[list(colours).index(it["group"]) // 10 % len(MARKERS)]
             if len(x) <= 2:  # two points are no trend: markers only
                 ls = "None"
+            elif len(x) > 40 and interval(s) is None:  # a dense curve: markers would blot it
+                marker = "None"
         iv = interval(s)
         tr = _offset(mfig, ax, shift.get(i, 0.0))
         yd = np.where(zero, np.nan, y)
@@ -233,7 +239,8 @@ def draw_lines(mfig: Any, ax: Any, fig: Any, series: list[dict[str, Any]]) -> li
             notes.append((x[-1], yd[-1], colour))
         if np.any(zero):  # zeros on a log axis: open markers on the bottom edge
             (z,) = ax.plot(
-                x[zero], np.zeros(int(zero.sum())), linestyle="None", marker=marker or "o",
+                x[zero], np.zeros(int(zero.sum())), linestyle="None",
+                marker=marker if marker not in (None, "None") else "o",
                 markerfacecolor="white", markeredgecolor=colour, clip_on=False,
                 transform=_offset(
                     mfig, ax, shift.get(i, 0.0) + len(zero_shifts) * DODGE_PT, yaxes=True
@@ -286,7 +293,8 @@ def _annotate_last(mfig: Any, ax: Any, notes: list[tuple[float, float, str]]) ->
         while any(abs(py - dy - q) < step for q in placed):
             dy += step
         placed.append(py - dy)
-        ax.annotate(f"{y:.5g}", (x, y), xytext=(5, -dy * 72.0 / mfig.dpi),
+        text = f"{y:.8g} (1 - {1 - y:.2g})" if 0.99 < y < 1 else f"{y:.5g}"  # near 1: the gap
+        ax.annotate(text, (x, y), xytext=(5, -dy * 72.0 / mfig.dpi),
                     textcoords="offset points", va="center", fontsize=6, color=colour)  # fmt: skip
 
 
