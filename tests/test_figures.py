@@ -176,7 +176,9 @@ def test_audit_reports_data_outside_the_axes_and_one_entry_legends(monkeypatch):
 def _figure_name_patterns() -> set[str]:
     """Regexes of every figure name the report (statements, checks, the random-init
     experiment, the overview) and sweep --plot can make, read from the source: the name
-    argument of each FigureData(...), and for a name passed in, the literal its callers give."""
+    argument of each FigureData(...), and for a name passed in, the literal its callers give.
+    The training panels (verify/experiments/train.py, named "<stem>_<panel>") appear only in
+    `report --full` and `train`; tests/test_train.py checks their data."""
     files = [*ROOT.glob("verify/statements/*.py"), *ROOT.glob("verify/checks/*.py"),
              ROOT / "verify/experiments/random_init.py", ROOT / "verify/report/overview.py",
              ROOT / "verify/commands/sweep.py"]  # fmt: skip
