@@ -408,7 +408,7 @@ def factor_figure(name: str, title: str, rows: list[StepRow]):
             "series": [
                 {"label": "best measured / bound", "x": list(best), "y": list(best.values())},
             ],
-            "xlabel": "1 - best measured/bound (log scale; shorter = the step is nearly attained)",
+            "xlabel": "1 - measured/bound (log; shorter: nearly attained)",
         },
     )
 
