@@ -102,3 +102,24 @@ def test_mean_ci_is_scipys_percentile_bootstrap():
     assert (lo, hi) == (res.confidence_interval.low, res.confidence_interval.high)
     assert lo < v.mean() < hi
     assert mean_ci([16.0, 16.0, 16.0]) == (16.0, 16.0)  # no resample moves a constant mean
+
+
+def test_sharpness_standard_error_is_scipys_sem():
+    """gaussian_sharpness's standard error (scipy.stats.sem) equals the former
+    std(ddof=1) / sqrt(repeats) of the same loss increments (recomputed here)."""
+    from verify.boolean import make_family
+    from verify.boolean.function import all_bit_strings
+    from verify.checks.hahn_rofin import gaussian_sharpness, perturbed
+    from verify.model import ModelConfig, forward, init_params
+
+    params = init_params(ModelConfig(d_model=8, n_layers=1, ln_eps=0.1), "uniform", seed=0)
+    bits = all_bit_strings(4)
+    targets = make_family("parity", 4).table
+    mean, se, base = gaussian_sharpness(params, bits, targets, sigma=0.02, repeats=6, seed=1)
+    y = np.where(targets > 0, 1.0, -1.0)
+    rng = np.random.default_rng(1)
+    incs = np.array(
+        [np.mean((forward(perturbed(params, 0.02, rng), bits).T - y) ** 2) - base for _ in range(6)]
+    )
+    assert mean == pytest.approx(incs.mean(), rel=1e-12)
+    assert se == pytest.approx(np.std(incs, ddof=1) / math.sqrt(6), rel=1e-12)
