@@ -425,7 +425,7 @@ def figures(
                 and (not fitted_only or r["accuracy"] >= min_accuracy)
             ]
             ns = sorted({r["N"] for r in mine})
-            if ns:  # mean over seeds, with a 95% bootstrap interval and the number of seeds
+            if ns:  # mean over seeds, with a 95% t interval and the number of seeds
                 vals = [_over_seeds(mine, f, n, key) for n in ns]
                 cis = [mean_ci(v) for v in vals]
                 series.append({"label": f, "x": ns, "y": [float(np.mean(v)) for v in vals],
@@ -433,7 +433,7 @@ def figures(
                                "n": [len(v) for v in vals]})  # fmt: skip
         if series:
             data = {"series": series, "xlabel": "N", "ylabel": key,
-                    "interval": "mean over seeds: 95% bootstrap"}  # fmt: skip
+                    "interval": "mean over seeds: 95% t interval"}  # fmt: skip
             if logy:
                 data["logy"] = True
             out.append(FigureData(f"{stem}_{key}", f"Trained models: {ylabel}", "lines", data))

@@ -58,7 +58,8 @@ def audit_figure(fig: Any) -> list[str]:
         y = np.asarray(s["y"], dtype=float)
         if s.get("n") is None:
             problems.append(f"series {s.get('label')!r} has an interval but no n")
-        bad = ~((iv[0] <= y + 1e-12) & (y <= iv[1] + 1e-12)) & np.isfinite(y)
+        known = np.isfinite(y) & np.isfinite(iv[0]) & np.isfinite(iv[1])  # nan: no interval
+        bad = ~((iv[0] <= y + 1e-12) & (y <= iv[1] + 1e-12)) & known
         if np.any(bad):
             problems.append(
                 f"series {s.get('label')!r}: y outside [ylo, yhi] at {np.flatnonzero(bad)}"

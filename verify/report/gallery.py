@@ -115,8 +115,8 @@ CAPTIONS: dict[str, str] = {
         " tested N; the explicit bound is vacuous here."
     ),
     "thm_4_5_k0_growth": (
-        "K_0(N) of random transformers (mean of 3 models with a 95% bootstrap interval, which"
-        " n = 3 makes rough, and the minimum over the models) against the theorem's"
+        "K_0(N) of random transformers (mean of 3 models with a 95% t interval, wide at"
+        " n = 3, and the minimum over the models) against the theorem's"
         " N^((D-1)/(2L)-5): the mean overtakes the polynomial from N = 8 (D = 16) and N = 9"
         " (D = 32) on, the minimum for D = 16 only at N = 11."
     ),

@@ -254,7 +254,7 @@ def k0_growth(ctx: CheckContext) -> Outcome:
                 f" {fit['exponential_base']:.3g}, degree {fit['polynomial_rate']:.3g})"
             )
         x = list(ns)
-        cis = [mean_ci(k0_lo[:, j], seed=ctx.seed + j) for j in range(len(ns))]
+        cis = [mean_ci(k0_lo[:, j]) for j in range(len(ns))]
         series += [
             {"label": f"D={d},L={layers} mean K_0", "x": x, "y": k0_lo.mean(axis=0).tolist(),
              "ylo": [c[0] for c in cis], "yhi": [c[1] for c in cis], "n": n_models},
@@ -282,7 +282,7 @@ def k0_growth(ctx: CheckContext) -> Outcome:
             "xlabel": "N",
             "ylabel": "K_0(N)",
             "logy": True,
-            "interval": "mean: 95% bootstrap",
+            "interval": "mean: 95% t interval",
         },  # fmt: skip
     )
     return Outcome(
