@@ -37,7 +37,7 @@ CAPTIONS: dict[str, str] = {
     "lemma_2_9_steps_best_ratio": (
         "For each factor of C_infl, how far the best construction stays from its bound"
         " (1 - ratio, log scale; the ratio is written beside each bar): every factor is attained"
-        " to within about 1%, so no factor of the explicit constant can be dropped."
+        " to within about 1%, so none of them could be lowered by more than that."
     ),
     "lemma_2_9_constructions_vs_n": (
         "Measured influence over the Lemma 2.9 bound for constructions built to be tight in one"
@@ -62,7 +62,7 @@ CAPTIONS: dict[str, str] = {
     "lemma_3_1_steps_best_ratio": (
         "For each factor of C_Lip, the distance 1 - ratio of the best construction to its bound"
         " (log scale, ratios written beside the bars): every factor is attained to within"
-        " about 0.1%, so each factor of the explicit constant is needed."
+        " about 0.1%, so none of them could be lowered by more than that."
     ),
     "lemma_3_2_adversarial_search": (
         "The largest beta/(1+eps^-1/2)^K found by the Hypothesis search so far (final value"
