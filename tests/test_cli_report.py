@@ -108,6 +108,9 @@ def test_report_files_kernels_json_and_rows(
         "label": "mean CI low",
         "x": "1",
         "y": "0.4",
+        "y_low": "",
+        "y_high": "",
+        "n": "",
         "y_err_below": "",
         "y_err_above": "",
     }

@@ -89,3 +89,14 @@ def test_figures_per_function() -> None:
     sharp = figs["hr_training_sharpness"].data["series"]
     assert {s["label"] for s in sharp} == {"parity", "majority"}
     assert all(s["x"] == [3, 4] for s in sharp)
+
+
+def test_figures_carry_the_spread_over_seeds() -> None:
+    """Means over seeds come with a 95% bootstrap interval and the number of seeds; a value
+    0 on a log axis stays 0 (drawn on the axis edge), not a stand-in 1e-12."""
+    recs = run_experiment(["parity"], [3], [0, 1], TINY)
+    figs = {f.name: f for f in figures(recs, min_accuracy=0.0)}
+    for fig in figs.values():
+        for s in fig.data["series"]:
+            assert s["n"] == [2] and s["ylo"][0] <= s["y"][0] <= s["yhi"][0], fig.name
+            assert min(s["y"]) != 1e-12

@@ -31,15 +31,15 @@ def _check_confidence(confidence: float) -> float:
 
 
 def clopper_pearson(hits: int, trials: int, confidence: float = 0.99) -> tuple[float, float]:
-    """Exact two-sided binomial interval for a proportion (hits of trials)."""
+    """Exact two-sided (Clopper-Pearson) binomial interval for a proportion (hits of trials):
+    ``scipy.stats.binomtest(hits, trials).proportion_ci(confidence, method="exact")``."""
     trials = check_int("trials", trials, minimum=1)
     hits = check_int("hits", hits, minimum=0, maximum=trials)
-    alpha = 1.0 - _check_confidence(confidence)
-    from scipy.stats import beta  # lazy: scipy.stats costs ~1 s to import
+    confidence = _check_confidence(confidence)
+    from scipy.stats import binomtest  # lazy: scipy.stats costs ~1 s to import
 
-    lo = 0.0 if hits == 0 else float(beta.ppf(alpha / 2, hits, trials - hits + 1))
-    hi = 1.0 if hits == trials else float(beta.ppf(1 - alpha / 2, hits + 1, trials - hits))
-    return lo, hi
+    ci = binomtest(hits, trials).proportion_ci(confidence_level=confidence, method="exact")
+    return float(ci.low), float(ci.high)
 
 
 @dataclass(frozen=True)
@@ -80,6 +80,27 @@ class SampledProfile:
             f" ({self.confidence:.0%} CI [{lo:.4g}, {hi:.4g}])"
         )
         return profile_markdown(title, self.counts, self.samples)
+
+    def __str__(self) -> str:
+        """Terminal display: the sampled counts, fractions with their pointwise CIs, and the
+        average sensitivity's CI."""
+        from verify.boolean.display import text_table
+
+        lo, hi = self.average_sensitivity_ci
+        title = (
+            f"sampled profile, N = {self.n}, {self.samples} strings (seed {self.seed});"
+            f" average sensitivity {self.average_sensitivity:.4g}"
+            f" ({self.confidence:.0%} CI [{lo:.4g}, {hi:.4g}])"
+        )
+        low, high = self.ci_low, self.ci_high
+        rows = [
+            (k, int(c), float(c / self.samples), float(low[k]), float(high[k]))
+            for k, c in enumerate(self.counts)
+        ]
+        ci = f"{self.confidence:.0%} CI"
+        return (
+            title + "\n" + text_table(("k", "count", "fraction", f"{ci} low", f"{ci} high"), rows)
+        )
 
     @property
     def average_sensitivity(self) -> float:

@@ -295,6 +295,7 @@ def search_outcome(statement_id: str, ctx: CheckContext, res: SearchResult, labe
                     ],
                     "xlabel": "example",
                     "ylabel": "measured / bound",
+                    "annotate": "last",  # the final ratio as a number
                 },
             )
         ],

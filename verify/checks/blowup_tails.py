@@ -128,7 +128,7 @@ def rate_rows(
     P[bad]); decisive when the CI lies above. Plus the fitted log-log slope of the
     rate over N against the predicted exponent 1 - zeta (D-1)/2 (never decisive)."""
     d, k = cfg.d_model, cfg.n_norms
-    rows, rates, bounds = [], [], []
+    rows, rates, bounds, cis = [], [], [], []
     for n in ns:
         t = float(n) ** (zeta / 2)
         hits, undefined = exceedance(cfg, n, t, draws, rng, **where)
@@ -139,6 +139,7 @@ def rate_rows(
             bound = neighbourhood_blowup_bound(t, d, side, k, n, max(1, int(k_fraction * n)))
         rates.append(hits / draws)
         bounds.append(bound)
+        cis.append((lo, hi))
         rows.append(
             Row(f"D={d}, L={cfg.n_layers}, N={n}: P[beta(x) > N^(zeta/2) = {t:.3g}]",
                 hits / draws, bound, "<=", (lo, hi), {"undefined": undefined},
@@ -156,4 +157,19 @@ def rate_rows(
                 slope, p, "<=", extra={"N with 0 < rate < 1": [n for n, _ in positive]},
                 decisive=False)
         )  # fmt: skip
-    return rows, {"ns": list(ns), "rates": rates, "bounds": bounds, "predicted": p, "slope": slope}
+    return rows, {"ns": list(ns), "rates": rates, "bounds": bounds, "predicted": p, "slope": slope,
+                  "cis": cis, "draws": draws}  # fmt: skip
+
+
+def rate_series(name: str, info: dict, bound_label: str = "bound") -> list[dict]:
+    """Figure series of :func:`rate_rows`' ``info``: the measured rate with its interval and
+    sample size, and the explicit bound (dashed), unless that bound is >= 1 at every N (then
+    the measured series' label says it is vacuous)."""
+    ns = list(info["ns"])
+    measured = {"label": f"{name} measured", "x": ns, "y": info["rates"], "n": info["draws"],
+                "ylo": [c[0] for c in info["cis"]], "yhi": [c[1] for c in info["cis"]]}  # fmt: skip
+    if all(b >= 1 for b in info["bounds"]):  # a probability bound >= 1 says nothing: not drawn
+        measured["label"] += f" ({bound_label} >= 1 at every N: vacuous)"
+        return [measured]
+    return [measured, {"label": f"{name} {bound_label}", "x": ns, "y": info["bounds"],
+                       "style": "--"}]  # fmt: skip

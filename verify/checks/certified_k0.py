@@ -104,13 +104,17 @@ def recognises(table: CertifiedTruthTable, target: np.ndarray) -> bool | None:
 def fit_growth(ns: Sequence[int], k0: Sequence[float]) -> dict[str, float]:
     """Least-squares fits of log K_0 against N (exponential, K_0 ~ A b^N) and against log N
     (polynomial, K_0 ~ A N^c), with their residual sums of squares (on log K_0)."""
+    from scipy.stats import linregress
+
     n = np.asarray(ns, dtype=float)
     y = np.log(np.asarray(k0, dtype=float))
     out: dict[str, float] = {}
     for name, x in (("exponential", n), ("polynomial", np.log(n))):
-        coef, res, *_ = np.polyfit(x, y, 1, full=True)
-        out[f"{name}_rate"] = float(coef[0])
-        out[f"{name}_sse"] = float(res[0]) if res.size else 0.0
+        fit = linregress(x, y)
+        resid = y - (fit.intercept + fit.slope * x)
+        out[f"{name}_rate"] = float(fit.slope)
+        out[f"{name}_rate_stderr"] = float(fit.stderr) if n.size > 2 else math.nan
+        out[f"{name}_sse"] = float(resid @ resid) if n.size > 2 else 0.0
     out["exponential_base"] = math.exp(out["exponential_rate"])
     return out
 

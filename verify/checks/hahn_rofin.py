@@ -215,7 +215,9 @@ def gaussian_sharpness(
 
     base = loss(params)
     incs = np.array([loss(perturbed(params, sigma, rng)) - base for _ in range(repeats)])
-    se = float(np.std(incs, ddof=1) / math.sqrt(repeats)) if repeats > 1 else math.nan
+    from scipy.stats import sem  # s / sqrt(repeats)
+
+    se = float(sem(incs)) if repeats > 1 else math.nan
     return float(np.mean(incs)), se, base
 
 

@@ -100,7 +100,7 @@ def in_action_outcome(
     series, evidence = [], []
     for d, counts in data.items():
         for rho in rhos:
-            ys = []
+            ys, lo, hi = [], [], []
             for n in ns:
                 key = (family, rho, n)
                 frac, ci = counts.fraction(key, confidence)
@@ -115,7 +115,10 @@ def in_action_outcome(
                     rows.append(Row(f"{tag}: P[recognised at every tested N' <= N]", every, 0.0,
                                     "<=", None, extra, decisive=False))  # fmt: skip
                 ys.append(frac)
-            series.append({"label": f"D={d}, rho={rho:g}", "x": list(ns), "y": ys})
+                lo.append(ci[0])
+                hi.append(ci[1])
+            series.append({"label": f"D={d}, rho={rho:g}", "x": list(ns), "y": ys,
+                           "ylo": lo, "yhi": hi, "n": counts.draws})  # fmt: skip
             evidence.append(f"D={d}, rho={rho:g}: " + ", ".join(
                 f"N={n}: {counts.hits[(family, rho, n)]}/{counts.draws}" for n in ns))  # fmt: skip
     notes = [
@@ -130,7 +133,13 @@ def in_action_outcome(
         name=f"{slugify(statement_id)}_in_action",
         title=f"P[still recognising {family.upper()}] around an exact construction",
         kind="lines",
-        data={"series": series, "xlabel": "N", "ylabel": "fraction still recognising"},
+        data={
+            "series": series,
+            "xlabel": "N",
+            "ylabel": "fraction still recognising",
+            "probability": True,
+            "interval": f"{confidence:.0%} Clopper-Pearson",
+        },
     )
     return Outcome(
         rows=rows,

@@ -3,13 +3,17 @@
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
 
 from verify.registry import Row
 
-__all__ = ["Worst", "definitional", "loglog_slope", "loglog_slope_ci", "slope_row"]
+__all__ = [
+    "Worst", "definitional", "loglog_fit", "loglog_slope", "loglog_slope_ci", "mean_ci",
+    "slope_row",
+]  # fmt: skip
 
 
 class Worst:
@@ -67,10 +71,38 @@ def definitional(rows: list[Row]) -> list[Row]:
     return rows
 
 
-def loglog_slope(ns: list[int], ys: list[float]) -> float:
-    """Least-squares slope of log y against log N."""
+def loglog_fit(ns: list[int], ys: list[float]) -> tuple[float, float]:
+    """Least-squares slope of log y against log N and its standard error
+    (``scipy.stats.linregress``; nan with fewer than three points)."""
+    from scipy.stats import linregress
+
     lx, ly = np.log(np.asarray(ns, float)), np.log(np.asarray(ys, float))
-    return float(np.polyfit(lx, ly, 1)[0])
+    fit = linregress(lx, ly)
+    return float(fit.slope), float(fit.stderr) if lx.size > 2 else math.nan
+
+
+def loglog_slope(ns: list[int], ys: list[float]) -> float:
+    """Least-squares slope of log y against log N (:func:`loglog_fit` without the error)."""
+    return loglog_fit(ns, ys)[0]
+
+
+def mean_ci(values: Sequence[float], *, confidence: float = 0.95) -> tuple[float, float]:
+    """Student-t interval of the mean (``scipy.stats.t.interval`` with the standard error
+    ``scipy.stats.sem``): mean +- t_{n-1} s / sqrt(n). Chosen over a bootstrap because the
+    toolkit's means are over a handful of models or seeds (3 at the quick budget), where a
+    bootstrap has only a few distinct resamples; it assumes a roughly normal mean. (v, v) when
+    every value is equal, (nan, nan) for one value (drawn without an interval)."""
+    from scipy.stats import sem, t
+
+    v = np.asarray(values, dtype=float)
+    if v.size == 0:
+        return math.nan, math.nan
+    if v.size == 1:  # one value says nothing about the spread
+        return math.nan, math.nan
+    if np.all(v == v[0]):
+        return float(v[0]), float(v[0])
+    lo, hi = t.interval(confidence, v.size - 1, loc=float(v.mean()), scale=float(sem(v)))
+    return float(lo), float(hi)
 
 
 def loglog_slope_ci(
@@ -80,12 +112,11 @@ def loglog_slope_ci(
     (scipy.stats.linregress; NaN interval with fewer than 3 points)."""
     from scipy import stats  # lazy: scipy.stats costs ~1 s to import
 
-    lx, ly = np.log(np.asarray(ns, float)), np.log(np.asarray(ys, float))
-    fit = stats.linregress(lx, ly)
+    slope, stderr = loglog_fit(ns, ys)
     if len(ns) < 3:
-        return float(fit.slope), (math.nan, math.nan)
-    half = float(stats.t.ppf(0.5 + confidence / 2, len(ns) - 2)) * float(fit.stderr)
-    return float(fit.slope), (float(fit.slope) - half, float(fit.slope) + half)
+        return slope, (math.nan, math.nan)
+    half = float(stats.t.ppf(0.5 + confidence / 2, len(ns) - 2)) * stderr
+    return slope, (slope - half, slope + half)
 
 
 def slope_row(label: str, ns: list[int], ys: list[float], *, trivial: float | None = None) -> Row:

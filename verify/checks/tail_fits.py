@@ -35,7 +35,7 @@ class TailFit:
     """Fitted tail exponent alpha of P[z > s] ~ C s^-alpha."""
 
     alpha: float  # least-squares slope (negated) of log P-hat vs log s over the tail grid
-    ci: tuple[float, float]  # bootstrap percentile CI of that slope
+    ci: tuple[float, float]  # bootstrap percentile CI of that slope (scipy.stats.bootstrap)
     hill: float  # Hill estimator on the top k order statistics
     hill_ci: tuple[float, float]  # exact chi^2 CI of the Hill estimator under a Pareto tail
     k: int  # order statistics used
@@ -95,14 +95,25 @@ def fit_tail_exponent(
         ok = surv > 0
         if np.count_nonzero(ok) < 2:  # a bootstrap resample without a tail
             return math.nan, math.nan
-        a, b = np.polyfit(np.log(s_grid[ok]), np.log(surv[ok]), 1)
-        return -float(a), float(b)
+        fit = stats.linregress(np.log(s_grid[ok]), np.log(surv[ok]))
+        return -float(fit.slope), float(fit.intercept)
 
     a_hat, b_hat = slope(zs)
     rng = np.random.default_rng(seed)
-    if groups is None:
-        boots = np.array([slope(np.sort(rng.choice(z, n)))[0] for _ in range(n_boot)])
-    else:  # cluster bootstrap: resample whole groups (draws sharing a theta)
+    if groups is None:  # scipy's bootstrap (percentile; the CI below skips NaN resamples)
+        res = stats.bootstrap(
+            (z,),
+            lambda sample: slope(np.sort(sample))[0],
+            n_resamples=n_boot,
+            vectorized=False,
+            method="percentile",
+            confidence_level=1 - alpha,
+            rng=rng,
+        )
+        boots = np.asarray(res.bootstrap_distribution, dtype=float)
+    else:
+        # cluster bootstrap, hand-written: scipy.stats.bootstrap resamples observations, not
+        # groups of them; here whole groups (the draws sharing a theta) are resampled
         labels = np.asarray(groups)
         if labels.shape != z.shape:
             raise ValidationError("groups", f"an array of shape {z.shape}", labels.shape)
@@ -197,7 +208,7 @@ def tail_exponent_outcome(
                     )
                 )
             if k == 0:
-                series += _tail_series(d, fit)
+                series += _tail_series(d, fit, zk.size, confidence if groups is None else None)
     if decide_status(Policy.STATISTICAL, rows) is Status.UNDECIDED:
         notes.append(
             "some fitted exponent's CI misses D - 1: the exponent is a limit (s -> inf); a fit"
@@ -215,7 +226,14 @@ def tail_exponent_outcome(
         name=figure_name,
         title="Layer-norm coefficient tail P[z > s] (layer 0 norm1, readout), eps = 0",
         kind="lines",
-        data={"series": series, "xlabel": "s", "ylabel": "P[z > s]", "logx": True, "logy": True},
+        data={
+            "series": series,
+            "xlabel": "s",
+            "ylabel": "P[z > s]",
+            "logx": True,
+            "logy": True,
+            "interval": f"{confidence:.0%} Clopper-Pearson; fit: bootstrap CI of a",
+        },  # fmt: skip
     )
     return Outcome(
         rows=rows,
@@ -226,12 +244,21 @@ def tail_exponent_outcome(
     )
 
 
-def _tail_series(d: int, fit: TailFit) -> list[dict[str, Any]]:
-    """The figure's three curves for one D: empirical tail, fitted line, slope -(D - 1)."""
+def _tail_series(d: int, fit: TailFit, n: int, confidence: float | None) -> list[dict[str, Any]]:
+    """The figure's three curves for one D: the empirical tail of ``n`` samples (with pointwise
+    Clopper-Pearson intervals at ``confidence``; None for clustered draws, which have no
+    binomial interval: the label says so), the fitted line, the slope -(D - 1)."""
+    emp: dict[str, Any] = {"label": f"D={d} empirical", "x": fit.s_grid.tolist(),
+                           "y": fit.survival.tolist(), "n": n}  # fmt: skip
+    if confidence is not None:
+        cis = [clopper_pearson(int(round(p * n)), n, confidence) for p in fit.survival]
+        emp.update(ylo=[c[0] for c in cis], yhi=[c[1] for c in cis])
+    else:
+        emp["label"] += " (clustered draws: no binomial interval)"
     return [
-        {"label": f"D={d} empirical", "x": fit.s_grid.tolist(), "y": fit.survival.tolist()},
+        emp,
         {
-            "label": f"D={d} fit a={fit.alpha:.2f}",
+            "label": f"D={d} fit a={fit.alpha:.2f} [{fit.ci[0]:.2f}, {fit.ci[1]:.2f}]",
             "x": fit.s_grid.tolist(),
             "y": np.exp(fit.intercept - fit.alpha * np.log(fit.s_grid)).tolist(),
             "style": "--",

@@ -308,15 +308,23 @@ def p_k0_figure(rows: list[dict], varying: list[str]):  # -> FigureData
     limit = 1.0 - math.exp(-1.0)
     return FigureData(
         name="sweep_p_k0",
-        title="P[K_0 >= 1] per setting (sweep), 95% Clopper-Pearson intervals",
+        title="P[K_0 >= 1] per setting (sweep)",
         kind="bars",
         data={
             "series": [
-                {"label": "random transformers", "x": labels, "y": ps, "yerr": err},
+                {
+                    "label": "random transformers",
+                    "x": labels,
+                    "y": ps,
+                    "yerr": err,
+                    "n": [r["n_decided"] for r in rows],
+                },  # fmt: skip
                 {"label": "random f, N -> inf: 1 - 1/e", "x": labels, "y": [limit] * len(rows)},
             ],
             "xlabel": ", ".join(_SHORT.get(k, k) for k in varying) or "setting",
             "ylabel": "P[K_0 >= 1]",
+            "probability": True,
+            "interval": "95% Clopper-Pearson",
         },
     )
 

@@ -338,7 +338,8 @@ def experiment_outcome(
         bars_p.append(sure)
         bars_err.append([sure - ci[0], ci[1] - sure])
         prof = res.mean_profile()
-        profiles.append({"label": scheme, "x": list(range(n_bits + 1)), "y": prof.tolist()})
+        profiles.append({"label": scheme, "x": list(range(n_bits + 1)), "y": prof.tolist(),
+                         "n": res.profile_models})  # fmt: skip
         notes.append(
             f"{scheme}: {const:.3f} of fully tabulated models constant; mean K_0/2^N"
             f" {prof[0]:.3f}; by eps {res.eps_split()}"
@@ -354,21 +355,34 @@ def experiment_outcome(
         kind="bars",
         data={
             "series": [
-                {"label": "transformers", "x": schemes, "y": bars_p, "yerr": bars_err},
-                {"label": "random functions", "x": schemes, "y": [base.estimate] * len(schemes)},
+                {
+                    "label": "transformers",
+                    "x": schemes,
+                    "y": bars_p,
+                    "yerr": bars_err,
+                    "n": n_models,
+                },  # fmt: skip
+                {
+                    "label": f"random functions: {base.estimate:.3f}"
+                    f" [{base.ci[0]:.3f}, {base.ci[1]:.3f}] ({base.method})",
+                    "x": schemes,
+                    "y": [base.estimate] * len(schemes),
+                },  # fmt: skip
             ],
             "xlabel": "init scheme",
             "ylabel": "P[K_0 >= 1]",
+            "probability": True,
+            "interval": f"{confidence:.0%} Clopper-Pearson",
         },
     )
     profile = FigureData(
         name="random_init_mean_profile",
         title=f"Mean sensitivity profile K_n / 2^N at N={n_bits} per init scheme",
-        kind="bars",
+        kind="heatmap",
         data={
             "series": profiles,
             "xlabel": "sensitivity n",
-            "ylabel": "mean K_n / 2^N",
+            "ylabel": "mean K_n / 2^N (log colour scale)",
             "logy": True,
         },
     )

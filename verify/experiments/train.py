@@ -39,6 +39,7 @@ from verify.boolean.analysis import average_sensitivity
 from verify.boolean.function import all_bit_strings
 from verify.boolean.sampling import clopper_pearson, estimate_profile
 from verify.checks.hahn_rofin import gaussian_sharpness, measure_tradeoff, parameter_norm_sq
+from verify.checks.summaries import mean_ci
 from verify.errors import ValidationError
 from verify.model import ModelConfig, Params, forward, truth_table
 from verify.registry import FigureData
@@ -423,25 +424,29 @@ def figures(
                 and r.get(key) is not None
                 and (not fitted_only or r["accuracy"] >= min_accuracy)
             ]
-            pts = sorted({(r["N"], _mean_over_seeds(mine, f, r["N"], key)) for r in mine})
-            if pts:
-                ys = [y for _, y in pts]
-                if logy:
-                    ys = [max(y, 1e-12) for y in ys]
-                series.append({"label": f, "x": [x for x, _ in pts], "y": ys})
+            ns = sorted({r["N"] for r in mine})
+            if ns:  # mean over seeds, with a 95% t interval and the number of seeds
+                vals = [_over_seeds(mine, f, n, key) for n in ns]
+                cis = [mean_ci(v) for v in vals]
+                series.append({"label": f, "x": ns, "y": [float(np.mean(v)) for v in vals],
+                               "ylo": [c[0] for c in cis], "yhi": [c[1] for c in cis],
+                               "n": [len(v) for v in vals]})  # fmt: skip
         if series:
-            data = {"series": series, "xlabel": "N", "ylabel": key}
+            data = {"series": series, "xlabel": "N", "ylabel": key,
+                    "interval": "mean over seeds: 95% t interval"}  # fmt: skip
             if logy:
                 data["logy"] = True
             out.append(FigureData(f"{stem}_{key}", f"Trained models: {ylabel}", "lines", data))
     return out
 
 
-def _mean_over_seeds(records: Sequence[dict[str, Any]], f: str, n: int, key: str) -> float:
-    vals = [
-        r[key] for r in records if r["function"] == f and r["N"] == n and r.get(key) is not None
+def _over_seeds(records: Sequence[dict[str, Any]], f: str, n: int, key: str) -> list[float]:
+    """The values of ``key`` over the seeds of function ``f`` at ``n`` (one per record)."""
+    return [
+        float(r[key])
+        for r in records
+        if r["function"] == f and r["N"] == n and r.get(key) is not None
     ]
-    return float(np.mean(vals))
 
 
 def with_overrides(settings: TrainSettings, **kw: Any) -> TrainSettings:

@@ -100,6 +100,30 @@ class CertifiedTruthTable:
             "undecided": self.n_undecided,
         }
 
+    def __str__(self) -> str:
+        """Terminal display: how the bits were certified (a small table), the label counts,
+        and the sensitivity profile when every bit is certified 0 or 1."""
+        from verify.boolean.display import profile_text, text_table
+
+        total = self.label.size
+        rows = [(k, v, float(v / total)) for k, v in self.counts.items()]
+        rows += [(f"tier {k}", v, float(v / total)) for k, v in self.tier_counts.items() if v]
+        out = [
+            f"certified truth table, N = {self.n} ({total} strings), margin {self.margin:g}:"
+            f" {int(np.count_nonzero(self.label == 1))} ones,"
+            f" {int(np.count_nonzero(self.label == 0))} zeros",
+            text_table(("bits", "count", "fraction"), rows),
+        ]
+        if self.n_uncertain or self.n_undecided:
+            out.append("not every bit is certified 0 or 1: no profile")
+        else:
+            from verify.boolean import sensitivity_profile
+
+            out.append(
+                profile_text("sensitivity profile:", sensitivity_profile(self.function()), total)
+            )
+        return "\n".join(out)
+
     def _repr_markdown_(self) -> str:
         """Notebook display: how the bits were certified, and the profile when all are."""
         total = self.label.size

@@ -124,11 +124,19 @@ class FigureData:
     - "lines": data = {"series": [{"label", "x", "y", "style"?}], "xlabel", "ylabel",
       "logx"?, "logy"?}
     - "bars": data = {"series": [{"label", "x", "y", "yerr"?}], "xlabel", "ylabel", "logy"?}
+    - "ratios": one series of ratios measured/bound near 1 per category, drawn as their
+      distance 1 - ratio on a log axis (data = {"series": [...], "xlabel"?})
+    - "heatmap": one row per series, one column per x, the value as colour ("logy"?)
+
+    An estimated quantity carries its interval and sample size in its series: "ylo", "yhi"
+    (interval ends per point) and "n" (one count or one per point); data["interval"] names the
+    interval ("95% Clopper-Pearson"), data["probability"] puts the y axis on [0, 1]. See
+    :mod:`verify.report.figures` for how each is drawn.
     """
 
     name: str  # file stem, e.g. "lemma_4_2_tail"
     title: str
-    kind: Literal["lines", "bars"]
+    kind: Literal["lines", "bars", "ratios", "heatmap"]
     data: dict[str, Any]
 
 
@@ -230,6 +238,40 @@ class CheckResult:
         lines += [f"  note: {n}" for n in self.notes]
         if self.counterexample:
             lines.append(f"  counterexample: {self.counterexample}")
+        return "\n".join(lines)
+
+    def __str__(self) -> str:
+        """Terminal display: the status line, a measured-vs-bound table (one line per row,
+        long labels cut), the notes and a saved counterexample."""
+        from verify.boolean.display import text_table
+
+        counts = ", ".join(f"{v} {k}" for k, v in self.row_counts.items() if v)
+        head = (
+            f"{self.statement_id} [{self.check_name}]: {self.status.value}"
+            f" (arithmetic: {self.arithmetic}; seed {self.seed}; {self.runtime_s:.2f} s;"
+            f" rows: {counts or 'none'})"
+        )
+        rows = [
+            (
+                r.label,
+                float(r.measured),
+                r.shown_relation,
+                float(r.bound),
+                float(r.ratio),
+                "" if r.ci is None else f"[{r.ci[0]:.4g}, {r.ci[1]:.4g}]",
+                r.verdict,
+            )
+            for r in self.rows
+        ]
+        header = ("row", "measured", "rel", "bound", "ratio", "CI", "verdict")
+        if all(r.ci is None for r in self.rows):  # no interval anywhere: no CI column
+            header = header[:5] + header[6:]
+            rows = [r[:5] + r[6:] for r in rows]
+        table = text_table(header, rows)
+        lines = [head, table] if rows else [head]
+        lines += [f"note: {n}" for n in self.notes]
+        if self.counterexample:
+            lines.append(f"counterexample: {self.counterexample}")
         return "\n".join(lines)
 
     def _repr_markdown_(self) -> str:

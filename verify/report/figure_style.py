@@ -51,14 +51,25 @@ _GREEK = {
     "sigma": r"\sigma",
     "mu": r"\mu",
     "lambda": r"\lambda",
+    "zeta": r"\zeta",
+    "kappa": r"\kappa",
+    "nu": r"\nu",
+    "phi": r"\phi",
+    "psi": r"\psi",
 }
 _GREEK_WORDS = tuple(sorted(_GREEK, key=len, reverse=True))
-_SUPER = r"(\((?:[^()]|\([^()]*\))*\)|-?[A-Za-z0-9.]+(?:/[0-9]+)?)"
+_SUPER = r"(\((?:[^()]|\([^()]*\))*\)|\{[^{}]*\}|-?[A-Za-z0-9.]+(?:/[0-9]+)?)"
 _TOKEN = re.compile(
-    r"(?P<sub>\b(?:[A-Za-z]{1,2}|" + "|".join(_GREEK_WORDS) + r")_(?:\{[^}]*\}|[A-Za-z0-9]+)\b)"
+    r"(?P<sqrt>\bsqrt\((?:[^()]|\([^()]*\))*\))"
+    r"|(?P<bar>\b[A-Za-z]bar_[A-Za-z0-9]+(?:\^[0-9]+)?)"
+    r"|(?P<sum>\bsum_[A-Za-z0-9]+\b)"
+    r"|(?P<sub>(?<![\w.])(?:Δ?[A-Za-z]{1,2}|"
+    + "|".join(_GREEK_WORDS)
+    + r")_(?:\{[^}]*\}|[A-Za-z0-9]+)\b)"
     r"|(?P<sup>\b[A-Za-z0-9]+\^" + _SUPER + r")"
     r"|(?P<greek>\b(?:" + "|".join(_GREEK) + r")\b)"
-    r"|(?P<psup>\)\^[A-Za-z0-9]+)"
+    r"|(?P<psup>[)\]]\^(?:\{[^{}]*\}|[A-Za-z0-9]+))"
+    r"|(?P<norm>\|\|(?P<inner>[^|]+)\|\|)"
     r"|(?P<arrow>->\s*inf\b|->)"
     r"|(?P<rel>>=|<=)"
 )
@@ -71,9 +82,24 @@ def _math_token(tok: str) -> str:
         return r"\geq" if tok == ">=" else r"\leq"
     if tok in _GREEK:
         return _GREEK[tok]
+    if tok.startswith("sqrt("):
+        inner = _TOKEN.sub(lambda m: _math_token(m.group(0)), tok[5:-1].strip())
+        return rf"\sqrt{{{inner}}}"
+    if tok.startswith("sum_"):
+        return rf"\sum_{{{tok[4:]}}}"
+    if "bar_" in tok:
+        head, _, rest = tok.partition("bar_")
+        sub, _, exp = rest.partition("^")
+        return rf"\bar{{{head}}}_{{{sub}}}" + (f"^{{{exp}}}" if exp else "")
+    tok = tok.replace("Δ", r"\Delta ")
+    if tok.startswith("||"):  # a norm ||x||: its inside in mathtext too
+        inner = _TOKEN.sub(lambda m: _math_token(m.group(0)), tok[2:-2].strip())
+        greek = "|".join(_GREEK)
+        inner = re.sub(r"(?<!\\)\bd(" + greek + r")\b", lambda m: "d" + _GREEK[m.group(1)], inner)
+        return rf"\Vert {inner}\Vert"
     if "^" in tok:
         base, _, exp = tok.partition("^")
-        if exp.startswith("(") and exp.endswith(")"):
+        if (exp.startswith("(") and exp.endswith(")")) or exp.startswith("{"):
             exp = exp[1:-1]
         exp = re.sub(r"\b(" + "|".join(_GREEK) + r")\b", lambda m: _GREEK[m.group(1)], exp)
         return f"{_GREEK.get(base, base)}^{{{exp}}}"

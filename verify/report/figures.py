@@ -2,29 +2,48 @@
 
 Kinds (see FigureData):
 
-- ``"lines"``: ``{"series": [{"label", "x", "y", "style"?}], "xlabel", "ylabel", "logx"?,
-  "logy"?}``; one line per series, matplotlib format string ``style`` (its colour is chosen
-  here). On a log axis, values <= 0 (and NaN) are left out: the line has a gap there.
-- ``"bars"``: ``{"series": [{"label", "x", "y", "yerr"?}], "xlabel", "ylabel", "logy"?}``;
-  grouped bars, one group per distinct x (numbers or category names), error bars from ``yerr``
-  (``[[below, above], ...]``). A series with one value at every x and no error bars is a
-  reference level: it is drawn as a horizontal line, not as bars.
+- ``"lines"``: ``{"series": [{"label", "x", "y", "style"?, "ylo"?, "yhi"?, "n"?}], "xlabel",
+  "ylabel", "logx"?, "logy"?, "probability"?, "interval"?, "annotate"?}``; one line per
+  series, matplotlib format string ``style`` (its colour is chosen here).
+- ``"bars"``: ``{"series": [{"label", "x", "y", "yerr"? or "ylo"/"yhi", "n"?}], ...}``;
+  grouped bars, one group per distinct x (numbers or category names), whiskers from the
+  interval. A series with one value at every x and no interval is a reference level: it is
+  drawn as a horizontal line, not as bars.
+- ``"ratios"``: one series of ratios measured/bound per category that sit near 1: horizontal
+  bars of 1 - ratio on a log axis, each annotated with the ratio (a ratio >= 1 is a marker on
+  the left edge).
+- ``"heatmap"``: one row per series, one column per x, the value as colour (log with
+  ``logy``) and written in every cell; zeros are white cells marked 0.
 
-How a figure is drawn (the same rules for the report and the ``--plot`` of the commands):
+How a figure is drawn (the same rules for the report, the gallery docs/figures.md and the
+``--plot`` of the commands; :func:`verify.report.figure_audit.audit_figure` checks them):
 
+- an estimated quantity carries its interval (``ylo``/``yhi``: error bars; or two series
+  labelled ``"<base> CI low"``/``"<base> CI high"``, ``lower``/``upper``: a shaded band) and
+  its sample size ``n``; ``data["interval"]`` names the interval; both go into the legend
+  title ("95% Clopper-Pearson, n=30 each") or beside the label;
+- no series hides another: identical series are drawn once with every name ("a = b"), series
+  with intervals at shared x are spread sideways (grouped error bars), and a series whose
+  every drawn point lies within half a marker of another's is moved a few points sideways;
+- a value 0 on a log axis is an open marker on the bottom edge (a band from 0 reaches the
+  edge), and the legend says so;
+- a probability axis (``data["probability"]``, or a y label "P[...]", "probability",
+  "fraction", "rate") stays inside [0, 1]; a value outside [0, 1] there is an error;
+- two points are no trend: a series of one or two points is drawn without a line;
+- ``data["annotate"] == "last"`` writes each series' last value beside it (ratios near 1);
+- one colour per setting: series whose labels start with the same settings (``"D=3
+  empirical"``, ``"D=3 fit"``) share a colour and differ in line style;
+- labels in mathtext (``K_0``, ``2^N``, ``e^{2R}``, ``||W_2||``, ``sqrt(D - 1)``, ``beta``,
+  ``>=``), falling back to the plain text when a label does not parse; long titles wrap;
+- compact legends: none for one series (its label joins the title), a setting shared by every
+  label becomes the legend title, short legends inside the axes, longer ones below in columns;
+- integer ticks on an axis whose values are all integers (N, layers, ...);
 - matplotlib's object API (``matplotlib.figure.Figure``): importing this module changes no
   global state (no backend switch, no pyplot), so it is safe in notebooks;
-- confidence intervals as bands: two series labelled ``"<base> CI low"`` / ``"<base> CI high"``
-  (or ``lower`` / ``upper``) become one shaded band in the colour of ``<base>`` (or of the
-  series with the same x values when no series is called ``<base>``);
-- one colour per setting: series whose labels start with the same settings (``"D=3 empirical"``,
-  ``"D=3 fit"``: setting ``D=3``) share a colour and differ in line style;
-- integer ticks on an axis whose values are all integers (N, layers, ...);
-- labels in mathtext (``K_0`` -> :math:`K_0`, ``2^N``, ``beta``, ``>=``), falling back to the
-  plain text when a label does not parse;
 - PNG at 300 dpi, PDF and SVG as vector files (:func:`draw_figure_files`), and the data of
-  every series in a CSV file beside them (:func:`write_figure_csv`), so a figure can be redrawn
-  or restyled without rerunning anything (report.json holds the same data).
+  every series in a CSV file beside them (:func:`write_figure_csv`: x, y, the interval ends
+  y_low/y_high and n), so a figure can be redrawn or restyled without rerunning anything
+  (report.json holds the same data).
 """
 
 from __future__ import annotations
@@ -36,18 +55,9 @@ from pathlib import Path
 from typing import Any
 
 from verify.errors import ValidationError
-from verify.report.figure_style import (
-    LINESTYLES,
-    MARKERS,
-    PALETTE,
-    _colours,
-    _is_integer_axis,
-    _split_style,
-    math_label,
-    plan_lines,
-)
+from verify.report.figure_style import _is_integer_axis, math_label, plan_lines  # noqa: F401
 
-KINDS = ("lines", "bars")
+KINDS = ("lines", "bars", "ratios", "heatmap")
 DPI = 300
 FORMATS = (".png", ".pdf", ".svg")
 # paper style: small serif-free fonts that stay legible at one column width
@@ -96,6 +106,17 @@ def _series(fig: Any) -> list[dict[str, Any]]:
                 "x and y of equal length",
                 f"{len(s['x'])} and {len(s['y'])}",
             )
+        for key in ("ylo", "yhi"):
+            if s.get(key) is not None and len(s[key]) != len(s["y"]):
+                raise ValidationError(
+                    f"figure {fig.name!r} series[{i}]",
+                    f"{key} of the length of y",
+                    f"{len(s[key])} and {len(s['y'])}",
+                )
+        if (s.get("ylo") is None) != (s.get("yhi") is None):
+            raise ValidationError(
+                f"figure {fig.name!r} series[{i}]", "both ylo and yhi or neither", sorted(s)
+            )
     return list(series)
 
 
@@ -103,142 +124,85 @@ def _series(fig: Any) -> list[dict[str, Any]]:
 def render(fig: Any):  # -> matplotlib.figure.Figure
     """The matplotlib Figure of ``fig`` (object API; nothing global is touched)."""
     import matplotlib
-    import numpy as np
     from matplotlib.figure import Figure
     from matplotlib.ticker import MaxNLocator
 
+    from verify.report import figure_draw as fd
+    from verify.report import figure_kinds as fk
+    from verify.report import figure_layout as fl
+
     series = _series(fig)
     data = fig.data
+    probability = fd.is_probability(data) and fig.kind in ("lines", "bars")
+    if probability:
+        _check_probabilities(fig, series)
     with matplotlib.rc_context(STYLE):
-        n_legend = len(series)
-        wide = n_legend > 3 or fig.kind == "bars"  # room for a legend beside the axes
-        mfig = Figure(figsize=(6.4 if wide else 4.6, 3.0), layout="constrained")
-        ax = mfig.add_subplot()
-        all_x: list[Any] = [v for s in series for v in s["x"]]
-        if fig.kind == "lines":
-            items = plan_lines(series)
-            colours = _colours([it["group"] for it in items])
-            per_group: dict[str, int] = {}
-            entries: list[list[Any]] = []  # [handle, label, id of the series]
-            merged: dict[int, tuple[Any, str]] = {}  # line series -> (its band, band name)
-            for it in items:
-                colour = colours[it["group"]]
-                k = per_group.get(it["group"], 0)
-                per_group[it["group"]] = k + 1
-                if it["kind"] == "band":
-                    lo, hi = it["series"]
-                    x = np.asarray(lo["x"], dtype=float)
-                    y0 = np.asarray(lo["y"], dtype=float)
-                    y1 = np.asarray(hi["y"], dtype=float)
-                    if data.get("logy"):
-                        y0 = np.where(y0 > 0, y0, np.nan)
-                        y1 = np.where(y1 > 0, y1, np.nan)
-                    order = np.argsort(x, kind="stable")
-                    band = ax.fill_between(
-                        x[order], y0[order], y1[order], color=colour, alpha=0.18, linewidth=0
-                    )
-                    if it["owner"] is not None:
-                        merged[it["owner"]] = (band, it["label"])
-                    else:
-                        entries.append([band, it["label"], None])
-                    if it["edges"]:  # certified lower/upper ends: draw them too
-                        for yy in (y0, y1):
-                            ax.plot(x[order], yy[order], color=colour, linewidth=0.7)
-                    continue
-                s = it["series"][0]
-                x = np.asarray(s["x"], dtype=float)
-                y = np.asarray(s["y"], dtype=float)
-                if data.get("logy"):
-                    y = np.where(y > 0, y, np.nan)
-                if data.get("logx"):
-                    x = np.where(x > 0, x, np.nan)
-                marker, ls = _split_style(s.get("style"))
-                if marker is None and ls is None:
-                    marker = MARKERS[(k if len(items) <= 10 else len(colours)) % len(MARKERS)]
-                    ls = LINESTYLES[k % len(LINESTYLES)]
-                    if len(items) > 10:  # many series: markers tell repeated shades apart
-                        marker = MARKERS[list(colours).index(it["group"]) // 10 % len(MARKERS)]
-                (line,) = ax.plot(x, y, color=colour, marker=marker or "None", linestyle=ls or "-")
-                if s.get("label"):
-                    entries.append([line, str(s["label"]), id(s)])
-            legend = []
-            for handle, label, sid in entries:
-                if sid in merged:
-                    band, name = merged[sid]
-                    handle, label = (band, handle), f"{label} (band: {name})"
-                legend.append((handle, math_label(label)))
-            if data.get("logx"):
-                ax.set_xscale("log")
-                _short_log_labels(ax.xaxis, all_x)
-            elif _is_integer_axis(all_x):
-                ax.xaxis.set_major_locator(MaxNLocator(integer=True))
+        n = len(series)
+        if fig.kind == "ratios":
+            size = (6.4, 0.9 + 0.26 * len(series[0]["x"]))
+        elif fig.kind == "heatmap":
+            size = (6.4, 1.0 + 0.22 * n)
         else:
-            cats: list[Any] = []
-            for s in series:
-                for v in s["x"]:
-                    if v not in cats:
-                        cats.append(v)
-            levels = [
-                s
-                for k, s in enumerate(series)
-                if k > 0 and s.get("yerr") is None and len(set(map(float, s["y"]))) == 1
-            ]
-            bars = [s for s in series if not any(s is lv for lv in levels)]
-            width = 0.8 / max(len(bars), 1)
-            for j, s in enumerate(bars):
-                pos = np.array([cats.index(v) for v in s["x"]], dtype=float)
-                yerr = s.get("yerr")
-                ax.bar(
-                    pos - 0.4 + width * (j + 0.5),
-                    np.asarray(s["y"], dtype=float),
-                    width=width,
-                    yerr=None if yerr is None else np.asarray(yerr, dtype=float).T,
-                    capsize=2.5,
-                    color=PALETTE[j % len(PALETTE)],
-                    error_kw={"elinewidth": 0.8, "capthick": 0.8},
-                    label=math_label(s.get("label")) or None,
-                )
-            for j, s in enumerate(levels):
-                ax.axhline(
-                    float(s["y"][0]),
-                    color="black",
-                    linestyle=LINESTYLES[(j + 1) % 4],
-                    linewidth=1.0,
-                    label=math_label(s.get("label")) or None,
-                )
-            ax.set_xticks(range(len(cats)))
-            names = [str(c) for c in cats]
-            longest = max(map(len, names))
-            tilt = longest * len(cats) > 40 or (len(cats) > 6 and longest > 3)
-            ax.set_xticklabels(names, rotation=30 if tilt else 0, ha="right" if tilt else "center")
-        if data.get("logy"):
-            ax.set_yscale("log")
-            _short_log_labels(ax.yaxis, [v for s in series for v in s["y"]])
-        elif fig.kind == "lines" and _is_integer_axis([v for s in series for v in s["y"]]):
-            ax.yaxis.set_major_locator(MaxNLocator(integer=True))
-        ax.set_xlabel(math_label(data.get("xlabel", "")))
-        ax.set_ylabel(math_label(data.get("ylabel", "")))
-        ax.set_title(math_label(getattr(fig, "title", "")))
-        ax.grid(True, alpha=0.25, which="major", linewidth=0.5)
-        if fig.kind != "lines":
-            legend = list(zip(*ax.get_legend_handles_labels(), strict=True))
-        if legend:
-            from matplotlib.legend_handler import HandlerTuple
-
-            handles, texts = zip(*legend, strict=True)
-            # beside the axes when long, when bands make "best" crowded, or over bars (which
-            # fill the axes from the bottom up)
-            outside = (
-                len(legend) > 6 or any(type(h) is tuple for h in handles) or fig.kind == "bars"
-            )
-            ax.legend(
-                handles,
-                texts,
-                handler_map={tuple: HandlerTuple(ndivide=1)},
-                frameon=False,
-                **({"loc": "upper left", "bbox_to_anchor": (1.01, 1.0)} if outside else {}),
-            )
+            size = (6.4 if n > 3 or fig.kind == "bars" else 4.6, 3.0)
+        mfig = Figure(figsize=size, layout="constrained")
+        ax = mfig.add_subplot()
+        ax.set_title(fd.wrap_title(getattr(fig, "title", ""), int(size[0] * 15)))
+        draw = {
+            "lines": fd.draw_lines,
+            "bars": fd.draw_bars,
+            "ratios": fk.draw_ratios,
+            "heatmap": fk.draw_heatmap,
+        }[fig.kind]
+        if fig.kind in ("lines", "bars"):  # scales first: the drawing measures distances
+            if data.get("logy"):
+                ax.set_yscale("log", nonpositive="clip")
+            if data.get("logx") and fig.kind == "lines":
+                ax.set_xscale("log")
+        legend = draw(mfig, ax, fig, series)
+        if fig.kind in ("lines", "bars"):
+            if data.get("logy"):
+                _short_log_labels(ax.yaxis, [v for s in series for v in s["y"]])
+            elif fig.kind == "lines" and _is_integer_axis([v for s in series for v in s["y"]]):
+                ax.yaxis.set_major_locator(MaxNLocator(integer=True))
+            if data.get("logx") and fig.kind == "lines":
+                _short_log_labels(ax.xaxis, [v for s in series for v in s["x"]])
+            if probability:  # a probability axis ends at 0 and 1 (markers drawn unclipped)
+                lo, hi = ax.get_ylim()
+                ax.set_ylim(lo if data.get("logy") else max(lo, 0.0), min(hi, 1.0))
+                for art in [*ax.lines, *ax.collections]:
+                    art.set_clip_on(False)
+            ax.grid(True, alpha=0.25, which="major", linewidth=0.5)
+        if fig.kind == "ratios":  # long category names: the title spans the figure
+            ax.set_title("")
+            mfig.suptitle(fd.wrap_title(getattr(fig, "title", ""), 100), fontsize=8)
+            ax.set_xlabel(math_label(data.get("xlabel") or "1 - measured/bound (log scale)"))
+        elif fig.kind == "heatmap":
+            ax.set_xlabel(math_label(data.get("xlabel", "")))
+        else:
+            ax.set_xlabel(math_label(data.get("xlabel", "")))
+            ax.set_ylabel(math_label(data.get("ylabel", "")))
+        notes = [data.get("interval"), fd.shared_n(series) if fig.kind == "lines" else None]
+        note = ", ".join(x for x in notes if x) or None
+        fl.compact_legend(mfig, ax, legend, note=note, inside=fig.kind == "lines")
+        if fig.kind == "lines":
+            fl.dodge_covered(mfig, ax, len(series))
     return mfig
+
+
+def _check_probabilities(fig: Any, series: list[dict[str, Any]]) -> None:
+    """Every value of a probability figure lies in [0, 1] (nothing is clipped silently)."""
+    from verify.report.figure_draw import interval
+
+    for i, s in enumerate(series):
+        vals = [float(v) for v in s["y"]]
+        iv = interval(s)
+        if iv is not None:
+            vals += [float(v) for v in iv[0]] + [float(v) for v in iv[1]]
+        bad = [v for v in vals if v == v and not -1e-12 <= v <= 1 + 1e-12]
+        if bad:
+            raise ValidationError(
+                f"figure {fig.name!r} series[{i}] (a probability axis)", "values in [0, 1]", bad[0]
+            )
 
 
 def _short_log_labels(axis: Any, values: list[Any]) -> None:
@@ -310,22 +274,32 @@ def draw_figure_files(
     return written
 
 
+COLUMNS = ("series", "label", "x", "y", "y_low", "y_high", "n", "y_err_below", "y_err_above")
+
+
 def figure_rows(fig: Any) -> list[dict[str, Any]]:
-    """The data of every series, one row per point: series, label, x, y, y_err_below,
-    y_err_above (the same numbers the figure shows)."""
+    """The data of every series, one row per point: series, label, x, y, the interval ends
+    y_low, y_high of an estimate and its sample size n (empty for exact values and bounds),
+    and the same interval as y_err_below, y_err_above (the numbers the figure shows)."""
+    from verify.report.figure_draw import interval
+
     rows: list[dict[str, Any]] = []
     for i, s in enumerate(_series(fig)):
-        yerr = s.get("yerr")
+        iv = interval(s)
+        n = s.get("n")
         for k, (x, y) in enumerate(zip(s["x"], s["y"], strict=True)):
-            below, above = yerr[k] if yerr is not None else (None, None)
+            lo, hi = (float(iv[0][k]), float(iv[1][k])) if iv is not None else (None, None)
             rows.append(
                 {
                     "series": i,
                     "label": s.get("label"),
                     "x": x,
                     "y": y,
-                    "y_err_below": below,
-                    "y_err_above": above,
+                    "y_low": lo,
+                    "y_high": hi,
+                    "n": n[k] if isinstance(n, (list, tuple)) else n,
+                    "y_err_below": None if lo is None else float(y) - lo,
+                    "y_err_above": None if hi is None else hi - float(y),
                 }
             )
     return rows
@@ -336,9 +310,7 @@ def write_figure_csv(fig: Any, path: str | Path) -> Path:
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     with open(path, "w", newline="", encoding="utf-8") as fh:
-        w = csv.DictWriter(
-            fh, fieldnames=["series", "label", "x", "y", "y_err_below", "y_err_above"]
-        )
+        w = csv.DictWriter(fh, fieldnames=list(COLUMNS))
         w.writeheader()
         w.writerows(figure_rows(fig))
     return path

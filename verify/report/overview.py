@@ -26,17 +26,16 @@ def family_profiles_figure(n: int) -> tuple[FigureData, list[str]]:
                 "label": name,
                 "x": list(range(n + 1)),
                 "y": [float(k) / 2**n for k in profile],
-                "style": "osv^D"[len(series) // 10 % 5] + "-",  # colours repeat after 10
             }
         )
     fig = FigureData(
         name="overview_family_profiles",
         title=f"Exact sensitivity profiles K_n / 2^N of the registered families, N = {n}",
-        kind="lines",
+        kind="heatmap",
         data={
             "series": series,
             "xlabel": "sensitivity n",
-            "ylabel": "K_n / 2^N (log; 0 not drawn)",
+            "ylabel": "K_n / 2^N (log colour scale; white: 0)",
             "logy": True,
         },
     )

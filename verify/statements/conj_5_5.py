@@ -17,7 +17,7 @@ import math
 
 import numpy as np
 
-from verify.boolean import all_bit_strings, make_family
+from verify.boolean import all_bit_strings, clopper_pearson, make_family
 from verify.checks.ball_recognition import ball_counts
 from verify.checks.exact_constructions import majority_params
 from verify.model.enclosure import enclose_output
@@ -96,7 +96,7 @@ def measure_vs_n(ctx: CheckContext) -> Outcome:
     series = []
     for name, _, _ in settings:
         for rho in rhos:
-            fr, every = [], []
+            fr, every, ci_fr, ci_every = [], [], [], []
             for n in ns:
                 key = (name, rho, n)
                 frac, (lo, hi) = counts.fraction(key, CONFIDENCE)
@@ -123,15 +123,23 @@ def measure_vs_n(ctx: CheckContext) -> Outcome:
                 )
                 fr.append(frac)
                 every.append(all_n)
-            series.append({"label": f"{name}, rho={rho:g}", "x": list(ns), "y": fr})
-            series.append(
-                {
-                    "label": f"{name}, rho={rho:g}, all N' <= N",
-                    "x": list(ns),
-                    "y": every,
-                    "style": ":",
-                }
-            )
+                ci_fr.append((lo, hi))
+                ci_every.append(clopper_pearson(counts.every_n[key], draws, CONFIDENCE))
+            for label, ys, cis, style in (
+                (f"{name}, rho={rho:g}", fr, ci_fr, "o-"),
+                (f"{name}, rho={rho:g}, all N' <= N", every, ci_every, "s:"),
+            ):
+                series.append(
+                    {
+                        "label": label,
+                        "x": list(ns),
+                        "y": ys,
+                        "ylo": [c[0] for c in cis],
+                        "yhi": [c[1] for c in cis],
+                        "n": draws,
+                        "style": style,
+                    }
+                )
     first, last = ns[0], ns[-1]
     evidence = []
     for name, _, _ in settings:
@@ -154,7 +162,14 @@ def measure_vs_n(ctx: CheckContext) -> Outcome:
         name="conj_5_5_measure",
         title=f"Fraction of theta* + [-rho, rho]^M recognising MAJORITY_N (margin {MARGIN})",
         kind="lines",
-        data={"series": series, "xlabel": "N", "ylabel": "fraction recognising", "logx": True},
+        data={
+            "series": series,
+            "xlabel": "N",
+            "ylabel": "fraction recognising",
+            "logx": True,
+            "probability": True,
+            "interval": f"{CONFIDENCE:.0%} Clopper-Pearson",
+        },
     )
     return Outcome(
         rows=rows,

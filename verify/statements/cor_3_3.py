@@ -13,7 +13,7 @@ from verify.checks.random_models import (
     random_models,
     sweep_lengths,
 )
-from verify.checks.summaries import Worst, loglog_slope, slope_row
+from verify.checks.summaries import Worst, loglog_fit, loglog_slope, slope_row
 from verify.model import forward
 from verify.registry import (
     CheckContext,
@@ -94,7 +94,7 @@ def length_independence(ctx: CheckContext) -> Outcome:
         rows.append(
             Row(f"N={n_bits}: N max_sampled |T(x)-T(x^n)|", n_bits * m, bound, trivial=swing)
         )
-    slope = loglog_slope(ns, maxima)
+    slope, slope_se = loglog_fit(ns, maxima)
     slope_vec = loglog_slope(ns, vec_maxima)
     scaled = [n * m for n, m in zip(ns, maxima, strict=True)]
     rows.append(
@@ -104,7 +104,8 @@ def length_independence(ctx: CheckContext) -> Outcome:
         rows=rows,
         parameters={"config": p.config.to_dict(), "N": ns, "strings per N": "8 (1 above 512)"},
         notes=[
-            f"log-log slope of max sampled |T(x)-T(x^n)| vs N: {slope:.3f} (expected about -1)",
+            f"log-log slope of max sampled |T(x)-T(x^n)| vs N: {slope:.3f} (standard error"
+            f" {slope_se:.3f}, linregress; expected about -1)",
             f"log-log slope of max sampled influence I_n = ||y_r(x) - y_r(x^n)||: {slope_vec:.3f};"
             f" worst I_n / Lemma 2.9 bound (C_infl beta beta' / N) on these pairs: {worst_29:.4g}",
             f"largest beta met: {beta_max:.4g} (Lemma 3.2 bound {lemma_3_2_bound(p.config):.4g})",
@@ -112,7 +113,8 @@ def length_independence(ctx: CheckContext) -> Outcome:
         figures=[
             FigureData(
                 "cor_3_3_influence_vs_n",
-                f"Cor 3.3: max sampled |T(x) - T(x^n)| vs N (fitted slope {slope:.2f})",
+                f"Cor 3.3: max sampled |T(x) - T(x^n)| vs N (log-log slope {slope:.2f}"
+                f" ± {slope_se:.2f} s.e.)",
                 "lines",
                 {
                     "series": [

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from verify.boolean import all_bit_strings
+from verify.boolean import all_bit_strings, clopper_pearson
 from verify.model import ModelConfig, Params, init_params, param_shapes, truth_table
 from verify.model.fast import fast_T
 from verify.registry import (
@@ -135,7 +135,7 @@ def in_action(ctx: CheckContext) -> Outcome:
     ]
     log_nstar = np.array([log10_n_star(p, xi) for p in thetas])
     ns = list(range(1, ctx.size(ACTION_TOP_N) + 1))
-    rows, fractions, methods, n_uncertain = [], [], set(), 0
+    rows, fractions, cis, methods, n_uncertain = [], [], [], set(), 0
     for n_bits in ns:
         hits = []
         for p in thetas:
@@ -146,6 +146,7 @@ def in_action(ctx: CheckContext) -> Outcome:
         hits_arr = np.array(hits)
         allowed = float(np.mean(np.log10(n_bits) <= log_nstar))  # N <= N*(theta)
         fractions.append(float(hits_arr.mean()))
+        cis.append(clopper_pearson(int(hits_arr.sum()), hits_arr.size, 0.95))
         rows.append(
             Row(
                 f"N={n_bits}: fraction recognising a non-constant f vs P[N <= N*(theta)]",
@@ -187,9 +188,20 @@ def in_action(ctx: CheckContext) -> Outcome:
                 "Cor 3.4: fraction of theta ~ Unif(Theta) recognising a non-constant function",
                 "lines",
                 {
-                    "series": [{"label": f"xi = {xi}", "x": ns, "y": fractions}],
+                    "series": [
+                        {
+                            "label": f"xi = {xi}",
+                            "x": ns,
+                            "y": fractions,
+                            "ylo": [c[0] for c in cis],
+                            "yhi": [c[1] for c in cis],
+                            "n": len(thetas),
+                        }
+                    ],
                     "xlabel": "N",
-                    "ylabel": "fraction",
+                    "ylabel": "fraction recognising",
+                    "probability": True,
+                    "interval": "95% Clopper-Pearson",
                 },
             )
         ],

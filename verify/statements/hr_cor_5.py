@@ -231,6 +231,7 @@ def adversarial_search(ctx: CheckContext) -> Outcome:
                     ],
                     "xlabel": "example",
                     "ylabel": "measured / bound",
+                    "annotate": "last",  # the final ratio as a number
                 },
             )
         ],

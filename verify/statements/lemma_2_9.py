@@ -235,6 +235,7 @@ def full_constructions(ctx: CheckContext) -> Outcome:
                     "ylabel": "I_n / bound",
                     "logx": True,
                     "logy": True,
+                    "annotate": "last",  # the ratios near 1 as numbers
                 },
             )
         ],

@@ -14,7 +14,7 @@ from collections.abc import Callable
 import numpy as np
 
 from verify.boolean.sampling import clopper_pearson
-from verify.checks.blowup_tails import rate_rows
+from verify.checks.blowup_tails import rate_rows, rate_series
 from verify.checks.ln_coefficients import sample_conditional_z, sample_readout_z
 from verify.checks.neighbourhood import neighbourhood, neighbourhood_bad_event, perturbed_params
 from verify.checks.tail_fits import tail_exponent_outcome
@@ -274,9 +274,7 @@ def rate_over_n(ctx: CheckContext) -> Outcome:
                             side=2.0 * rho, k_fraction=0.5, around=params, rho=rho)  # fmt: skip
         rows += [Row(f"{name}: {x.label}", x.measured, x.bound, x.relation, x.ci, x.extra,
                      x.decisive, x.trivial) for x in r]  # fmt: skip
-        series.append({"label": f"{name} measured", "x": list(ns), "y": info["rates"]})
-        series.append({"label": f"{name} bound", "x": list(ns), "y": info["bounds"],
-                       "style": "--"})  # fmt: skip
+        series += rate_series(name, info)
         notes.append(
             f"{name}: rates {dict(zip(ns, (round(v, 4) for v in info['rates']), strict=True))};"
             f" fitted slope {info['slope']:.3g} vs predicted {info['predicted']:.3g}"
@@ -297,6 +295,8 @@ def rate_over_n(ctx: CheckContext) -> Outcome:
                     "ylabel": "probability",
                     "logx": True,
                     "logy": True,
+                    "probability": True,
+                    "interval": f"{CONFIDENCE:.0%} Clopper-Pearson",
                 },
             )
         ],

@@ -217,7 +217,7 @@ def sensitivity_event(ctx: CheckContext) -> Outcome:
     series, notes = [], []
     for d in EVENT_DIMS:
         cfg = ModelConfig(d_model=d, n_layers=1, n_heads=2, ln_eps=0.0)
-        curves: dict[str, list[float]] = {}
+        curves: dict[str, list[tuple[float, float, float]]] = {}
         for n in ns:
             s, uncertain = sensitivity_samples(cfg, n, draws, ctx.seed * 7 + d)
             for k in k_values(n):
@@ -230,10 +230,12 @@ def sensitivity_event(ctx: CheckContext) -> Outcome:
                         {"uncertain_signs": uncertain, "median_s": float(np.median(s))},
                         decisive=lo > lemma_4_4_bound(cfg, n, k), trivial=1.0)
                 )  # fmt: skip
-                curves.setdefault(kk, []).append(1.0 - bad / draws)
+                curves.setdefault(kk, []).append((1.0 - bad / draws, 1.0 - hi, 1.0 - lo))
             notes.append(f"D={d}, N={n}: s_N(x) quartiles {np.percentile(s, [25, 50, 75])}")
         for kk, ys in curves.items():
-            series.append({"label": f"D={d}, k={kk}", "x": list(ns), "y": ys})
+            series.append({"label": f"D={d}, k={kk}", "x": list(ns), "y": [v[0] for v in ys],
+                           "ylo": [v[1] for v in ys], "yhi": [v[2] for v in ys],
+                           "n": draws})  # fmt: skip
     notes.append(
         "the chain's bound is 1 at these N (C_infl of the box is astronomically large), so the"
         " rows are vacuous; the estimates P[s_N(x) <= N - k] (figure) are the content: with"
@@ -254,6 +256,8 @@ def sensitivity_event(ctx: CheckContext) -> Outcome:
                     "xlabel": "N",
                     "ylabel": "P[s_N(x) <= N - k]",
                     "logx": True,
+                    "probability": True,
+                    "interval": f"{CONFIDENCE:.0%} Clopper-Pearson",
                 },
             )
         ],

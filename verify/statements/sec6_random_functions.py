@@ -118,9 +118,15 @@ def limit_within_chen_stein_radius(ctx: CheckContext) -> Outcome:
     exact_p = [1 - count_no_zero_sensitive(n) / float(1 << (1 << n)) for n in exact_n]
     series = [
         {"label": "exact", "x": exact_n, "y": exact_p},
-        {"label": "Monte Carlo", "x": xs, "y": ys, "style": "o"},
-        {"label": "99.9% CI lower", "x": xs, "y": lo, "style": "^"},
-        {"label": "99.9% CI upper", "x": xs, "y": hi, "style": "v"},
+        {
+            "label": "Monte Carlo",
+            "x": xs,
+            "y": ys,
+            "ylo": lo,
+            "yhi": hi,
+            "n": samples,
+            "style": "o",
+        },  # fmt: skip
         {"label": "1 - 1/e", "x": [1, max(sizes)], "y": [ONE_MINUS_INV_E] * 2, "style": "--"},
         {
             "label": "1 - 1/e - delta_N (Chen-Stein)",
@@ -145,7 +151,12 @@ def limit_within_chen_stein_radius(ctx: CheckContext) -> Outcome:
                 "sec6_random_functions",
                 "P[K_0 >= 1] for a uniformly random Boolean function",
                 "lines",
-                {"series": series, "xlabel": "N", "ylabel": "P[K_0 >= 1]"},
+                {
+                    "series": series,
+                    "xlabel": "N",
+                    "ylabel": "P[K_0 >= 1]",
+                    "interval": "99.9% Clopper-Pearson",
+                },  # fmt: skip
             )
         ],
         counterexample=Counterexample(setting={"samples": samples, "N": sizes, "seed": ctx.seed}),

@@ -17,13 +17,14 @@ from typing import NamedTuple
 import numpy as np
 
 from verify.boolean.sampling import clopper_pearson
-from verify.checks.blowup_tails import beta_tail_rows, rate_rows, sample_beta
+from verify.checks.blowup_tails import beta_tail_rows, rate_rows, rate_series, sample_beta
 from verify.checks.certified_k0 import (
     fit_growth,
     k0_at_margin,
     k0_over_models,
     sample_nonconstant,
 )
+from verify.checks.summaries import mean_ci
 from verify.experiments.random_init import experiment_outcome, run_experiment
 from verify.model import ModelConfig
 from verify.registry import (
@@ -285,16 +286,15 @@ def k0_growth(ctx: CheckContext) -> Outcome:
                 f" {fit['exponential_base']:.3g}, degree {fit['polynomial_rate']:.3g})"
             )
         x = list(ns)
+        cis = [mean_ci(k0_lo[:, j]) for j in range(len(ns))]
         series += [
-            {"label": f"D={d},L={layers} mean K_0", "x": x, "y": k0_lo.mean(axis=0).tolist()},
-            {
-                "label": f"D={d},L={layers} min K_0",
-                "x": x,
-                "y": k0_lo.min(axis=0).tolist(),
-                "style": ":",
-            },
-            {"label": f"N^{e:.3g}", "x": x, "y": [float(n) ** e for n in ns], "style": "--"},
-        ]
+            {"label": f"D={d},L={layers} mean K_0", "x": x, "y": k0_lo.mean(axis=0).tolist(),
+             "ylo": [c[0] for c in cis], "yhi": [c[1] for c in cis], "n": len(models)},
+            {"label": f"D={d},L={layers} min K_0 over the models", "x": x,
+             "y": k0_lo.min(axis=0).tolist(), "style": "v:"},
+            {"label": f"D={d},L={layers}: N^{e:.3g}", "x": x, "y": [float(n) ** e for n in ns],
+             "style": "--"},
+        ]  # fmt: skip
     notes.append(
         f"the statement is about functions recognised with margin xi = {MARGIN}: unconditioned,"
         " the models that do are mostly constant (K_0 = 2^N, the definitional rows); the"
@@ -309,7 +309,13 @@ def k0_growth(ctx: CheckContext) -> Outcome:
         name="thm_4_5_k0_growth",
         title="K_0(N) of random transformers (eps = 0, Unif[-1,1]^M) vs N^((D-1)/(2L)-5)",
         kind="lines",
-        data={"series": series, "xlabel": "N", "ylabel": "K_0(N)", "logy": True},
+        data={
+            "series": series,
+            "xlabel": "N",
+            "ylabel": "K_0(N)",
+            "logy": True,
+            "interval": "mean: 95% t interval",
+        },  # fmt: skip
     )
     return Outcome(
         rows=rows,
@@ -384,7 +390,9 @@ def blowup_tail(ctx: CheckContext) -> Outcome:
     for layers in sorted({f["L"] for f in fits}):
         fs = [f for f in fits if f["L"] == layers]
         xs = [f["D"] - 1 for f in fs]
-        series.append({"label": f"L={layers} fitted", "x": xs, "y": [f["alpha"] for f in fs]})
+        series.append({"label": f"L={layers} fitted", "x": xs, "y": [f["alpha"] for f in fs],
+                       "ylo": [f["ci"][0] for f in fs], "yhi": [f["ci"][1] for f in fs],
+                       "n": n})  # fmt: skip
         series.append(
             {"label": f"L={layers}: (D-1)/K", "x": xs, "y": [x / (2 * layers) for x in xs],
              "style": ":"}
@@ -411,7 +419,12 @@ def blowup_tail(ctx: CheckContext) -> Outcome:
                 name="thm_4_5_blowup_tail_exponent",
                 title="Fitted tail exponent of beta (eps = 0) against D - 1",
                 kind="lines",
-                data={"series": series, "xlabel": "D - 1", "ylabel": "fitted exponent"},
+                data={
+                    "series": series,
+                    "xlabel": "D - 1",
+                    "ylabel": "fitted exponent",
+                    "interval": "95% bootstrap",
+                },  # fmt: skip
             )
         ],
     )
@@ -435,10 +448,7 @@ def bad_event_rate(ctx: CheckContext) -> Outcome:
         zeta = (d - 2) / (d - 1)
         r, info = rate_rows(cfg, ns, zeta, draws, rng, confidence=CONFIDENCE, side=2.0)
         rows += r
-        series.append({"label": f"D={d} measured", "x": list(ns), "y": info["rates"]})
-        series.append(
-            {"label": f"D={d} explicit bound", "x": list(ns), "y": info["bounds"], "style": "--"}
-        )
+        series += rate_series(f"D={d}", info, "explicit bound")
         notes.append(
             f"D={d}: rates {dict(zip(ns, (round(v, 4) for v in info['rates']), strict=True))};"
             f" fitted slope {info['slope']:.3g} vs predicted {info['predicted']:.3g}"
@@ -463,6 +473,8 @@ def bad_event_rate(ctx: CheckContext) -> Outcome:
                     "ylabel": "rate",
                     "logx": True,
                     "logy": True,
+                    "probability": True,
+                    "interval": f"{CONFIDENCE:.0%} Clopper-Pearson",
                 },
             )
         ],

@@ -41,11 +41,33 @@ RESULT_COLUMNS = (
 )
 
 
-def results_rows(records: Iterable[Mapping[str, Any]]) -> list[dict[str, Any]]:
-    """One flat row per cell record (its cell, status, result numbers; the profile as a
-    space-separated string, further ModelConfig fields as JSON): the rows of the CSV export."""
+def grid_order(records: Iterable[Mapping[str, Any]], grid: Any = None) -> list[Mapping[str, Any]]:
+    """The records in the grid's order: the order of ``grid.cells()`` when a SweepGrid is
+    given (cells outside it last), else the grid's nesting order scheme (as listed in
+    verify.sweep.grid.SCHEMES) x D x L x eps x N x seed, read from each record's cell."""
+    from verify.sweep.grid import SCHEMES
+
+    recs = list(records)
+    if grid is not None:
+        rank = {cell_key(c): k for k, c in enumerate(grid.cells())}
+        return sorted(recs, key=lambda r: rank.get(cell_key(r.get("cell") or {}), len(rank)))
+
+    def key(r: Mapping[str, Any]) -> tuple:
+        c = r.get("cell") or {}
+        sc = c.get("scheme")
+        scheme = (SCHEMES.index(sc), "") if sc in SCHEMES else (len(SCHEMES), str(sc or ""))
+        nums = [c.get(k) for k in ("d_model", "n_layers", "ln_eps", "n_bits", "seed")]
+        return (str(c.get("kind", "")), scheme, *[(v is None, v or 0) for v in nums])
+
+    return sorted(recs, key=key)
+
+
+def results_rows(records: Iterable[Mapping[str, Any]], grid: Any = None) -> list[dict[str, Any]]:
+    """One flat row per cell record, in the grid's order (:func:`grid_order`): its cell,
+    status, result numbers; the profile as a space-separated string, further ModelConfig
+    fields as JSON: the rows of the CSV export."""
     rows = []
-    for r in records:
+    for r in grid_order(records, grid):
         cell = dict(r.get("cell") or {})
         res = r.get("result") or {}
         row: dict[str, Any] = {k: cell.get(k) for k in RESULT_COLUMNS[:9]}
@@ -107,15 +129,37 @@ def summary_rows(rows: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
     return out
 
 
-def results_frame(source: str | os.PathLike[str] | Iterable[Mapping[str, Any]]):
-    """The sweep's cells as a pandas DataFrame (one row per cell, :func:`results_rows`);
-    ``source`` is a results file or records. Needs pandas (optional)."""
+def results_frame(
+    source: str | os.PathLike[str] | Iterable[Mapping[str, Any]],
+    *,
+    profile: str = "list",
+    grid: Any = None,
+):
+    """The sweep's cells as a pandas DataFrame, one row per cell in the grid's order
+    (:func:`grid_order`; ``grid``: the SweepGrid, optional). ``profile="list"``: the profile
+    column holds the list [K_0, ..., K_N]; ``profile="wide"``: one integer column K_0 ... K_n
+    per level up to the largest N (missing levels <NA>) instead. ``source`` is a results
+    file or records. Needs pandas (optional)."""
+    if profile not in ("list", "wide"):
+        raise ValidationError("profile", "'list' or 'wide'", profile)
     try:
         import pandas as pd
     except ImportError:
         raise ValidationError("pandas", "installed (pip install pandas)") from None
     records = load_results(source) if isinstance(source, (str, os.PathLike)) else list(source)
-    return pd.DataFrame(results_rows(records), columns=list(RESULT_COLUMNS))
+    ordered = grid_order(records, grid)
+    frame = pd.DataFrame(results_rows(ordered), columns=list(RESULT_COLUMNS))
+    profiles = [list((r.get("result") or {}).get("profile") or []) or None for r in ordered]
+    if profile == "list":
+        frame["profile"] = pd.Series(profiles, dtype=object, index=frame.index)
+        return frame
+    width = max((len(p) for p in profiles if p), default=0)
+    wide = pd.DataFrame(
+        [(p or []) + [None] * (width - len(p or [])) for p in profiles],
+        columns=[f"K_{k}" for k in range(width)],
+        index=frame.index,
+    ).astype("Int64")
+    return pd.concat([frame.drop(columns="profile"), wide], axis=1)
 
 
 # --------------------------------------------------------------------------------- summaries
