@@ -6,7 +6,8 @@ Used by the numpy midpoint-radius arithmetic (:mod:`verify.model.arith`), the ta
 sqrt; libm's exp and expm1 are trusted to a relative ``EXP_ULPS * U`` (at least 8 ulps).
 
 - ``U`` = 2^-52 is twice the unit roundoff u = 2^-53: with it, gamma_n = n u / (1 - n u) <=
-  n U / 2 for any n used here, so "(n + 2) U" style constants absorb the 1 / (1 - n u) factors.
+  n U for n u <= 1/2 (any n used here), so "(n + 2) U" style constants absorb the 1 / (1 - n u)
+  factors.
 - ``ETA`` is the absolute slack added to every radius: it covers underflow (each product that
   underflows loses at most 2^-1074 < ETA).
 - ``EXP_ULPS``: relative error allowed for exp / expm1, in units of U (8 U: 8 to 16 ulps;
