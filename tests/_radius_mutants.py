@@ -188,6 +188,22 @@ MUTANTS = (
         ((KERNELS + "dd", "tl = xh * yl", "tl = 0.0 * yl"),),
     ),
     Mutant(
+        "dd_softmax_denominator",
+        "double-double softmax: the denominator's radius p (1 + U) r_tot dropped",
+        (
+            (
+                KERNELS + "dd_l2",
+                "pr[j, b] = ((pr[j, b] + ap * (1 + U) * rtot) / gap + ae)",
+                "pr[j, b] = ((pr[j, b]) / gap + ae)",
+            ),
+        ),
+    ),
+    Mutant(
+        "dd_layer_norm_z_error",
+        "double-double layer norm: the z-error term |c| r_z dropped",
+        ((KERNELS + "dd_norm", "r = ac * rz + rc * (az + rz)", "r = rc * (az + rz)"),),
+    ),
+    Mutant(
         "spectral_root_rounding",
         "spectral-norm bound: the root's rounding up (1 + 2U) after each square root dropped",
         (("verify.model.matrix_norms", "x = np.sqrt(x) * (1 + 2 * U)", "x = np.sqrt(x)"),),

@@ -9,10 +9,11 @@ mutant dropping that term fails here by containment alone.
 
 - a softmax with a dominant logit and score balls: the worst point of the ball changes a small
   weight p_j by ~2 rho p_j, half through the numerator and half through the denominator, so
-  the quotient rule's denominator radius is needed (ratio ~0.97);
+  the quotient rule's denominator radius is needed (error / radius 0.9999; float64 and
+  double-double tiers);
 - a layer norm at eps = 0 whose centred input has one large entry among many small ones, with
-  an input ball: the worst point changes that output by ~4 rho z, more than the 2 rho z of r_c
-  z, so the z-error term |c| r_z is needed;
+  an input ball: the worst point changes that output by ~3.5 rho z, more than the ~2 rho z of
+  r_c z, so the z-error term |c| r_z is needed (float64 and double-double tiers);
 - a layer norm of near-cancelling inputs (variance 2^-40 of the mean square) at eps = 0 and no
   input radius: the mean's rounding, amplified by 1/sqrt(var), is the error;
 - sums that all round the same way (a matrix-vector product whose every group of four adds
@@ -28,12 +29,15 @@ from __future__ import annotations
 from fractions import Fraction
 
 import numpy as np
+import pytest
 from flint import arb
 from test_radius_rules import N_BITS, bits_for, model, on_threshold
 
 from verify.model.arith import arb_precision
 from verify.model.enclosure import enclose_output
 from verify.model.fast import fast_T
+from verify.model.kernels.dd_l2 import softmax_l2
+from verify.model.kernels.dd_norm import layer_norm_dd
 from verify.model.kernels.dense import matvec
 from verify.model.kernels.layer_norm import layer_norm
 from verify.model.kernels.register_sums import LS_ROWS, LS_RZ, LS_Z
@@ -61,10 +65,20 @@ def arb_softmax(a: list[arb]) -> list[arb]:
     return [x / tot for x in e]
 
 
-def test_softmax_dominant_logit_needs_the_denominator_radius() -> None:
+def run_softmax_dd(a: np.ndarray, rho: float) -> tuple[np.ndarray, np.ndarray]:
+    """The double-double tier's softmax (p_h + p_l, the enclosure's radius)."""
+    s = a.shape[0]
+    ph, pl, sig = col(a), np.zeros((s, NB)), col(np.full(s, rho))
+    pr, p0 = np.zeros((s, NB)), np.zeros((s, NB))
+    softmax_l2(ph, pl, sig, pr, p0)
+    return ph[:, 0] + pl[:, 0], pr[:, 0] + np.abs(pl[:, 0])
+
+
+@pytest.mark.parametrize("tier", ["float64", "double-double"])
+def test_softmax_dominant_logit_needs_the_denominator_radius(tier: str) -> None:
     a = np.array([12.0, 0.5, 0.0, -0.25, 0.0, 1.0])
     rho = 1e-4
-    p, rp = run_softmax(a, rho)
+    p, rp = (run_softmax if tier == "float64" else run_softmax_dd)(a, rho)
     with arb_precision(200):
         for j in range(1, len(a)):  # raise a_j, lower every other score: p_j at its largest
             worst = [arb(float(v)) + (rho if k == j else -rho) for k, v in enumerate(a)]
@@ -94,12 +108,25 @@ def arb_layer_norm(v: list[arb]) -> list[arb]:
     return [x * var.rsqrt() for x in c]
 
 
-def test_layer_norm_z_error_materialises_from_an_input_ball() -> None:
+def layer_norm_dd_stage(v: np.ndarray, rho: float) -> tuple[np.ndarray, np.ndarray]:
+    """(out, rout) of the double-double tier's layer norm at eps = 0, gain 1, bias 0 (out:
+    the high parts; rout covers the low parts too)."""
+    d = v.shape[0]
+    oh, ol, ro = np.zeros((d, NB)), np.zeros((d, NB)), np.zeros((d, NB))
+    layer_norm_dd(col(v), np.zeros((d, NB)), col(np.full(d, rho)), np.ones(d), np.zeros(d), 0.0,
+                  oh, ol, ro, True)  # fmt: skip
+    return oh[:, 0], ro[:, 0] + np.abs(ol[:, 0])
+
+
+@pytest.mark.parametrize("tier", ["float64", "double-double"])
+def test_layer_norm_z_error_materialises_from_an_input_ball(tier: str) -> None:
     d = 64
     v = np.where(np.arange(d) % 2 == 0, 0.7, -0.7)
     v[0] = 6.0  # one large centred entry among many small ones of both signs
     rho = 1e-7
     out, rout, z, rz = layer_norm_stage(v, rho)
+    if tier == "double-double":
+        out, rout = layer_norm_dd_stage(v, rho)
     c = v - v.mean()
     with arb_precision(200):
         worst = [arb(float(x)) + rho * float(np.sign(ci)) for x, ci in zip(v, c, strict=True)]

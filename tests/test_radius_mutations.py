@@ -9,8 +9,8 @@ files' tiny models take ~5 s in pure Python), stopping at the first failure, whi
 an AssertionError during a test's call (a mutant that breaks the code instead is reported as
 such, not counted as killed). The unmutated run without the JIT must pass, so a kill is the
 mutant's. The processes run two at a time. Marker ``radius_mutation``; part of the default
-``pytest`` run, so ``.ci/run`` runs it (about 30 s on 2 idle cores; ``pytest -m
-radius_mutation`` runs it alone).
+``pytest`` run, so ``.ci/run`` runs it (55 s of CPU in two streams, 78-118 s wall on a loaded
+2-core machine; ``pytest -m radius_mutation`` runs it alone).
 """
 
 from __future__ import annotations
