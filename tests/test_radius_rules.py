@@ -150,6 +150,9 @@ def test_per_string_radius_at_least_independent(config: str, construction: str) 
     bits = bits_for(p)
     t, r = fast_T(p, bits)
     t_ref, r_ref = ref.certified_T(prepare(p, N_BITS), bits)
+    # bit-identical: both do the same IEEE operations in the same order, and both call libm's
+    # exp (Numba's math.exp; math.exp here). A Numba that vectorised exp with another library
+    # (SVML) would show here first.
     assert np.array_equal(t, t_ref, equal_nan=True), (t, t_ref)
     settled = np.isfinite(t_ref) & np.isfinite(r_ref)
     assert settled.sum() >= 3, (t_ref, r_ref)  # the construction leaves most strings settled
