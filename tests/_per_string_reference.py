@@ -326,7 +326,7 @@ def certified_T(tables, bits: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
             a, ra = matvec(att, ratt, wot, bov, 0, d)
             ym[i], yr[i] = finish_position(layer, sc, lw, ln, ym[i], yr[i], a, ra)
     y, ry = ym[s - 1], yr[s - 1]
-    if sc.norm_first:
+    if sc.final_norm:
         k = ln.gains.shape[0] - 1
         y, ry = layer_norm(y, ry, ln.gains[k], ln.biases[k], sc.eps)
     return readout(ro.weight, sc.omega, y, ry)

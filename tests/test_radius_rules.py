@@ -39,22 +39,25 @@ from verify.model.matrix_norms import root_upper, spectral_norm_upper
 N_BITS = 4
 N_STRINGS = 5  # not a multiple of 8: the per-string kernel's pure-Python path (no intrinsics)
 
-# (norm_first, n_layers, eos, ln_eps, pos_encoding)
+# (norm_first, n_layers, eos, ln_eps, pos_encoding, final_norm); the last two: the layouts
+# beyond the spec's (pre-LN without a final norm, post-LN followed by one)
 CONFIGS = {
-    "post-L1": (False, 1, True, 0.0, "sinusoidal"),
-    "post-L2": (False, 2, True, 1e-5, "learned"),
-    "post-L3": (False, 3, False, 0.0, "sinusoidal"),
-    "pre-L1": (True, 1, False, 0.0, "learned"),
-    "pre-L2": (True, 2, True, 0.0, "sinusoidal"),
-    "pre-L3": (True, 3, True, 1e-5, "learned"),
+    "post-L1": (False, 1, True, 0.0, "sinusoidal", None),
+    "post-L2": (False, 2, True, 1e-5, "learned", None),
+    "post-L3": (False, 3, False, 0.0, "sinusoidal", None),
+    "pre-L1": (True, 1, False, 0.0, "learned", None),
+    "pre-L2": (True, 2, True, 0.0, "sinusoidal", None),
+    "pre-L3": (True, 3, True, 1e-5, "learned", None),
+    "pre-L2-no-final": (True, 2, True, 0.0, "learned", False),
+    "post-L2-final": (False, 2, False, 0.0, "sinusoidal", True),
 }
 
 
 def model(name: str, seed: int = 0) -> Params:
-    norm_first, n_layers, eos, eps, pos = CONFIGS[name]
+    norm_first, n_layers, eos, eps, pos, final = CONFIGS[name]
     cfg = ModelConfig(
         d_model=8, n_layers=n_layers, n_heads=2, d_ff=16, norm_first=norm_first, eos=eos,
-        ln_eps=eps, pos_encoding=pos, max_len=8,
+        ln_eps=eps, pos_encoding=pos, max_len=8, final_norm=final,
     )  # fmt: skip
     return init_params(cfg, "gaussian", seed=seed, scale=0.7)
 
