@@ -204,6 +204,17 @@ MUTANTS = (
         ((KERNELS + "dd_norm", "r = ac * rz + rc * (az + rz)", "r = rc * (az + rz)"),),
     ),
     Mutant(
+        "exhaustive_layer0_denominator",
+        "exhaustive kernel, layer 0's num / den: the denominator's term a1 e_den dropped",
+        (
+            (
+                KERNELS + "exhaustive",
+                "return ((e_num + a1 * e_den) / low + 3 * U * a1)",
+                "return ((e_num) / low + 3 * U * a1)",
+            ),
+        ),
+    ),
+    Mutant(
         "spectral_root_rounding",
         "spectral-norm bound: the root's rounding up (1 + 2U) after each square root dropped",
         (("verify.model.matrix_norms", "x = np.sqrt(x) * (1 + 2 * U)", "x = np.sqrt(x)"),),

@@ -18,7 +18,9 @@ mutant dropping that term fails here by containment alone.
   input radius: the mean's rounding, amplified by 1/sqrt(var), is the error;
 - sums that all round the same way (a matrix-vector product whose every group of four adds
   just under half an ulp to 1);
-- a readout on the threshold (T ~ 0): the whole per-string kernel, error against radius.
+- a readout on the threshold (T ~ 0): the whole per-string kernel, error against radius;
+- the exhaustive kernel's layer-0 quotient num / den with balls on both: the worst corner
+  (num up, den down) needs the denominator's term a1 e_den.
 
 Runs without the JIT too (tiny sizes, strings not a multiple of 8), so the radius mutation
 suite runs it.
@@ -39,6 +41,7 @@ from verify.model.fast import fast_T
 from verify.model.kernels.dd_l2 import softmax_l2
 from verify.model.kernels.dd_norm import layer_norm_dd
 from verify.model.kernels.dense import matvec
+from verify.model.kernels.exhaustive import table_quotient_radius
 from verify.model.kernels.layer_norm import layer_norm
 from verify.model.kernels.register_sums import LS_ROWS, LS_RZ, LS_Z
 from verify.model.kernels.softmax import scaled_softmax
@@ -182,3 +185,21 @@ def test_readout_on_the_threshold() -> None:
             assert arb(t[0]) - arb(r[0]) <= exact[0] <= arb(t[0]) + arb(r[0])
         print(f"{config}: T {t[0]:.2e}, error {err:.2e}, radius {r[0]:.2e}, ratio {err / r[0]:.2e}")
         assert abs(t[0]) <= 1e-12 and t.shape[0] == len(bits) and bits.shape[1] == N_BITS
+
+
+def test_layer0_table_quotient_needs_the_denominator_radius() -> None:
+    """The exhaustive kernel's A_h = num / den (``table_quotient_radius``, a1 and low as the
+    kernel forms them): |(num + e_num) / (den - e_den) - fl(num / den)| within the radius, and
+    more than e_num / low alone."""
+    U = 2.0**-52
+    for num, den, e_num, e_den in ((3.0, 2.0, 1e-9, 1e-9), (-0.7, 5.5, 1e-12, 3e-10)):
+        a_max = abs(num) / den * (1 + U)
+        a1 = (a_max * (den + e_den) + e_num) / den * (1 + 3 * U)
+        low = (den - e_den) * (1 - U)
+        r = table_quotient_radius(e_num, e_den, a1, low)
+        q = num / den
+        sign = 1.0 if num >= 0 else -1.0
+        worst = (Fraction(num) + sign * Fraction(e_num)) / (Fraction(den) - Fraction(e_den))
+        err = abs(worst - Fraction(q))
+        print(f"num/den={q:.3f}: error / radius {float(err) / r:.6f}")
+        assert err <= Fraction(r) and float(err) > 1.5 * e_num / low
