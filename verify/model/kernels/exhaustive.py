@@ -62,6 +62,7 @@ from verify.model.kernels.bundles import (
     WEIGHT_BOUNDS,
     WN_SPEC,
     b1,
+    f8,
     i8,
 )
 from verify.model.kernels.dd_l2 import l2_from_squares
@@ -89,6 +90,17 @@ L0_ROWS = 5
 # (``lo_sums[i]``, ~80 KB at d = 16, d_ff = 64, H = 2) are read once per KB blocks instead of
 # once per block (all positions' tables, ~3.5 MB at N = 20, do not stay in a 2 MB L2 cache)
 KB = 4
+
+
+@kernel(f8(f8, f8, f8, f8))
+def table_quotient_radius(e_num, e_den, a1, low):  # pragma: no cover - jitted
+    """A radius of fl(num / den) when |num_exact - num| <= e_num, |den_exact - den| <= e_den,
+    low <= den - e_den (rounded down) and a1 >= |num / den| also over the balls:
+    |num'/den' - num/den| <= (e_num + a1 e_den) / low, plus 3 U a1 for the division's and the
+    sums' own rounding, rounded up; inf when low <= 0 (the denominator's ball reaches 0)."""
+    if low > 0:
+        return ((e_num + a1 * e_den) / low + 3 * U * a1) * (1 + 4 * U)
+    return np.inf
 
 
 @kernel(
@@ -231,16 +243,8 @@ def exhaustive_T(
                                 # A_h (bound e_num, magnitude a_max) and G_h / den (e_g, g_max)
                                 a1 = (a_max * (den[b] + e_den) + e_num) / den[b] * (1 + 3 * U)
                                 g1 = (g_max * (den[b] + e_den) + e_g) / den[b] * (1 + 3 * U)
-                                if low > 0:
-                                    ra_sum[b] += ((e_num + a1 * e_den) / low + 3 * U * a1) * (
-                                        1 + 4 * U
-                                    )
-                                    rg_sum[b] += ((e_g + g1 * e_den) / low + 3 * U * g1) * (
-                                        1 + 4 * U
-                                    )
-                                else:
-                                    ra_sum[b] = np.inf
-                                    rg_sum[b] = np.inf
+                                ra_sum[b] += table_quotient_radius(e_num, e_den, a1, low)
+                                rg_sum[b] += table_quotient_radius(e_g, e_den, g1, low)
                                 a1_sum[b] += a1
                                 g1_sum[b] += g1
                     if bounds:

@@ -1,0 +1,300 @@
+"""Radius mutants: each removes or halves one term of one radius rule (issue 25).
+
+A mutant is a list of source edits ``(module, old, new)``, each ``old`` occurring exactly once
+in the module's source, or a change of a module constant. It is applied in a process that
+runs with ``NUMBA_DISABLE_JIT=1``: the kernels are then plain Python functions that look their
+callees and constants up at call time, so re-executing one module's edited source and
+re-binding the names that other modules imported from it swaps the rule everywhere, without
+compiling anything (a tiny model runs in well under a second).
+
+Used as a pytest plugin (``-p _radius_mutants``, with ``tests/`` on the path): when
+``VERIFY_RADIUS_MUTANT`` names a mutant, it is applied before the tests are collected.
+``tests/test_radius_mutations.py`` runs ``tests/test_radius_rules.py`` that way once per
+mutant and asserts that a soundness test fails with an AssertionError.
+"""
+
+from __future__ import annotations
+
+import importlib
+import json
+import os
+import sys
+from dataclasses import dataclass, field
+from fractions import Fraction
+
+KERNELS = "verify.model.kernels."
+
+
+@dataclass(frozen=True)
+class Mutant:
+    name: str
+    what: str  # the term, in words
+    edits: tuple[tuple[str, str, str], ...] = ()  # (module, old source, new source)
+    constants: tuple[tuple[str, str, float], ...] = field(default=())  # (module, name, factor)
+
+
+MUTANTS = (
+    Mutant(
+        "ln_z_error",
+        "layer norm: the z-error term |c| r_z of the per-string radius dropped",
+        (
+            (
+                KERNELS + "layer_norm",
+                "r = abs(c) * rz[b] + rc * (z[b] + rz[b])",
+                "r = rc * (z[b] + rz[b])",
+            ),
+        ),
+    ),
+    Mutant(
+        "unit_roundoff_halved",
+        "the unit roundoff U halved in every kernel module of the per-string pass",
+        constants=tuple(
+            (KERNELS + m, "U", 0.5)
+            for m in ("dense", "layer_norm", "softmax", "attention", "tables", "per_string")
+        ),
+    ),
+    Mutant(
+        "softmax_denominator",
+        "softmax quotient: the denominator's radius p (1 + U) r_tot dropped",
+        (
+            (
+                KERNELS + "softmax",
+                "return ((r + p * (1 + U) * rtot) / gap + U * p)",
+                "return (r / gap + U * p)",
+            ),
+        ),
+    ),
+    Mutant(
+        "readout_propagated",
+        "readout: the propagated radius sum |w_e| r_e dropped",
+        ((KERNELS + "per_string", "rt += aw[e] * yr[r, e, b]", "rt += 0.0"),),
+    ),
+    Mutant(
+        "matvec_rounding",
+        "matrix-vector product: the rounding term g |x| of the inputs dropped",
+        (
+            (
+                KERNELS + "dense",
+                "scratch[k, b] = rx[k, b] + g * abs(x[k, b])",
+                "scratch[k, b] = rx[k, b]",
+            ),
+        ),
+    ),
+    Mutant(
+        "matvec_bias_rounding",
+        "matrix-vector product: the bias's rounding term g |b| dropped",
+        ((KERNELS + "dense", "rb = g * abs(bias[c])", "rb = 0.0"),),
+    ),
+    Mutant(
+        "attention_score_rounding",
+        "attention (all positions): the score dot product's rounding (d_h + 2) U sum |q k| halved",
+        (
+            (
+                KERNELS + "attention",
+                "racc = (pr[j, b] + (dh + 2) * U * mag[b])",
+                "racc = (pr[j, b] + (dh + 2) * U * mag[b] / 2)",
+            ),
+        ),
+    ),
+    Mutant(
+        "readout_score_rounding",
+        "attention (readout position): the score's rounding (d + 3) U sum |u x| dropped",
+        ((KERNELS + "attention", "rt = (pr[j, b] + (d + 3) * U * tot[b])", "rt = (pr[j, b])"),),
+    ),
+    Mutant(
+        "exp_ulps",
+        "softmax: exp's own error EXP_ULPS U dropped from the exponential's radius",
+        (
+            (
+                KERNELS + "softmax",
+                "return bigv * (expm1_upper(rd) + EXP_ULPS * U)",
+                "return bigv * (expm1_upper(rd))",
+            ),
+        ),
+    ),
+    Mutant(
+        "softmax_sum_rounding",
+        "softmax: the denominator sum's rounding (s + 1) U tot dropped",
+        ((KERNELS + "softmax", "return (rsum + (s + 1) * U * tot)", "return (rsum)"),),
+    ),
+    Mutant(
+        "rsqrt_rounding",
+        "layer norm: the rounding of sqrt and the division, 4 U z, dropped from r_z",
+        ((KERNELS + "layer_norm", "* (1 - 4 * U)) + 4 * U * z", "* (1 - 4 * U))"),),
+    ),
+    Mutant(
+        "ln_mean_rounding",
+        "layer norm: the mean's rounding (d + 1) U sum |v| dropped",
+        (
+            (
+                KERNELS + "layer_norm",
+                "rmean[b] = ((rmean[b] + (d + 1) * U * acc[b]) / d",
+                "rmean[b] = ((rmean[b]) / d",
+            ),
+        ),
+    ),
+    Mutant(
+        "residual_rounding",
+        "residual addition: its rounding U |y + a| dropped",
+        (
+            (
+                KERNELS + "dense",
+                "ry[i, b] = (ry[i, b] + ra[i, b] + U * abs(s)) * (1 + 2 * U)",
+                "ry[i, b] = (ry[i, b] + ra[i, b]) * (1 + 2 * U)",
+            ),
+        ),
+    ),
+    Mutant(
+        "layer0_accumulation",
+        "layer 0 attention from the tables: the accumulation's rounding g sum p |v| halved",
+        (
+            (
+                KERNELS + "tables",
+                "ar[e, b] = (ar[e, b] + g * amag[e, b])",
+                "ar[e, b] = (ar[e, b] + g * amag[e, b] / 2)",
+            ),
+        ),
+    ),
+    Mutant(
+        "weighted_values_rounding",
+        "attention (all positions): the weighted sum's rounding (s + 2) U p |v| dropped",
+        ((KERNELS + "attention", "+ (s + 2) * U * pm[j, b] * abs(ve[b])", "+ 0.0"),),
+    ),
+    Mutant(
+        "relu_cut",
+        "relu: the radius cut to 0 where the midpoint is < 0 instead of where the ball is <= 0",
+        (
+            (
+                KERNELS + "dense",
+                "if bounds and x[i, b] + rx[i, b] <= 0.0:",
+                "if bounds and x[i, b] < 0.0:",
+            ),
+        ),
+    ),
+    Mutant(
+        "dd_exp_ln2_low_word",
+        "double-double exp: the low word LN2_LO of ln 2 dropped from the reduced argument",
+        (
+            (
+                KERNELS + "dd",
+                "rh, rl = dd_add_d(rh, rl, -(k * (LN2_LO / EXP_TABLE)))",
+                "rh, rl = dd_add_d(rh, rl, 0.0)",
+            ),
+        ),
+    ),
+    Mutant(
+        "dd_mul_cross_low_word",
+        "double-double product: the cross term xh yl of the low word dropped",
+        ((KERNELS + "dd", "tl = xh * yl", "tl = 0.0 * yl"),),
+    ),
+    Mutant(
+        "dd_softmax_denominator",
+        "double-double softmax: the denominator's radius p (1 + U) r_tot dropped",
+        (
+            (
+                KERNELS + "dd_l2",
+                "pr[j, b] = ((pr[j, b] + ap * (1 + U) * rtot) / gap + ae)",
+                "pr[j, b] = ((pr[j, b]) / gap + ae)",
+            ),
+        ),
+    ),
+    Mutant(
+        "dd_layer_norm_z_error",
+        "double-double layer norm: the z-error term |c| r_z dropped",
+        ((KERNELS + "dd_norm", "r = ac * rz + rc * (az + rz)", "r = rc * (az + rz)"),),
+    ),
+    Mutant(
+        "exhaustive_layer0_denominator",
+        "exhaustive kernel, layer 0's num / den: the denominator's term a1 e_den dropped",
+        (
+            (
+                KERNELS + "exhaustive",
+                "return ((e_num + a1 * e_den) / low + 3 * U * a1)",
+                "return ((e_num) / low + 3 * U * a1)",
+            ),
+        ),
+    ),
+    Mutant(
+        "spectral_root_rounding",
+        "spectral-norm bound: the root's rounding up (1 + 2U) after each square root dropped",
+        (("verify.model.matrix_norms", "x = np.sqrt(x) * (1 + 2 * U)", "x = np.sqrt(x)"),),
+    ),
+)
+
+BY_NAME = {m.name: m for m in MUTANTS}
+
+
+def _exact_fma(a: float, b: float, c: float) -> float:
+    """a b + c rounded once (float(Fraction) rounds to nearest), for dd.fma without the JIT."""
+    if not all(map(_finite, (a, b, c))):
+        return a * b + c
+    return float(Fraction(a) * Fraction(b) + Fraction(c))
+
+
+def _finite(x: float) -> bool:
+    return x == x and abs(x) != float("inf")
+
+
+def _rebind(old: dict, module: object) -> None:
+    """Point every name that a verify module imported from ``module`` at its new object."""
+    changed = {id(v): module.__dict__[k] for k, v in old.items() if module.__dict__.get(k) is not v}
+    for mod in list(sys.modules.values()):
+        if mod is module or not getattr(mod, "__name__", "").startswith("verify"):
+            continue
+        for k, v in list(vars(mod).items()):
+            if id(v) in changed:
+                setattr(mod, k, changed[id(v)])
+
+
+def edit_source(module_name: str, old: str, new: str) -> str:
+    """The module's source with ``old`` (which must occur exactly once) replaced by ``new``."""
+    module = importlib.import_module(module_name)
+    with open(module.__file__, encoding="utf-8") as fh:
+        src = fh.read()
+    count = src.count(old)
+    if count != 1:
+        raise LookupError(f"{module_name}: the mutated source occurs {count} times: {old!r}")
+    return src.replace(old, new)
+
+
+def apply(name: str) -> None:
+    """Apply the mutant ``name`` in this process (which must run without the JIT)."""
+    from numba.core import config
+
+    if not config.DISABLE_JIT:
+        raise RuntimeError("radius mutants are applied only with NUMBA_DISABLE_JIT=1")
+    mutant = BY_NAME[name]
+    for module_name, old, new in mutant.edits:
+        module = importlib.import_module(module_name)
+        src = edit_source(module_name, old, new)
+        snapshot = dict(module.__dict__)
+        exec(compile(src, module.__file__, "exec"), module.__dict__)
+        _rebind(snapshot, module)
+    for module_name, const, factor in mutant.constants:
+        module = importlib.import_module(module_name)
+        setattr(module, const, getattr(module, const) * factor)
+
+
+def pytest_configure(config: object) -> None:
+    """Without the JIT, give dd's fma a Python body; apply $VERIFY_RADIUS_MUTANT if set."""
+    from numba.core import config as nconfig
+
+    name = os.environ.get("VERIFY_RADIUS_MUTANT")
+    if name:
+        apply(name)
+    if nconfig.DISABLE_JIT:
+        importlib.import_module(KERNELS + "dd")
+        for mod in list(sys.modules.values()):
+            if getattr(mod, "__name__", "").startswith("verify") and hasattr(mod, "fma"):
+                mod.fma = _exact_fma
+
+
+def pytest_runtest_logreport(report: object) -> None:
+    """Append each failed test (id and crash message) to $VERIFY_RADIUS_MUTANT_REPORT."""
+    path = os.environ.get("VERIFY_RADIUS_MUTANT_REPORT")
+    if path and report.failed:
+        crash = getattr(report.longrepr, "reprcrash", None)
+        message = crash.message if crash is not None else str(report.longrepr)
+        with open(path, "a", encoding="utf-8") as fh:
+            fh.write(json.dumps({"test": report.nodeid, "when": report.when, "message": message}))
+            fh.write("\n")
