@@ -46,7 +46,9 @@ DEFAULTS: dict[str, object] = {
 SCHEMES = ("uniform", "gaussian", "xavier_uniform", "xavier_normal")  # = verify.model.SCHEMES
 # ModelConfig's fields other than the grid axes (sweep --config KEY=VALUE); a test keeps this
 # list equal to verify.model.ModelConfig's, so usage errors need not import the model
-CONFIG_FIELDS = ("d_ff", "embedding", "eos", "ln_affine", "max_len", "norm_first", "pos_encoding")
+CONFIG_FIELDS = (
+    "d_ff", "embedding", "eos", "final_norm", "ln_affine", "max_len", "norm_first", "pos_encoding"
+)  # fmt: skip
 PLOT_SUFFIXES = (".png", ".pdf", ".svg")
 
 # internal argument names (ValidationError.argument) -> the flag a user types
