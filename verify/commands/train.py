@@ -53,9 +53,14 @@ def run(args: argparse.Namespace) -> int:
     from pathlib import Path
 
     from verify.errors import ValidationError
-    from verify.torch import _require_torch
+    from verify.torch import TorchUnavailableError, _require_torch
 
-    _require_torch()
+    try:
+        _require_torch()
+    except TorchUnavailableError:
+        raise ValidationError(
+            "train", "PyTorch installed", hint="pip install '.[torch]', see docs/torch.md"
+        ) from None
     import torch
 
     from verify.experiments.train import TrainSettings, figures, run_experiment, summary_table
