@@ -14,6 +14,8 @@ from __future__ import annotations
 
 import errno
 import os
+import shutil
+import tempfile
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -125,16 +127,100 @@ class OutputPlan:
                     )
 
 
-def is_name_too_long(exc: BaseException) -> bool:
-    """True for the OSError of a file name the file system cannot hold."""
-    return isinstance(exc, OSError) and exc.errno == errno.ENAMETOOLONG
+# ------------------------------------------------------------------------ folders written whole
+STAGING = ".partial-"
+
+
+def _pid_alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+def staging_dir(target: str | os.PathLike[str]) -> Path:
+    """A new empty folder beside ``target`` (``.<name>.partial-<pid>``) to build it in; the
+    leftovers of runs that were killed (their process gone) are removed first."""
+    t = Path(target)
+    t.parent.mkdir(parents=True, exist_ok=True)
+    prefix = f".{t.name}{STAGING}"
+    for old in t.parent.glob(prefix + "*"):
+        pid = old.name[len(prefix) :].split("-")[0]
+        if pid.isdigit() and not _pid_alive(int(pid)):
+            shutil.rmtree(old, ignore_errors=True)
+    stage = Path(tempfile.mkdtemp(prefix=f"{prefix}{os.getpid()}-", dir=t.parent))
+    return stage
+
+
+def _exchange(a: Path, b: Path) -> bool:
+    """Swap two paths in one step (Linux renameat2 RENAME_EXCHANGE); False if unsupported."""
+    try:
+        import ctypes
+
+        libc = ctypes.CDLL(None, use_errno=True)
+        fn = libc.renameat2
+    except (OSError, AttributeError):
+        return False
+    at_fdcwd, rename_exchange = -100, 2
+    rc = fn(at_fdcwd, os.fsencode(a), at_fdcwd, os.fsencode(b), rename_exchange)
+    if rc == 0:
+        return True
+    err = ctypes.get_errno()
+    if err in (errno.ENOSYS, errno.EINVAL, errno.ENOTSUP):
+        return False
+    raise OSError(err, os.strerror(err), str(b))
+
+
+def replace_dir(stage: Path, target: str | os.PathLike[str]) -> Path:
+    """Move the complete folder ``stage`` to ``target``, replacing what was there: in one
+    atomic exchange where the system has one (Linux), else by two renames (the old folder
+    moved aside, then the new one in), so ``target`` never holds a mix of old and new files.
+    The old folder is deleted afterwards."""
+    t = Path(target)
+    if not t.exists():
+        os.rename(stage, t)
+        return t
+    if _exchange(stage, t):
+        shutil.rmtree(stage, ignore_errors=True)  # stage now holds the old folder
+        return t
+    aside = Path(tempfile.mkdtemp(prefix=f".{t.name}.old-", dir=t.parent))
+    os.rmdir(aside)
+    os.rename(t, aside)
+    os.rename(stage, t)
+    shutil.rmtree(aside, ignore_errors=True)
+    return t
+
+
+def check_replaceable(flag: str, target: str | os.PathLike[str], own: Iterable[str]) -> None:
+    """``target`` will be replaced whole: refuse (before any work) a folder that holds anything
+    but the files named in ``own`` (a previous output of the same kind), so no other file is
+    ever deleted."""
+    t = Path(target)
+    if not t.is_dir():
+        return
+    others = sorted(p.name for p in t.iterdir() if p.name not in set(own))
+    if others:
+        listed = ", ".join(others[:3]) + (" ..." if len(others) > 3 else "")
+        raise ValidationError(
+            flag,
+            "a new or empty folder, or one holding only a previous report ("
+            + ", ".join(sorted(own))
+            + ")",
+            str(t),
+            f"it also holds {listed}, which replacing it would delete",
+        )
 
 
 __all__ = [
     "DATA_SUFFIX",
     "OutputPlan",
     "check_path_name",
+    "check_replaceable",
     "figure_data_path",
     "figure_paths",
-    "is_name_too_long",
+    "replace_dir",
+    "staging_dir",
 ]
