@@ -295,3 +295,14 @@ def test_only_runs_at_quick_unless_a_budget_is_given(tmp_path, capsys, monkeypat
         argv = ["report", "--only", "Lemma 3.2", "--out", str(tmp_path / "r"), *extra]
         assert _cli(argv, capsys)[0] == 130
     assert seen == ["quick", "default", "full"]
+
+
+def test_a_closed_stdout_is_quiet(capsys, monkeypatch) -> None:
+    """`... | head`: the reader left; no error line, exit 141 (128 + SIGPIPE), like `yes`."""
+
+    def gone(args):
+        raise BrokenPipeError(32, "Broken pipe")
+
+    monkeypatch.setattr("verify.commands.profile.run", gone)
+    code, err, _ = _cli(["profile", "-N", "3"], capsys)
+    assert code == 141 and err == ""

@@ -85,6 +85,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     except PluginError as exc:
         print(f"{parser.prog} {args.command}: error: {exc}", file=sys.stderr)
         return 1
+    except BrokenPipeError:  # the reader of stdout left (`... | head`): quiet, like `yes | head`
+        import os
+
+        try:  # no second error when Python flushes stdout at exit
+            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        except (OSError, ValueError):
+            pass
+        return 141
     except OSError as exc:  # the file system or the machine refused: one line, exit 1
         where = f": {exc.filename}" if getattr(exc, "filename", None) else ""
         why = exc.strerror or type(exc).__name__
