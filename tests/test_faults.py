@@ -136,6 +136,12 @@ def _assert_acknowledged(run: Run, sent: float, code: int, started_line: str) ->
     assert "stop" in line or "writing" in line or "written" in line, line
 
 
+def _report_moment(sig_name: str, delay: float, code: int, run: Run) -> None:
+    """Say (pytest -s) when the signal came and what the command answered."""
+    ack = next((line for _, line in run.lines if ACK.match(line)), "no acknowledgement")
+    print(f"\n{sig_name} at {delay:.2f} s: exit {code}; {ack[:110]}")
+
+
 def _records(path: Path) -> list[dict]:
     data = path.read_bytes() if path.exists() else b""
     complete = data[: data.rfind(b"\n") + 1]
@@ -151,6 +157,7 @@ def _sweep_case(tmp_path: Path, sig_name: str, seed: int, delay: float) -> None:
     run = Run(["sweep", "--out", str(out), *SWEEP], tmp_path)
     sent = run.signal_after(delay, SIGNALS[sig_name])
     code = run.wait()
+    _report_moment(sig_name, delay, code, run)
     pgid = run.proc.pid
     _assert_group_ends(pgid)
     # (SIGTERM during start-up, before the handler is set, ends the process: -15)
@@ -216,6 +223,7 @@ def _report_case(tmp_path: Path, old: Path, sig_name: str, seed: int, delay: flo
     run = Run(["report", *REPORT, "--out", "r"], tmp_path, FAULT_LOG=str(log))
     sent = run.signal_after(delay, SIGNALS[sig_name])
     code = run.wait()
+    _report_moment(sig_name, delay, code, run)
     _assert_group_ends(run.proc.pid)
     assert target.is_dir(), "the report folder disappeared"
     if _same_tree(old, target):  # the previous report, untouched

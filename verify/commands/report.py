@@ -12,8 +12,6 @@ from typing import TYPE_CHECKING
 
 from verify.commands._options import add_json, add_progress, nonnegative_int, output_dir
 
-REPORT_FILES = ("report.md", "report.json", "rows.csv", "figures")  # = writer.REPORT_FILES
-
 if TYPE_CHECKING:
     from verify.report import Report
 
@@ -131,6 +129,7 @@ def run(args: argparse.Namespace) -> int:
     # other than a previous report (the report replaces the folder whole)
     output_dir("--out", out)
     from verify.outputs import check_replaceable
+    from verify.report import REPORT_FILES
 
     check_replaceable("--out", out, REPORT_FILES)
 
@@ -148,21 +147,24 @@ def run(args: argparse.Namespace) -> int:
     if args.out is not None:
         argv += ["--out", args.out]
     state = RunState(out_dir=Path(out))
-    with InterruptGuard(
-        state.announce, "second interrupt: abandoned; the folder is as before"
-    ) as g:
-        report = generate_report(
-            out,
-            budget=budget,
-            include_slow=budget == "full",
-            seed=args.seed,
-            only=args.only,
-            progress=not args.no_progress,
-            command=shlex.join(argv),
-            log=_log,
-            guard=g,
-            state=state,
-        )
+    g = InterruptGuard(state.announce, "second interrupt: abandoned; the folder is as before")
+    try:
+        with g:
+            report = generate_report(
+                out,
+                budget=budget,
+                include_slow=budget == "full",
+                seed=args.seed,
+                only=args.only,
+                progress=not args.no_progress,
+                command=shlex.join(argv),
+                log=_log,
+                guard=g,
+                state=state,
+            )
+    except KeyboardInterrupt:  # before any check ran (kernels, loading the statements)
+        _log(f"interrupted before any check ran: nothing written, {out} as it was")
+        return g.exit_code
     doc = report.document
     summ = doc["summary"]
     counts = ", ".join(f"{n} {k}" for k, n in summ["counts"].items() if n) or "no statements"

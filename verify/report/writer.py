@@ -23,6 +23,7 @@ from typing import Any
 
 from verify.outputs import check_replaceable, replace_dir, staging_dir
 from verify.registry import Budget, FigureData
+from verify.report import REPORT_FILES
 from verify.report.document import INTERRUPTED_EXIT, build_document, jsonable
 from verify.report.environment import environment
 from verify.report.export import write_rows_csv
@@ -41,8 +42,6 @@ from verify.validation import check_choice, check_int
 FIGURES_DIR = "figures"
 ROWS_CSV = "rows.csv"  # every check row, flat (verify.report.export)
 FIGURE_FORMATS = (".png", ".pdf")  # the first is the one report.md shows
-# what a report folder holds: a folder holding anything else is never replaced
-REPORT_FILES = ("report.md", "report.json", ROWS_CSV, FIGURES_DIR)
 NOT_DRAWN = "not drawn: the run was interrupted (the data is in report.json)"
 
 
@@ -77,6 +76,11 @@ class RunState:
         """What happens after a first Ctrl-C, said at once."""
         if self.phase == "writing":
             return f"the report is being written to {self.out_dir}; it completes in a moment"
+        if self.phase in ("starting", "kernels", "statements"):
+            return (
+                f"stopping before any check ran ({self.phase}); nothing is written,"
+                f" {self.out_dir} stays as it was"
+            )
         what = {
             "checks": "stopping the running check",
             "figures": "drawing no further figure (their data stays in report.json)",
