@@ -306,3 +306,74 @@ def test_a_closed_stdout_is_quiet(capsys, monkeypatch) -> None:
     monkeypatch.setattr("verify.commands.profile.run", gone)
     code, err, _ = _cli(["profile", "-N", "3"], capsys)
     assert code == 141 and err == ""
+
+
+# ------------------------------------------------------------------ the pieces, directly
+def test_seeds_are_ranges_merged_once() -> None:
+    from verify.sweep import Seeds
+
+    s = Seeds([range(0, 5), 3, range(4, 8), 20])
+    assert s.parts == (range(0, 8), range(20, 21)) and len(s) == 9
+    assert list(s) == [0, 1, 2, 3, 4, 5, 6, 7, 20] and 20 in s and 8 not in s and s[8] == 20
+    big = Seeds([range(10**12)])
+    assert len(big) == 10**12 and 10**12 - 1 in big and big[-1] == 10**12 - 1
+
+
+@pytest.mark.parametrize("exchange", [True, False])
+def test_replace_dir_never_mixes(tmp_path, monkeypatch, exchange) -> None:
+    """Old folder with a.png and b.png, new one with a.png only: afterwards exactly the new."""
+    from verify import outputs
+
+    if not exchange:  # the two-rename fallback of systems without renameat2
+        monkeypatch.setattr(outputs, "_exchange", lambda a, b: False)
+    target = tmp_path / "r"
+    target.mkdir()
+    (target / "a.png").write_text("old")
+    (target / "b.png").write_text("old")
+    stage = outputs.staging_dir(target)
+    (stage / "a.png").write_text("new")
+    outputs.replace_dir(stage, target)
+    assert {p.name: p.read_text() for p in target.iterdir()} == {"a.png": "new"}
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["r"]
+
+
+def test_staging_leftovers_of_dead_runs_are_removed(tmp_path) -> None:
+    from verify import outputs
+
+    dead = tmp_path / ".r.partial-999999999-x"  # no such process
+    dead.mkdir()
+    mine = outputs.staging_dir(tmp_path / "r")
+    assert not dead.exists() and mine.is_dir() and mine.name.startswith(".r.partial-")
+
+
+def test_interrupt_guard_defers_then_abandons() -> None:
+    import os
+    import signal
+
+    from verify.interrupts import Abandoned, InterruptGuard
+
+    said: list[str] = []
+    with InterruptGuard(lambda: said.append("asked") or "writing") as guard:
+        with guard.deferred():
+            os.kill(os.getpid(), signal.SIGINT)  # recorded, not raised: the files get written
+            for _ in range(1000):
+                pass
+        assert guard.interrupted and guard.exit_code == 130 and said == ["asked"]
+        with pytest.raises(Abandoned):
+            os.kill(os.getpid(), signal.SIGINT)
+            for _ in range(1000):
+                pass
+    assert signal.getsignal(signal.SIGINT) is signal.default_int_handler
+
+
+def test_size_check_refuses_and_allows(monkeypatch) -> None:
+    from verify import sizes
+
+    monkeypatch.setattr(sizes, "available_bytes", lambda: 8e9)
+    est = sizes.sweep_estimate(10**7, [10], "random_function", [16], [1], 2)
+    assert est.bytes > 8e9  # 2 KB per kept record
+    with pytest.raises(ValidationError, match="--seeds: expected a run this machine can hold"):
+        sizes.check_size("--seeds", est, allow=False)
+    assert sizes.check_size("--seeds", est, allow=True) is est
+    small = sizes.sweep_estimate(400, [8, 10], "transformer", [16], [1, 2], 2)
+    assert sizes.check_size("--seeds", small, allow=False) is small
