@@ -215,8 +215,13 @@ def test_new_family_refuses_taken_names(tmp_path, capsys, name, needle) -> None:
 
 @pytest.fixture
 def plugin_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    from verify import plugins
+    from verify.boolean import families
+
     monkeypatch.syspath_prepend(str(tmp_path))
-    monkeypatch.delenv("VERIFY_IMPORT", raising=False)
+    monkeypatch.setenv("VERIFY_IMPORT", "")  # restored (removed) afterwards: --import sets it
+    monkeypatch.setattr(families, "_FAMILIES", dict(families._FAMILIES))
+    monkeypatch.setattr(plugins, "_loaded", set(plugins._loaded))
     yield tmp_path
     for mod in ("t27_badfam", "t27_twice", "t27_raises"):
         sys.modules.pop(mod, None)
