@@ -237,6 +237,8 @@ def check_profile_size(args: argparse.Namespace) -> None:
     else:
         est = function_estimate("family", args.n_bits)
     check_size("-N/--n-bits", est, args.allow_large)
+    if est.seconds > 2:  # a long step says so (no bar: one exhaustive pass)
+        print(f"profile: {est.text()} ...", file=sys.stderr, flush=True)
 
 
 def run(args: argparse.Namespace) -> int:
