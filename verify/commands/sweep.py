@@ -254,12 +254,11 @@ def _run_grid(args: argparse.Namespace, grid: Any, executor: str) -> int:
         write_csv,
     )
 
-    if grid.kind == "transformer":  # the kernels, as a step of its own (first run: minutes)
-        from verify.report.warmup import compile_kernels
-
-        compile_kernels(_log)
+    phase = ["kernels"]
 
     def announce() -> str:
+        if phase[0] == "kernels":
+            return f"stopping before any cell ran (kernels); {args.out} stays as it was"
         return (
             f"stopping the running cells; every finished cell is already in {args.out}"
             " (rerun the same command to resume)"
@@ -267,6 +266,11 @@ def _run_grid(args: argparse.Namespace, grid: Any, executor: str) -> int:
 
     with InterruptGuard(announce) as guard:
         try:
+            if grid.kind == "transformer":  # the kernels, a step of its own (first run: minutes)
+                from verify.report.warmup import compile_kernels
+
+                compile_kernels(_log)
+            phase[0] = "cells"
             with open_executor(executor, jobs=args.jobs) as handle:
                 _log(f"sweep: {grid.n_cells} cells on {handle.description}")
                 s = run_sweep(grid, args.out, executor=handle, progress=not args.no_progress)
