@@ -18,6 +18,7 @@ flag                    meaning                                    default
 ``--plot``              a figure file ending in .png, .pdf or .svg
 ``--json``              print the results as JSON on stdout
 ``--no-progress``       no progress bar
+``--allow-large``       run although the size estimate is refused  refused (exit 2)
 ======================  =========================================  =======================
 
 Only the standard library is imported here: ``python -m verify --help`` must answer at once.
