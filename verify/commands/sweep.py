@@ -297,14 +297,18 @@ def _run_grid(args: argparse.Namespace, grid: Any, executor: str) -> int:
         if k != "kind" and len({json.dumps(r["setting"].get(k)) for r in rows}) > 1
     ]
     written: list[str] = []
-    if args.csv:
-        written.append(str(write_csv(results_rows(latest), args.csv)))
-    if args.plot and rows:
-        from verify.report.figures import draw_figure_files
+    outputs = " and ".join(x for x in (args.csv, args.plot) if x)
+    writing = InterruptGuard(lambda: f"writing {outputs}; they complete in a moment")
+    with writing, writing.deferred():  # a first Ctrl-C waits for whole files
+        if args.csv:
+            written.append(str(write_csv(results_rows(latest), args.csv)))
+        if args.plot and rows:
+            from verify.report.figures import draw_figure_files
 
-        written += [str(p) for p in draw_figure_files(p_k0_figure(rows, varying), args.plot)]
-    elif args.plot:
-        _log(f"no plot: no decided cell to draw ({args.plot} not written)")
+            fig = p_k0_figure(rows, varying)
+            written += [str(p) for p in draw_figure_files(fig, args.plot)]
+        elif args.plot:
+            _log(f"no plot: no decided cell to draw ({args.plot} not written)")
     for path in written:
         _log(f"wrote {path}")
     if args.json:
