@@ -382,3 +382,18 @@ def test_size_check_refuses_and_allows(monkeypatch) -> None:
     assert sizes.check_size("--seeds", est, allow=True) is est
     small = sizes.sweep_estimate(400, [8, 10], "transformer", [16], [1, 2], 2)
     assert sizes.check_size("--seeds", small, allow=False) is small
+
+
+def test_a_linked_report_folder_stays_a_link(tmp_path) -> None:
+    from verify import outputs
+
+    real = tmp_path / "real"
+    real.mkdir()
+    (real / "old.png").write_text("old")
+    link = tmp_path / "latest"
+    link.symlink_to(real, target_is_directory=True)
+    stage = outputs.staging_dir(link)
+    (stage / "new.png").write_text("new")
+    outputs.replace_dir(stage, link)
+    assert link.is_symlink() and sorted(p.name for p in link.iterdir()) == ["new.png"]
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["latest", "real"]

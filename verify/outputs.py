@@ -141,10 +141,16 @@ def _pid_alive(pid: int) -> bool:
     return True
 
 
+def _real(target: str | os.PathLike[str]) -> Path:
+    """``target``, or where it points when it is a symbolic link."""
+    t = Path(target)
+    return Path(os.path.realpath(t)) if t.is_symlink() else t
+
+
 def staging_dir(target: str | os.PathLike[str]) -> Path:
     """A new empty folder beside ``target`` (``.<name>.partial-<pid>``) to build it in; the
     leftovers of runs that were killed (their process gone) are removed first."""
-    t = Path(target)
+    t = _real(target)
     t.parent.mkdir(parents=True, exist_ok=True)
     prefix = f".{t.name}{STAGING}"
     for old in t.parent.glob(prefix + "*"):
@@ -178,8 +184,9 @@ def replace_dir(stage: Path, target: str | os.PathLike[str]) -> Path:
     """Move the complete folder ``stage`` to ``target``, replacing what was there: in one
     atomic exchange where the system has one (Linux), else by two renames (the old folder
     moved aside, then the new one in), so ``target`` never holds a mix of old and new files.
-    The old folder is deleted afterwards."""
-    t = Path(target)
+    The old folder is deleted afterwards. A symbolic link as ``target`` stays a link: the
+    folder it points to is the one replaced."""
+    t = _real(target)
     if not t.exists():
         os.rename(stage, t)
         return t
