@@ -44,6 +44,10 @@ SWEEP_CELLS = 30
 SWEEP = ["--kind", "random_function", "-N", "22", "--seeds", f"0:{SWEEP_CELLS}", "-j", "2"]
 REPORT = ["--import", "_fault_statements", "--only", "Fault 1"]
 ACK = re.compile(r"^(Ctrl-C|SIGTERM): ")
+# the stderr lines after which the work runs; the seeded moments count from them (sweep: 30
+# cells of about 0.1-0.3 s on 2 workers; report: 8 checks of 0.25 s, then 8 figures)
+SWEEP_MARK, SWEEP_HORIZON = "cells on local", 2.0
+REPORT_MARK, REPORT_HORIZON = "loading the statements", 5.0
 
 
 def _env(**extra: str) -> dict[str, str]:
@@ -75,8 +79,15 @@ class Run:
         for line in self.proc.stderr:
             self.lines.append((time.monotonic(), line.rstrip("\n")))
 
-    def signal_after(self, delay: float, sig: int) -> float | None:
-        """Send ``sig`` after ``delay`` s (if still running); when it was sent, else None."""
+    def signal_after(self, delay: float, sig: int, mark: str) -> float | None:
+        """Send ``sig`` ``delay`` s after the stderr line containing ``mark`` (the work has
+        begun: the moment does not depend on the machine's start-up time), if still running;
+        when it was sent, else None."""
+        deadline = time.monotonic() + 120
+        while not any(mark in line for _, line in self.lines):
+            if self.proc.poll() is not None or time.monotonic() > deadline:
+                return None
+            time.sleep(0.01)
         try:
             self.proc.wait(delay)
             return None
@@ -149,13 +160,13 @@ def _records(path: Path) -> list[dict]:
 
 
 def _moments(seeds: tuple[int, ...], horizon: float) -> list[tuple[int, float]]:
-    return [(s, random.Random(s).uniform(0.3, horizon)) for s in seeds]
+    return [(s, random.Random(s).uniform(0.0, horizon)) for s in seeds]
 
 
 def _sweep_case(tmp_path: Path, sig_name: str, seed: int, delay: float) -> None:
     out = tmp_path / "s.jsonl"
     run = Run(["sweep", "--out", str(out), *SWEEP], tmp_path)
-    sent = run.signal_after(delay, SIGNALS[sig_name])
+    sent = run.signal_after(delay, SIGNALS[sig_name], SWEEP_MARK)
     code = run.wait()
     _report_moment(sig_name, delay, code, run)
     pgid = run.proc.pid
@@ -167,7 +178,7 @@ def _sweep_case(tmp_path: Path, sig_name: str, seed: int, delay: float) -> None:
     else:
         assert code in expected[sig_name], (code, run.stderr)
         if sig_name != "SIGKILL":
-            _assert_acknowledged(run, sent, code, "cells on local")
+            _assert_acknowledged(run, sent, code, SWEEP_MARK)
     before = _records(out)
     keys = [r["key"] for r in before if r["status"] == "ok"]
     assert len(keys) == len(set(keys)), "a finished cell was written twice"
@@ -221,7 +232,7 @@ def _report_case(tmp_path: Path, old: Path, sig_name: str, seed: int, delay: flo
     shutil.copytree(old, target)
     log = tmp_path / "finished.log"
     run = Run(["report", *REPORT, "--out", "r"], tmp_path, FAULT_LOG=str(log))
-    sent = run.signal_after(delay, SIGNALS[sig_name])
+    sent = run.signal_after(delay, SIGNALS[sig_name], REPORT_MARK)
     code = run.wait()
     _report_moment(sig_name, delay, code, run)
     _assert_group_ends(run.proc.pid)
@@ -239,7 +250,7 @@ def _report_case(tmp_path: Path, old: Path, sig_name: str, seed: int, delay: flo
         if interrupted:
             assert code in (130, 143), (code, run.stderr)
     if sent is not None and sig_name != "SIGKILL" and code in (130, 143):
-        _assert_acknowledged(run, sent, code, "loading the statements")
+        _assert_acknowledged(run, sent, code, REPORT_MARK)
     leftovers = [p.name for p in tmp_path.glob(".r.partial-*")]
     if sig_name != "SIGKILL":
         assert not leftovers, leftovers
@@ -259,25 +270,27 @@ def _cases(seeds: tuple[int, ...], horizon: float, signals=tuple(SIGNALS)) -> li
 
 
 @pytest.mark.parametrize(
-    ("sig_name", "seed", "delay"), _cases(FAST_SEEDS, 7.0, ("SIGTERM", "SIGKILL"))
+    ("sig_name", "seed", "delay"), _cases(FAST_SEEDS, SWEEP_HORIZON, ("SIGTERM", "SIGKILL"))
 )
 def test_sweep_fault(tmp_path: Path, sig_name: str, seed: int, delay: float) -> None:
     _sweep_case(tmp_path, sig_name, seed, delay)
 
 
-@pytest.mark.parametrize(("sig_name", "seed", "delay"), _cases(FAST_SEEDS, 9.0, ("SIGINT",)))
+@pytest.mark.parametrize(
+    ("sig_name", "seed", "delay"), _cases(FAST_SEEDS, REPORT_HORIZON, ("SIGINT",))
+)
 def test_report_fault(tmp_path: Path, old_report: Path, sig_name: str, seed: int, delay: float):
     _report_case(tmp_path, old_report, sig_name, seed, delay)
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize(("sig_name", "seed", "delay"), _cases(FAULT_SEEDS, 7.0))
+@pytest.mark.parametrize(("sig_name", "seed", "delay"), _cases(FAULT_SEEDS, SWEEP_HORIZON))
 def test_sweep_fault_more_moments(tmp_path: Path, sig_name: str, seed: int, delay: float) -> None:
     _sweep_case(tmp_path, sig_name, seed, delay)
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize(("sig_name", "seed", "delay"), _cases(FAULT_SEEDS, 9.0))
+@pytest.mark.parametrize(("sig_name", "seed", "delay"), _cases(FAULT_SEEDS, REPORT_HORIZON))
 def test_report_fault_more_moments(
     tmp_path: Path, old_report: Path, sig_name: str, seed: int, delay: float
 ) -> None:
