@@ -99,10 +99,10 @@ def test_report_files_kernels_json_and_rows(
     assert "to compile the kernels" in (out / "report.md").read_text()
     # the figure: PNG (300 dpi), PDF and its data as CSV; the data in report.json too
     (fig,) = doc["statements"][0]["checks"][0]["figures"]
-    assert fig["files"] == ["figures/square.png", "figures/square.pdf", "figures/square.csv"]
+    assert fig["files"] == ["figures/square.png", "figures/square.pdf", "figures/square.data.csv"]
     assert (out / "figures" / "square.pdf").read_bytes()[:5] == b"%PDF-"
     assert fig["data"]["series"][1]["label"] == "mean CI low"
-    rows = list(csv.DictReader((out / "figures" / "square.csv").open()))
+    rows = list(csv.DictReader((out / "figures" / "square.data.csv").open()))
     assert len(rows) == 12 and rows[4] == {
         "series": "1",
         "label": "mean CI low",
@@ -256,4 +256,6 @@ def test_ctrl_c_anywhere_exits_130(
 
     monkeypatch.setattr("verify.report.generate_report", interrupted)
     code, err, _ = _cli(["report", "--quick", "--out", str(tmp_path / "r")], capsys)
-    assert code == 130 and err == "python -m verify report: interrupted\n"
+    assert code == 130 and err.splitlines() == [
+        f"interrupted before any check ran: nothing written, {tmp_path / 'r'} as it was"
+    ]

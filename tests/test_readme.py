@@ -49,6 +49,17 @@ def _tour_commands() -> list[list[str]]:
     return commands
 
 
+def test_tour_commands_run_the_venvs_python() -> None:
+    """A new shell has no bare `python` (nor an activated venv): every command of the README's
+    bash blocks runs the venv's interpreter by its path, as the set-up line does."""
+    text = README.read_text()
+    for block in re.findall(r"^```bash\n(.*?)^```", text, flags=re.S | re.M):
+        for line in block.replace("\\\n", " ").splitlines():
+            cmd = line.split("#", 1)[0].strip()
+            if cmd:
+                assert cmd.startswith((".venv/bin/python ", "python3 -m venv ")), cmd
+
+
 def test_every_readme_command_parses() -> None:
     """The tour's commands use flags that exist (parsed, not run: the report takes minutes)."""
     from verify.cli import build_parser

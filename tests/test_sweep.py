@@ -267,8 +267,8 @@ def test_cli_sweep_plot_csv_json(tmp_path: Path, capsys: pytest.CaptureFixture[s
     argv += ["--seeds", "0:6", "-j", "1", "--plot", str(png), "--csv", str(table), "--json"]
     code, err, stdout = _cli([*argv, "--no-progress"], capsys)
     assert code == 0, err
-    assert f"wrote {png}" in err and f"wrote {png.with_suffix('.csv')}" in err
-    assert sorted(p.name for p in png.parent.iterdir()) == ["p.csv", "p.png"]
+    assert f"wrote {png}" in err and f"wrote {png.with_name('p.data.csv')}" in err
+    assert sorted(p.name for p in png.parent.iterdir()) == ["p.data.csv", "p.png"]
     assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     rows = list(csv.DictReader(table.open()))
     assert len(rows) == 12 and {r["n_bits"] for r in rows} == {"4", "5"}
@@ -307,8 +307,9 @@ def test_grid_model_extras_and_parse_config() -> None:
         "max_len": 32,
         "pos_encoding": "learned",
     }
-    assert parse_seeds("3:6") == [3, 4, 5] and parse_seeds("0,7") == [0, 7]
-    assert parse_seeds(["0", "1:3", "9"]) == [0, 1, 2, 9]
+    assert list(parse_seeds("3:6")) == [3, 4, 5] and list(parse_seeds("0,7")) == [0, 7]
+    assert list(parse_seeds(["0", "1:3", "9"])) == [0, 1, 2, 9]
+    assert list(parse_seeds(["0:3", "2:5", "1"])) == [0, 1, 2, 3, 4]  # each seed once
     with pytest.raises(ValidationError, match="--seeds"):
         parse_seeds(["3:3"])
     (cell,) = SweepGrid(model={"norm_first": True}).cells()

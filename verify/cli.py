@@ -7,7 +7,9 @@ whose name starts with "_" hold shared code (``_options``: the one flag vocabula
 Command modules import only the standard library at registration, so ``--help`` and usage
 errors answer at once; the numerical packages load when a command runs.
 Bad input (ValidationError) is reported on one line naming the flag, without a traceback, with
-exit code 2; Ctrl-C ends with exit code 130.
+exit code 2. A failure of the environment or of a plugin (an OSError such as a full disk, an
+optional package missing at run time, a plugin returning the wrong thing: PluginError) is one
+line with exit code 1. Ctrl-C ends with exit code 130 (SIGTERM: 143); see verify.interrupts.
 """
 
 from __future__ import annotations
@@ -17,7 +19,8 @@ import sys
 from collections.abc import Sequence
 
 from verify import __version__
-from verify.errors import ValidationError
+from verify.errors import PluginError, ValidationError
+from verify.interrupts import Abandoned
 
 INTERRUPTED = 130
 
@@ -79,9 +82,27 @@ def main(argv: Sequence[str] | None = None) -> int:
         msg = flag_message(str(exc), exc.argument, overrides)
         print(f"{parser.prog} {args.command}: error: {msg}", file=sys.stderr)
         return 2
+    except PluginError as exc:
+        print(f"{parser.prog} {args.command}: error: {exc}", file=sys.stderr)
+        return 1
+    except BrokenPipeError:  # the reader of stdout left (`... | head`): quiet, like `yes | head`
+        import os
+
+        try:  # no second error when Python flushes stdout at exit
+            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        except (OSError, ValueError):
+            pass
+        return 141
+    except OSError as exc:  # the file system or the machine refused: one line, exit 1
+        where = f": {exc.filename}" if getattr(exc, "filename", None) else ""
+        why = exc.strerror or type(exc).__name__
+        print(f"{parser.prog} {args.command}: error: {why}{where}", file=sys.stderr)
+        return 1
     except KeyboardInterrupt:
         print(f"{parser.prog} {args.command}: interrupted", file=sys.stderr)
         return INTERRUPTED
+    except Abandoned as exc:
+        return 128 + exc.signum
 
 
 if __name__ == "__main__":

@@ -29,3 +29,9 @@ class ValidationError(ValueError):
         if hint:
             message += f" ({hint})"
         super().__init__(message)
+
+
+class PluginError(RuntimeError):
+    """A family or statement from a plugin (``--import``, an entry point) broke its contract,
+    e.g. returned something other than a BooleanFunction. The message names the plugin and
+    what it returned; the command line prints it on one line with exit code 1."""

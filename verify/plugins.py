@@ -23,7 +23,7 @@ import os
 from collections.abc import Iterable
 from importlib import metadata
 
-from verify.errors import ValidationError
+from verify.errors import PluginError, ValidationError
 
 FAMILY_GROUP = "verify.families"
 STATEMENT_GROUP = "verify.statements"
@@ -44,7 +44,8 @@ def requested_modules() -> list[str]:
 
 
 def import_modules(names: Iterable[str]) -> list[str]:
-    """Import each module once (ValidationError naming it if it cannot be imported)."""
+    """Import each module once: ValidationError when it cannot be found, PluginError (naming it
+    and what it raised) when importing it fails, e.g. a family registered twice."""
     done = []
     for name in names:
         if name in _loaded:
@@ -52,8 +53,16 @@ def import_modules(names: Iterable[str]) -> list[str]:
         try:
             importlib.import_module(name)
         except ImportError as exc:
+            missing = getattr(exc, "name", None)
+            if missing and not (name == missing or name.startswith(missing + ".")):
+                # the module was found, but one of its own imports failed
+                raise PluginError(f"module {name} failed to import: {exc}") from exc
             raise ValidationError(
                 "--import", "an importable module (on sys.path or installed)", name, str(exc)
+            ) from exc
+        except Exception as exc:  # a plugin that breaks on import: one line naming it
+            raise PluginError(
+                f"module {name} failed to import: {type(exc).__name__}: {exc}"
             ) from exc
         _loaded.add(name)
         done.append(name)

@@ -30,7 +30,7 @@ from typing import Any
 import numpy as np
 
 from verify.boolean.function import BooleanFunction, check_n
-from verify.errors import ValidationError
+from verify.errors import PluginError, ValidationError
 from verify.plugins import FAMILY_GROUP, load_plugins
 from verify.validation import check_choice, check_int
 
@@ -139,9 +139,25 @@ def make_family(name: str, n: int, **params: Any) -> BooleanFunction:
         raise ValidationError("params", f"parameters of {name} ({known})", unknown)
     if fam.validate is not None:
         fam.validate(n, **{**fam.defaults, **params})
-    f = fam.builder(n, **params)
+    module = getattr(fam.builder, "__module__", None) or "?"
+    plugin = not module.startswith("verify.")
+    try:
+        f = fam.builder(n, **params)
+    except ValidationError:
+        raise
+    except Exception as exc:
+        if not plugin:
+            raise
+        raise PluginError(
+            f"family {name!r} (module {module}) raised {type(exc).__name__}: {exc}"
+        ) from exc
     if not isinstance(f, BooleanFunction) or f.n != n:
-        raise TypeError(f"family {name!r} did not return a BooleanFunction on {n} bits")
+        got = f"on {f.n} bits" if isinstance(f, BooleanFunction) else repr(f)
+        got = got if len(got) <= 60 else got[:57] + "..."
+        raise PluginError(
+            f"family {name!r} (module {module}) returned {type(f).__name__} {got},"
+            f" expected a BooleanFunction on {n} bits"
+        )
     used = {**fam.defaults, **params}
     label = ", ".join(f"{k}={v}" for k, v in used.items() if v is not None)
     f.name = f"{name}(N={n}{', ' + label if label else ''})"

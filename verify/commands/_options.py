@@ -18,6 +18,7 @@ flag                    meaning                                    default
 ``--plot``              a figure file ending in .png, .pdf or .svg
 ``--json``              print the results as JSON on stdout
 ``--no-progress``       no progress bar
+``--allow-large``       run although the size estimate is refused  refused (exit 2)
 ======================  =========================================  =======================
 
 Only the standard library is imported here: ``python -m verify --help`` must answer at once.
@@ -30,6 +31,7 @@ from __future__ import annotations
 import argparse
 import os
 import re
+import sys
 import tempfile
 from pathlib import Path
 
@@ -109,7 +111,9 @@ def _int_at_least(minimum: int, what: str = "an integer"):
     return parse
 
 
-def _real(minimum: float | None = None, strictly_positive: bool = False):
+def _real(
+    minimum: float | None = None, strictly_positive: bool = False, maximum: float | None = None
+):
     def parse(text: str) -> float:
         try:
             value = float(text)
@@ -121,6 +125,10 @@ def _real(minimum: float | None = None, strictly_positive: bool = False):
             raise argparse.ArgumentTypeError(f"expected a real number > 0, got {text!r}")
         if minimum is not None and value < minimum:
             raise argparse.ArgumentTypeError(f"expected a real number >= {minimum}, got {text!r}")
+        if maximum is not None and value > maximum:
+            raise argparse.ArgumentTypeError(
+                f"expected a real number <= {maximum:.4g}, got {text!r}"
+            )
         return value
 
     parse.__name__ = "real"
@@ -130,7 +138,7 @@ def _real(minimum: float | None = None, strictly_positive: bool = False):
 positive_int = _int_at_least(1)
 nonnegative_int = _int_at_least(0)
 eps_value = _real(minimum=0.0)
-scale_value = _real(strictly_positive=True)
+scale_value = _real(strictly_positive=True, maximum=sys.float_info.max / 2)  # = MAX_SCALE
 
 
 def jobs_value(text: str) -> int:
@@ -277,13 +285,22 @@ def add_progress(p: argparse.ArgumentParser) -> None:
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
 
 
+def add_allow_large(p: argparse.ArgumentParser) -> None:
+    p.add_argument(
+        "--allow-large",
+        action="store_true",
+        help="run even when the estimated memory exceeds what the machine has free or the"
+        " estimated time exceeds 24 h (without it such a run exits 2 with the estimate)",
+    )
+
+
 def add_plot(p: argparse.ArgumentParser, what: str) -> None:
     p.add_argument(
         "--plot",
         default=None,
         metavar="FILE",
         help=f"{what}, written to FILE exactly; FILE ends in .png, .pdf or .svg (the figure's"
-        " data goes beside it as FILE-stem.csv)",
+        " data goes beside it: x.png -> x.data.csv)",
     )
 
 
@@ -310,8 +327,9 @@ def _probe_dir(directory: Path) -> str | None:
 def output_dir(flag: str, path: str | os.PathLike[str]):
     """Check (before any work) that ``path`` is, or can be made, a writable directory."""
     from verify.errors import ValidationError
+    from verify.outputs import check_path_name
 
-    p = Path(path)
+    p = check_path_name(flag, path)
     if p.exists() and not p.is_dir():
         raise ValidationError(flag, "a directory", str(path), "it is an existing file")
     why = _probe_dir(p)
@@ -324,8 +342,9 @@ def output_file(flag: str, path: str | os.PathLike[str], *, suffixes: tuple[str,
     """Check (before any work) that ``path`` can be written as a file: not a directory, its
     folder writable (created if missing), its suffix one of ``suffixes`` when given."""
     from verify.errors import ValidationError
+    from verify.outputs import check_path_name
 
-    p = Path(path)
+    p = check_path_name(flag, path)
     if str(path).endswith(os.sep) or p.is_dir():
         raise ValidationError(flag, "a file path, not a directory", str(path))
     if suffixes and p.suffix.lower() not in suffixes:
@@ -338,9 +357,17 @@ def output_file(flag: str, path: str | os.PathLike[str], *, suffixes: tuple[str,
     return p
 
 
-def plot_file(path: str | None):
-    """``--plot FILE``: checked before any work; None when not given."""
-    return None if path is None else output_file("--plot", path, suffixes=PLOT_SUFFIXES)
+def plot_file(path: str | None, plan=None):
+    """``--plot FILE``: checked before any work; None when not given. With ``plan`` (an
+    :class:`verify.outputs.OutputPlan`) the figure's files (FILE and FILE.data.csv) join it."""
+    if path is None:
+        return None
+    from verify.outputs import figure_paths
+
+    p = output_file("--plot", path, suffixes=PLOT_SUFFIXES)
+    if plan is not None:
+        plan.add("--plot", *figure_paths(p))
+    return p
 
 
 # ------------------------------------------------------------------------ cheap model checks

@@ -10,6 +10,7 @@ own package").
 from __future__ import annotations
 
 import argparse
+import keyword
 import sys
 from pathlib import Path
 
@@ -89,15 +90,40 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.set_defaults(func=run)
 
 
+def check_name_free(name: str, directory: Path) -> None:
+    """Refuse (exit 2) a family name already registered (built in, or from a plugin) and a module
+    name that is already importable from elsewhere (NAME.py would shadow it, or be shadowed)."""
+    import importlib.util
+
+    from verify.boolean import family_names
+    from verify.errors import ValidationError
+
+    if name in family_names():
+        raise ValidationError("NAME", "a family name not yet registered", name, "it is taken")
+    try:
+        spec = importlib.util.find_spec(name)
+    except (ImportError, ValueError):
+        spec = None
+    origin = getattr(spec, "origin", None)
+    if spec is not None and (
+        origin is None or Path(origin).parent.resolve() != directory.resolve()
+    ):
+        where = origin or "a built-in module"
+        raise ValidationError(
+            "NAME", "a module name not yet importable", name, f"it would shadow {where}"
+        )
+
+
 def run(args: argparse.Namespace) -> int:
     from verify.errors import ValidationError
 
     name = args.name
-    if not name.isidentifier() or name.startswith("_"):
+    if not name.isidentifier() or name.startswith("_") or keyword.iskeyword(name):
         raise ValidationError("NAME", "a Python identifier not starting with _", name)
     directory = Path(args.dir)
     if not directory.is_dir():
         raise ValidationError("--dir", "an existing directory", str(directory))
+    check_name_free(name, directory)
     targets = {directory / f"{name}.py": MODULE, directory / f"test_{name}.py": TEST}
     existing = [str(p) for p in targets if p.exists()]
     if existing and not args.force:

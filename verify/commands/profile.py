@@ -10,10 +10,18 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from pathlib import Path
 from typing import Any
 
 from verify.commands._model_source import add_model_options, check_model_options
-from verify.commands._options import add_json, add_n_bits, add_plot, plot_file
+from verify.commands._options import (
+    add_allow_large,
+    add_json,
+    add_n_bits,
+    add_plot,
+    model_value,
+    plot_file,
+)
 from verify.errors import ValidationError
 
 # family parameters with their own flag (passed to the family only when given)
@@ -55,6 +63,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     add_plot(p, "draw the profile K_n / 2^N")
     add_json(p, "the profile")
     add_model_options(p)
+    add_allow_large(p)
     p.set_defaults(func=run, flag_names={"path": "--model", "params": "--model"})
 
 
@@ -199,9 +208,43 @@ def plot_profile(summary: dict[str, Any], path: str) -> list:
     return draw_figure_files(profile_figure(summary), path)
 
 
+def plan_outputs(args: argparse.Namespace) -> None:
+    """--plot (and its data file) and --save, checked against each other and --model."""
+    from verify.outputs import OutputPlan
+
+    plan = OutputPlan()
+    plot_file(args.plot, plan)
+    if args.save:
+        plan.add("--save", args.save)
+    if args.model:
+        if not Path(args.model).is_file():
+            raise ValidationError("--model", "an existing .npz parameter file", args.model)
+        plan.add_input("--model", args.model)
+    plan.check()
+
+
+def check_profile_size(args: argparse.Namespace) -> None:
+    """Refuse (exit 2, with the estimate) an N whose table the machine cannot hold."""
+    from verify.commands._model_source import model_requested
+    from verify.sizes import check_size, function_estimate
+
+    if args.n_bits > 30:  # beyond the profile's own limit, which says so itself
+        return
+    if model_requested(args):
+        est = function_estimate(
+            "transformer", args.n_bits, model_value(args, "d_model"), model_value(args, "n_layers")
+        )
+    else:
+        est = function_estimate("family", args.n_bits)
+    check_size("-N/--n-bits", est, args.allow_large)
+    if est.seconds > 2:  # a long step says so (no bar: one exhaustive pass)
+        print(f"profile: {est.text()} ...", file=sys.stderr, flush=True)
+
+
 def run(args: argparse.Namespace) -> int:
     check_model_options(args)  # flags that would be ignored, --save's path: before any work
-    plot_file(args.plot)
+    plan_outputs(args)
+    check_profile_size(args)
     f = function_from_args(args)
     summary = profile_summary(f)
     written = plot_profile(summary, args.plot) if args.plot else []

@@ -7,6 +7,7 @@ import json
 import re
 import shlex
 import sys
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 from verify.commands._options import add_json, add_progress, nonnegative_int, output_dir
@@ -42,13 +43,20 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         help="budget 'quick', no slow checks (under a minute warm on 2 cores)",
     )
     g.add_argument(
+        "--default",
+        dest="budget",
+        action="store_const",
+        const="default",
+        help="budget 'default' (what `report` without --only runs): larger samples than quick",
+    )
+    g.add_argument(
         "--full",
         dest="budget",
         action="store_const",
         const="full",
         help="budget 'full' and the slow checks: the paper-size experiments",
     )
-    p.set_defaults(budget="default")
+    p.set_defaults(budget=None)  # "default" for the whole report, "quick" with --only
     p.add_argument(
         "--out",
         default=None,
@@ -60,7 +68,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         nargs="+",
         metavar="ID",
         default=None,
-        help='statement ids, e.g. --only "Lemma 3.2" cor_5_1',
+        help='statement ids, e.g. --only "Lemma 3.2" cor_5_1; runs at budget quick unless'
+        " --full or --default is given (the whole report's default budget is 'default')",
     )
     p.add_argument(
         "--seed", type=nonnegative_int, default=0, metavar="S", help="seed of every check (0)"
@@ -115,12 +124,21 @@ def run(args: argparse.Namespace) -> int:
     if args.list:
         return list_statements(args.only, args.json)
     out = args.out or (only_folder(args.only) if args.only else DEFAULT_OUT)
-    output_dir("--out", out)  # before any work: exit 2 on a path that cannot be written
+    budget = args.budget or ("quick" if args.only else "default")
+    # before any work: exit 2 on a path that cannot be written, or a folder that holds files
+    # other than a previous report (the report replaces the folder whole)
+    output_dir("--out", out)
+    from verify.outputs import check_replaceable
+    from verify.report import REPORT_FILES
 
+    check_replaceable("--out", out, REPORT_FILES)
+
+    from verify.interrupts import InterruptGuard
     from verify.report import generate_report
+    from verify.report.writer import RunState
 
     argv = ["python", "-m", "verify", "report"]
-    if args.budget != "default":
+    if args.budget is not None:
         argv.append(f"--{args.budget}")
     if args.only:
         argv += ["--only", *args.only]
@@ -128,24 +146,33 @@ def run(args: argparse.Namespace) -> int:
         argv += ["--seed", str(args.seed)]
     if args.out is not None:
         argv += ["--out", args.out]
-    report = generate_report(
-        out,
-        budget=args.budget,
-        include_slow=args.budget == "full",
-        seed=args.seed,
-        only=args.only,
-        progress=not args.no_progress,
-        command=shlex.join(argv),
-        log=_log,
-    )
+    state = RunState(out_dir=Path(out))
+    g = InterruptGuard(state.announce, "second interrupt: abandoned; the folder is as before")
+    try:
+        with g:
+            report = generate_report(
+                out,
+                budget=budget,
+                include_slow=budget == "full",
+                seed=args.seed,
+                only=args.only,
+                progress=not args.no_progress,
+                command=shlex.join(argv),
+                log=_log,
+                guard=g,
+                state=state,
+            )
+    except KeyboardInterrupt:  # before any check ran (kernels, loading the statements)
+        _log(f"interrupted before any check ran: nothing written, {out} as it was")
+        return g.exit_code
     doc = report.document
     summ = doc["summary"]
     counts = ", ".join(f"{n} {k}" for k, n in summ["counts"].items() if n) or "no statements"
     kernels = doc.get("kernels") or {}
     _log(
-        f"report: {counts}; checks {summ['runtime_s']:.1f} s, figures"
-        f" {summ.get('figures_s', 0.0):.1f} s (+ {kernels.get('seconds', 0.0):.1f} s compiling"
-        " or loading kernels)"
+        f"report: {counts}; {summ['runtime_s']:.1f} s in all: kernels"
+        f" {kernels.get('seconds', 0.0):.1f} s, checks {summ['phases'].get('checks_s', 0.0):.1f} s,"
+        f" figures {summ.get('figures_s', 0.0):.1f} s"
     )
     timed = sorted(
         ((c["runtime_s"], st["id"], c["name"]) for st in doc["statements"] for c in st["checks"]),
@@ -185,9 +212,9 @@ def run(args: argparse.Namespace) -> int:
         )
     else:
         print(written)
-    if summ["n_checks_interrupted"]:
-        _log("interrupted: the report holds the checks that finished")
-        return report.exit_code
+    if summ.get("interrupted_in"):  # (a Ctrl-C while the files were written changes nothing)
+        _log(f"interrupted: {report.out_dir} holds the report of the checks that finished")
+        return g.exit_code if g.interrupted else report.exit_code
     _refresh_readme(report)
     return report.exit_code
 

@@ -10,6 +10,7 @@ from typing import Any
 
 from verify.commands._options import (
     DEFAULTS,
+    add_allow_large,
     add_jobs,
     add_json,
     add_model_flags,
@@ -25,23 +26,29 @@ from verify.commands._options import (
 from verify.errors import ValidationError
 
 
-def parse_seeds(text: str | list[str]) -> list[int]:
-    """Seeds from tokens "A:B" (A..B-1), "0,1,5" or "7"; several tokens are concatenated."""
+def parse_seeds(text: str | list[str]):  # -> verify.sweep.grid.Seeds
+    """Seeds from tokens "A:B" (A..B-1), "0,1,5" or "7"; several tokens are joined (a seed
+    given twice counts once). A range is kept as a range: "0:1000000000" costs no memory."""
+    from verify.sweep.grid import Seeds
+
     tokens = [text] if isinstance(text, str) else list(text)
-    seeds: list[int] = []
+    parts: list[range | int] = []
     for tok in tokens:
         try:
-            if ":" in tok:
-                a, b = tok.split(":", 1)
-                seeds.extend(range(int(a), int(b)))
-            else:
-                seeds.extend(int(x) for x in tok.split(",") if x.strip())
+            bounds = [int(x) for x in tok.split(":", 1)] if ":" in tok else None
+            if bounds is None:
+                parts.extend(int(x) for x in tok.split(",") if x.strip())
         except ValueError:
             raise ValidationError("--seeds", 'ranges "A:B" or integers "0,1,5"', tok) from None
-    if not seeds:
+        if bounds is not None:
+            if bounds[1] <= bounds[0]:
+                raise ValidationError("--seeds", "a range A:B with A < B", tok)
+            parts.append(range(*bounds))
+    seeds = Seeds(parts)
+    if not len(seeds):
         raise ValidationError("--seeds", "at least one seed", " ".join(tokens))
-    if min(seeds) < 0:
-        raise ValidationError("--seeds", "seeds >= 0", min(seeds))
+    if seeds.min() < 0:
+        raise ValidationError("--seeds", "seeds >= 0", seeds.min())
     return seeds
 
 
@@ -123,6 +130,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     )
     add_json(p, "the summary table")
     add_progress(p)
+    add_allow_large(p)
     p.set_defaults(
         func=run,
         flag_names={
@@ -141,12 +149,45 @@ def _log(line: str) -> None:
     print(line, file=sys.stderr, flush=True)
 
 
+def plan_outputs(args: argparse.Namespace) -> None:
+    """Every file the sweep writes (results and its lock, --csv, --plot and its data), checked
+    against each other before any work; an existing results file must read as one."""
+    from verify.outputs import OutputPlan
+
+    plan = OutputPlan()
+    out = output_file("--out", args.out)
+    plan.add("--out", out, out.with_name(out.name + ".lock"))
+    plot_file(args.plot, plan)
+    if args.csv:
+        plan.add("--csv", output_file("--csv", args.csv, suffixes=(".csv",)))
+    plan.check()
+    if out.exists():  # resumed: refused before any work if it is not a results file
+        from verify.sweep.results import _read_records
+
+        try:
+            _read_records(out)
+        except ValidationError as exc:
+            raise ValidationError("--out", exc.expected, str(out), "not overwritten") from None
+
+
+def check_grid_size(args: argparse.Namespace, n_cells: int, seeds_flag: str = "--seeds") -> None:
+    """Refuse (exit 2, with the estimate) a grid the machine cannot hold, before any work."""
+    import os
+
+    from verify.sizes import check_size, sweep_estimate
+
+    workers = args.jobs or os.cpu_count() or 1
+    d = list(model_value(args, "d_model", many=True))
+    ell = list(model_value(args, "n_layers", many=True))
+    one = sweep_estimate(1, [max(args.n_bits)], args.kind, d, ell, 1)
+    check_size("-N/--n-bits", one, args.allow_large)
+    est = sweep_estimate(n_cells, list(args.n_bits), args.kind, d, ell, workers)
+    check_size(seeds_flag, est, args.allow_large)
+
+
 def run(args: argparse.Namespace) -> int:
     # everything the user typed is checked before any work
-    output_file("--out", args.out)
-    plot_file(args.plot)
-    if args.csv:
-        output_file("--csv", args.csv, suffixes=(".csv",))
+    plan_outputs(args)
     seeds = parse_seeds(args.seeds)
     config = parse_config(args.config)
     executor = (args.executor or "local").strip()
@@ -183,10 +224,6 @@ def run(args: argparse.Namespace) -> int:
                 (ignored or ["--config"])[0],
                 "--kind transformer (only transformer cells have a model)",
             )
-    else:  # the kernels, as a step of its own (first run: minutes; then the workers load them)
-        from verify.report.warmup import compile_kernels
-
-        compile_kernels(_log)
 
     grid = SweepGrid(
         schemes=tuple(model_value(args, "scheme", many=True)),
@@ -194,7 +231,7 @@ def run(args: argparse.Namespace) -> int:
         n_layers=tuple(model_value(args, "n_layers", many=True)),
         ln_eps=tuple(model_value(args, "eps", many=True)),
         n_bits=tuple(args.n_bits),
-        seeds=tuple(seeds),
+        seeds=seeds,
         n_heads=model_value(args, "n_heads"),
         scale=model_value(args, "scale"),
         kind=args.kind,
@@ -202,12 +239,13 @@ def run(args: argparse.Namespace) -> int:
         family=args.family,
         imports=tuple(requested_modules()),
     )
+    check_grid_size(args, grid.n_cells)
     return _run_grid(args, grid, executor)
 
 
 def _run_grid(args: argparse.Namespace, grid: Any, executor: str) -> int:
+    from verify.interrupts import InterruptGuard
     from verify.sweep import (
-        cell_key,
         load_results,
         open_executor,
         results_rows,
@@ -216,16 +254,35 @@ def _run_grid(args: argparse.Namespace, grid: Any, executor: str) -> int:
         write_csv,
     )
 
-    cells = grid.cells()
-    with open_executor(executor, jobs=args.jobs) as handle:
-        _log(f"sweep: {len(cells)} cells on {handle.description}")
-        s = run_sweep(cells, args.out, executor=handle, progress=not args.no_progress)
+    phase = ["kernels"]
+
+    def announce() -> str:
+        if phase[0] == "kernels":
+            return f"stopping before any cell ran (kernels); {args.out} stays as it was"
+        return (
+            f"stopping the running cells; every finished cell is already in {args.out}"
+            " (rerun the same command to resume)"
+        )
+
+    with InterruptGuard(announce) as guard:
+        try:
+            if grid.kind == "transformer":  # the kernels, a step of its own (first run: minutes)
+                from verify.report.warmup import compile_kernels
+
+                compile_kernels(_log)
+            phase[0] = "cells"
+            with open_executor(executor, jobs=args.jobs) as handle:
+                _log(f"sweep: {grid.n_cells} cells on {handle.description}")
+                s = run_sweep(grid, args.out, executor=handle, progress=not args.no_progress)
+        except KeyboardInterrupt:
+            done = sum(1 for r in load_results(args.out) if r["status"] == "ok")
+            _log(f"sweep: interrupted; {done} finished cell(s) in {args.out}")
+            return guard.exit_code
     _log(
         f"sweep: {s.n_cells} cells, {s.n_skipped} already done, {s.n_run} run now"
         f" ({s.n_errors} errors) in {s.runtime_s:.1f} s -> {s.path}"
     )
-    keys = {cell_key(c) for c in cells}
-    latest = [r for r in load_results(args.out) if r["key"] in keys]
+    latest = [r for r in load_results(args.out) if grid.contains(r.get("cell") or {})]
     errors = [r for r in latest if r["status"] != "ok"]
     if errors:
         first = errors[0]["error"] or {}
@@ -240,14 +297,18 @@ def _run_grid(args: argparse.Namespace, grid: Any, executor: str) -> int:
         if k != "kind" and len({json.dumps(r["setting"].get(k)) for r in rows}) > 1
     ]
     written: list[str] = []
-    if args.csv:
-        written.append(str(write_csv(results_rows(latest), args.csv)))
-    if args.plot and rows:
-        from verify.report.figures import draw_figure_files
+    outputs = " and ".join(x for x in (args.csv, args.plot) if x)
+    writing = InterruptGuard(lambda: f"writing {outputs}; they complete in a moment")
+    with writing, writing.deferred():  # a first Ctrl-C waits for whole files
+        if args.csv:
+            written.append(str(write_csv(results_rows(latest), args.csv)))
+        if args.plot and rows:
+            from verify.report.figures import draw_figure_files
 
-        written += [str(p) for p in draw_figure_files(p_k0_figure(rows, varying), args.plot)]
-    elif args.plot:
-        _log(f"no plot: no decided cell to draw ({args.plot} not written)")
+            fig = p_k0_figure(rows, varying)
+            written += [str(p) for p in draw_figure_files(fig, args.plot)]
+        elif args.plot:
+            _log(f"no plot: no decided cell to draw ({args.plot} not written)")
     for path in written:
         _log(f"wrote {path}")
     if args.json:

@@ -52,16 +52,28 @@ def run(args: argparse.Namespace) -> int:
     import json
     from pathlib import Path
 
+    from verify.commands._options import output_dir, output_file
     from verify.errors import ValidationError
-    from verify.torch import _require_torch
 
-    _require_torch()
+    # before any work: the output paths, and the options torch will not check
+    if args.out:
+        output_file("--out", args.out)
+    if args.plot_dir:
+        output_dir("--plot-dir", args.plot_dir)
+    if args.threads < 1:
+        raise ValidationError("--threads", "an integer >= 1", args.threads)
+    from verify.torch import TorchUnavailableError, _require_torch
+
+    try:
+        _require_torch()
+    except TorchUnavailableError:
+        raise ValidationError(
+            "train", "PyTorch installed", hint="pip install '.[torch]', see docs/torch.md"
+        ) from None
     import torch
 
     from verify.experiments.train import TrainSettings, figures, run_experiment, summary_table
 
-    if args.threads < 1:
-        raise ValidationError("--threads", "an integer >= 1", args.threads)
     torch.set_num_threads(args.threads)
     settings = TrainSettings(
         d_model=args.d_model,

@@ -16,9 +16,14 @@ All draws come from ``numpy.random.default_rng(seed)``, array by array in theta'
 from __future__ import annotations
 
 import math
+import sys
+from collections.abc import Mapping
+from dataclasses import fields
+from typing import Any
 
 import numpy as np
 
+from verify.errors import ValidationError
 from verify.model.config import ModelConfig
 from verify.model.params import Params, param_shapes
 from verify.validation import check_choice, check_int, check_real
@@ -30,11 +35,39 @@ def _is_matrix(name: str) -> bool:
     return (name.endswith("weight") and "norm" not in name) or name.endswith("embedding")
 
 
-def init_params(config: ModelConfig, scheme: str, seed: int, scale: float = 1.0) -> Params:
-    """Draw parameters for ``config`` with ``scheme`` (see module doc) from ``seed``."""
+# the largest scale whose uniform range [-scale, scale] has a finite width (2 scale <= max)
+MAX_SCALE = sys.float_info.max / 2
+
+
+def as_config(config: ModelConfig | Mapping[str, Any]) -> ModelConfig:
+    """``config`` itself, or the ModelConfig of a dict of its fields (e.g. ``cfg.to_dict()``);
+    anything else is a ValidationError saying what is expected."""
+    if isinstance(config, ModelConfig):
+        return config
+    if isinstance(config, Mapping):
+        known = {f.name for f in fields(ModelConfig)}
+        unknown = sorted(str(k) for k in config if k not in known)
+        if unknown:
+            raise ValidationError(
+                "config", "ModelConfig fields: " + ", ".join(sorted(known)), unknown
+            )
+        return ModelConfig(**config)
+    raise ValidationError("config", "a ModelConfig or a dict of its fields", type(config).__name__)
+
+
+def init_params(
+    config: ModelConfig | Mapping[str, Any], scheme: str, seed: int, scale: float = 1.0
+) -> Params:
+    """Draw parameters for ``config`` (a ModelConfig, or a dict of its fields) with ``scheme``
+    (see module doc) from ``seed``; ``0 < scale <= MAX_SCALE``."""
+    config = as_config(config)
     check_choice("scheme", scheme, SCHEMES)
     seed = check_int("seed", seed, minimum=0)
     scale = check_real("scale", scale, strictly_positive=True)
+    if scale > MAX_SCALE:
+        raise ValidationError(
+            "scale", f"a real number <= {MAX_SCALE:.4g} (2 scale must be finite)", scale
+        )
     rng = np.random.default_rng(seed)
     arrays: dict[str, np.ndarray] = {}
     for name, shape in param_shapes(config).items():

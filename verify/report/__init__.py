@@ -11,6 +11,9 @@ from __future__ import annotations
 import importlib
 from typing import Any
 
+# what a report folder holds; a folder holding anything else is never replaced by a report
+REPORT_FILES = ("report.md", "report.json", "rows.csv", "figures")
+
 _EXPORTS = {
     "SCHEMA_VERSION": "verify.report.document",
     "build_document": "verify.report.document",

@@ -329,7 +329,9 @@ def validate_document(doc: Any) -> list[str]:
     code = need(summ, "exit_code", int, "summary")
     if code not in (0, 1, INTERRUPTED_EXIT, None):
         errs.append(f"summary.exit_code: expected 0, 1 or {INTERRUPTED_EXIT}")
-    if code == INTERRUPTED_EXIT and not summ.get("n_checks_interrupted"):
+    if code == INTERRUPTED_EXIT and not (
+        summ.get("n_checks_interrupted") or summ.get("interrupted_in")
+    ):
         errs.append(f"summary.exit_code: {INTERRUPTED_EXIT} without interrupted checks")
     need(summ, "counts", dict, "summary")
     stmts = need(doc, "statements", list, "document") or []

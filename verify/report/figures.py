@@ -41,9 +41,9 @@ How a figure is drawn (the same rules for the report, the gallery docs/figures.m
 - matplotlib's object API (``matplotlib.figure.Figure``): importing this module changes no
   global state (no backend switch, no pyplot), so it is safe in notebooks;
 - PNG at 300 dpi, PDF and SVG as vector files (:func:`draw_figure_files`), and the data of
-  every series in a CSV file beside them (:func:`write_figure_csv`: x, y, the interval ends
-  y_low/y_high and n), so a figure can be redrawn or restyled without rerunning anything
-  (report.json holds the same data).
+  every series in a CSV file beside them (``FILE.data.csv``, :func:`write_figure_csv`: x, y,
+  the interval ends y_low/y_high and n), so a figure can be redrawn or restyled without
+  rerunning anything (report.json holds the same data).
 """
 
 from __future__ import annotations
@@ -265,12 +265,14 @@ def draw_figure_files(
     fig: Any, path: str | Path, *, also: Sequence[str] = (), data: bool = True
 ) -> list[Path]:
     """Draw ``fig`` into ``path`` and, for each suffix in ``also`` (e.g. ".pdf"), beside it;
-    with ``data`` write the series to ``<stem>.csv`` too. The paths written, ``path`` first."""
-    path = Path(path)
-    draw_figure(fig, path, also=also)
-    written = [path] + [path.with_suffix(x) for x in also if x.lower() != path.suffix.lower()]
+    with ``data`` write the series to ``<stem>.data.csv`` too (verify.outputs.figure_paths: a
+    name no other output uses). The paths written, ``path`` first."""
+    from verify.outputs import figure_paths
+
+    written = figure_paths(path, also=also, data=data)
+    draw_figure(fig, written[0], also=also)
     if data:
-        written.append(write_figure_csv(fig, path.with_suffix(".csv")))
+        write_figure_csv(fig, written[-1])
     return written
 
 

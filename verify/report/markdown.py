@@ -105,9 +105,24 @@ def _kernels_text(k: Mapping[str, Any] | None) -> str:
         else f"all {k.get('from_cache', 0)} loaded from the Numba cache"
     )
     return (
-        f", plus {fmt(k['seconds'])} s before the checks to compile the kernels ({what};"
-        " compilation happens on the first run only and is in no check's time)"
+        f"; {fmt(k['seconds'])} s of it before the checks to compile the kernels ({what}):"
+        " compilation happens on the first run only and is in no check's time"
     )
+
+
+def _phases_text(phases: Mapping[str, Any] | None) -> str:
+    """Every phase's share of the total run time."""
+    if not phases:
+        return ""
+    names = {
+        "kernels_s": "kernels",
+        "statements_s": "loading the statements",
+        "checks_s": "checks",
+        "overview_s": "overview",
+        "figures_s": "figures",
+    }
+    parts = [f"{names[k]} {fmt(v)} s" for k, v in phases.items() if k in names]
+    return f" ({', '.join(parts)}, the rest writing the files)" if parts else ""
 
 
 def render_markdown(doc: Mapping[str, Any], repo_prefix: str | None = None) -> str:
@@ -124,7 +139,8 @@ def render_markdown(doc: Mapping[str, Any], repo_prefix: str | None = None) -> s
         f" (budget **{run['budget']}**, slow checks {'run' if run['include_slow'] else 'not run'},"
         f" seed {run['seed']}{', only ' + ', '.join(only) if only else ''})"
         f" with verify {env.get('verify')} at commit `{env.get('git_commit')}`."
-        f" Total run time {fmt(summ['runtime_s'])} s{_kernels_text(doc.get('kernels'))}."
+        f" Total run time {fmt(summ['runtime_s'])} s{_phases_text(summ.get('phases'))}"
+        f"{_kernels_text(doc.get('kernels'))}."
     )
     add("")
     counts = ", ".join(f"{n} {k}" for k, n in summ["counts"].items() if n)
@@ -140,6 +156,13 @@ def render_markdown(doc: Mapping[str, Any], repo_prefix: str | None = None) -> s
         add(
             f"**The run was interrupted**: {summ['n_checks_interrupted']} check(s) were not"
             " reached; this report holds the checks that finished."
+        )
+    elif summ.get("interrupted_in"):
+        add("")
+        add(
+            f"**The run was interrupted** while {summ['interrupted_in']} were being made: every"
+            " check finished, but the figures not drawn are listed as such (their data is in"
+            " report.json; `verify.report.figures.redraw_report_figures` draws them)."
         )
     add("")
     add(

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import time
 import traceback
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -222,9 +222,12 @@ def run_statements(
     include_slow: bool = False,
     seed: int = 0,
     progress: bool = True,
+    on_done: Callable[[int, int], None] | None = None,
 ) -> list[StatementOutcome]:
     """Run every (non-slow unless ``include_slow``) check of ``statements`` at ``budget`` with
-    ``CheckContext(budget, seed)``, showing a tqdm progress bar over the checks."""
+    ``CheckContext(budget, seed)``, showing a tqdm progress bar over the checks. ``on_done(n,
+    total)`` is called after each finished check (and once before the first). Interrupted
+    (KeyboardInterrupt), the finished checks are kept and the rest listed as interrupted."""
     budget = check_choice("budget", budget, ("quick", "default", "full"))  # type: ignore[assignment]
     seed = check_int("seed", seed, minimum=0)
     outcomes = [StatementOutcome(statement=s) for s in statements]
@@ -240,6 +243,8 @@ def run_statements(
     ctx = CheckContext(budget=budget, seed=seed, progress=False)
     bar = tqdm(todo, desc="checks", unit="check", disable=not progress, dynamic_ncols=True)
     done = 0
+    if on_done:
+        on_done(0, len(todo))
     try:
         for o, c in bar:
             bar.set_postfix_str(f"{o.statement.id}: {c.name}"[:60])
@@ -251,9 +256,12 @@ def run_statements(
                 )
             o.checks.append(outcome)
             done += 1
+            if on_done:
+                on_done(done, len(todo))
     except KeyboardInterrupt:  # keep what finished; the rest is reported as interrupted
-        for o, c in todo[done:]:
-            o.interrupted.append(c.name)
+        for o, c in todo:
+            if not any(oc.check_name == c.name for oc in o.checks):
+                o.interrupted.append(c.name)
     finally:
         bar.close()
     return outcomes

@@ -5,6 +5,11 @@ runner* is a plain top-level function ``runner(cell: dict) -> dict`` (so it pick
 :func:`transformer_cell` draws a random transformer and measures the sensitivity profile of its
 certified truth table; :func:`random_function_cell` gives the uniformly-random-function baseline.
 
+A :class:`SweepGrid` is streamed: its cells are made one at a time (``iter_cells``), its seeds
+are ranges (:class:`Seeds`), so ``--seeds 0:1000000000`` costs no memory (the command line
+refuses such a grid before any work unless ``--allow-large``: verify.sizes). Worker processes
+of the local pool end with the process that made it, however it ends.
+
 :func:`run_sweep` submits the cells to any ``concurrent.futures``-compatible executor (default: a
 local ``ProcessPoolExecutor``) and appends one JSON line per finished cell to the results file,
 flushed and fsync'ed at once. Killed and restarted with the same file, it skips every finished
@@ -39,7 +44,7 @@ from verify.sweep.executors import (
     local_executor,
     open_executor,
 )
-from verify.sweep.grid import KINDS, SCHEMES, SweepGrid, cell_key
+from verify.sweep.grid import KINDS, SCHEMES, Seeds, SweepGrid, cell_key
 from verify.sweep.results import ResultsFile, load_results
 from verify.sweep.run import SweepSummary, run_sweep
 from verify.sweep.tables import (
@@ -61,6 +66,7 @@ __all__ = [
     "ExecutorHandle",
     "RayExecutor",
     "ResultsFile",
+    "Seeds",
     "SweepGrid",
     "SweepSummary",
     "cell_key",

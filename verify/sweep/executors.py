@@ -19,21 +19,77 @@ def local_executor(max_workers: int) -> cf.ProcessPoolExecutor:
     """A ProcessPoolExecutor whose workers come from a "forkserver" (not "fork": forking a
     process that already runs Numba's OpenMP threads aborts the child). The server preloads
     only verify.sweep: importing the Numba kernels there would start OpenMP in it too. With
-    several workers each runs Numba with one thread, so workers x threads = cores."""
+    several workers each runs Numba with one thread, so workers x threads = cores.
+
+    Workers end with the process that made the pool (:func:`_worker_init`): they ignore Ctrl-C
+    (the parent decides, and :func:`stop_executor` ends them) and exit by themselves within
+    about a second when that process is gone, however it ended (SIGKILL included)."""
     ctx = multiprocessing.get_context("forkserver")
     ctx.set_forkserver_preload(["verify.sweep"])
-    if max_workers == 1:
-        return cf.ProcessPoolExecutor(max_workers=1, mp_context=ctx)
-    # several workers share the cores: one Numba thread each, no oversubscription
     return cf.ProcessPoolExecutor(
-        max_workers=max_workers, mp_context=ctx, initializer=_one_numba_thread
+        max_workers=max_workers,
+        mp_context=ctx,
+        initializer=_worker_init,
+        initargs=(os.getpid(), max_workers > 1),
     )
 
 
-def _one_numba_thread() -> None:
-    """Worker initializer: Numba's parallel kernels use one thread in this process."""
-    os.environ["NUMBA_NUM_THREADS"] = "1"
-    os.environ.setdefault("OMP_NUM_THREADS", "1")
+def _worker_init(parent_pid: int, one_thread: bool) -> None:
+    """Worker initializer: ignore SIGINT (a terminal's Ctrl-C reaches the whole process group;
+    the parent stops the workers), watch the parent and exit when it is gone; with several
+    workers, Numba's parallel kernels use one thread each (no oversubscription)."""
+    import signal
+    import threading
+
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    if one_thread:
+        os.environ["NUMBA_NUM_THREADS"] = "1"
+        os.environ.setdefault("OMP_NUM_THREADS", "1")
+    threading.Thread(
+        target=_exit_with_parent, args=(parent_pid,), name="verify-parent-watch", daemon=True
+    ).start()
+
+
+def _exit_with_parent(parent_pid: int) -> None:
+    """Block until process ``parent_pid`` ends (a pidfd on Linux: no polling, no pid reuse;
+    elsewhere a check each 0.5 s), then end this process at once."""
+    import select
+
+    try:
+        fd = os.pidfd_open(parent_pid)
+    except (AttributeError, OSError):
+        fd = None
+    if fd is not None:
+        select.select([fd], [], [])  # readable when the process has ended
+    else:
+        while True:
+            try:
+                os.kill(parent_pid, 0)
+            except ProcessLookupError:
+                break
+            except PermissionError:
+                pass
+            time.sleep(0.5)
+    os._exit(70)
+
+
+def stop_executor(ex: Any) -> None:
+    """Stop an executor now: cancel what is queued and, for a local process pool, end its
+    worker processes (SIGTERM, then SIGKILL after 2 s) instead of waiting for their cells."""
+    processes = list((getattr(ex, "_processes", None) or {}).values())
+    for p in processes:
+        if p.is_alive():
+            p.terminate()
+    deadline = time.monotonic() + 2.0
+    for p in processes:
+        p.join(max(0.0, deadline - time.monotonic()))
+        if p.is_alive():
+            p.kill()
+            p.join(1.0)
+    try:
+        ex.shutdown(wait=bool(processes), cancel_futures=True)
+    except Exception:  # a pool broken by the terminated workers: nothing left to stop
+        pass
 
 
 # --------------------------------------------------------------------------------- executors

@@ -17,8 +17,10 @@ from verify.report.document import jsonable
 class ResultsFile:
     """An append-only JSON-lines file of cell records, locked against a second writer.
 
-    Each :meth:`append` writes one line and flushes and fsyncs it before returning. On opening,
-    a trailing partial line (left by a kill during a write) is truncated away.
+    Each :meth:`append` writes one line with a single ``write`` (a signal cannot cut it in
+    two) and fsyncs it before returning. On opening, a trailing partial line (left by a kill
+    during a write) is truncated away, but only after every complete line was read as a cell
+    record: a file that is not a results file is refused, never cut.
     """
 
     def __init__(self, path: str | os.PathLike[str]) -> None:
@@ -34,7 +36,7 @@ class ResultsFile:
             ) from None
         self.records, self.dropped = _read_records(self.path, repair=True)
         is_new = not self.path.exists()
-        self._fh = open(self.path, "a", encoding="utf-8")
+        self._fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
         if is_new:  # make the new file's directory entry durable too
             dir_fd = os.open(self.path.parent, os.O_RDONLY)
             try:
@@ -43,14 +45,15 @@ class ResultsFile:
                 os.close(dir_fd)
 
     def append(self, record: Mapping[str, Any]) -> None:
-        line = json.dumps(jsonable(record), allow_nan=False, sort_keys=True)
-        self._fh.write(line + "\n")
-        self._fh.flush()
-        os.fsync(self._fh.fileno())
+        line = (json.dumps(jsonable(record), allow_nan=False, sort_keys=True) + "\n").encode()
+        view = memoryview(line)
+        while view:  # one write for a line of a few KB; a short write continues
+            view = view[os.write(self._fd, view) :]
+        os.fsync(self._fd)
         self.records.append(dict(record))
 
     def close(self) -> None:
-        self._fh.close()
+        os.close(self._fd)
         fcntl.flock(self._lock, fcntl.LOCK_UN)
         self._lock.close()
 
@@ -69,11 +72,10 @@ def _read_records(path: Path, *, repair: bool = False) -> tuple[list[dict[str, A
     data = path.read_bytes()
     end = data.rfind(b"\n") + 1
     dropped = len(data) - end
-    if dropped and repair:
-        with open(path, "r+b") as fh:
-            fh.truncate(end)
-            fh.flush()
-            os.fsync(fh.fileno())
+    if dropped and not data[end:].lstrip().startswith(b"{"):
+        raise ValidationError(
+            "results", "a JSON-lines results file (its last line is not a cell record)", str(path)
+        )
     records = []
     for i, line in enumerate(data[:end].splitlines()):
         if not line.strip():
@@ -87,6 +89,11 @@ def _read_records(path: Path, *, repair: bool = False) -> tuple[list[dict[str, A
         if not isinstance(rec, dict) or "key" not in rec:
             raise ValidationError("results", f"cell records (line {i + 1} has no key)", str(path))
         records.append(rec)
+    if dropped and repair:  # every complete line is a record: the torn tail is a cut record
+        with open(path, "r+b") as fh:
+            fh.truncate(end)
+            fh.flush()
+            os.fsync(fh.fileno())
     return records, dropped
 
 

@@ -14,8 +14,8 @@ from typing import Any
 
 from verify.errors import ValidationError
 from verify.sweep.cells import RUNNERS, CellRunner, execute_cell
-from verify.sweep.executors import ExecutorHandle, executor_slots, local_executor
-from verify.sweep.grid import KINDS, cell_key
+from verify.sweep.executors import ExecutorHandle, executor_slots, local_executor, stop_executor
+from verify.sweep.grid import KINDS, SweepGrid, cell_key
 from verify.sweep.results import ResultsFile
 from verify.validation import check_choice, check_int
 
@@ -69,11 +69,22 @@ def run_sweep(
     cells are submitted at once (default: twice the executor's worker slots, see
     :func:`executor_slots`), so a kill loses at most those in flight (they rerun). Each cell
     runs with ``numba_threads`` Numba threads (default 1 when several cells run at once).
-    Cells whose latest record is an error are retried.
+    Cells whose latest record is an error are retried. A :class:`SweepGrid` as ``cells`` is
+    streamed (its cells are made one at a time, never listed). Interrupted (KeyboardInterrupt,
+    or SIGTERM turned into one by the caller), the running cells are stopped at once (their
+    worker processes ended when the executor is local) and the finished ones are already in
+    ``results``.
     """
     from tqdm.auto import tqdm
 
-    all_cells = _unique_cells(cells)
+    if isinstance(cells, SweepGrid):
+        grid: SweepGrid | None = cells
+        n_all = cells.n_cells
+        stream: Iterable[dict[str, Any]] = cells.iter_cells()
+    else:
+        grid = None
+        all_cells = _unique_cells(cells)
+        n_all, stream = len(all_cells), all_cells
     if max_workers is not None:
         check_int("max_workers", max_workers, minimum=1)
     if isinstance(executor, ExecutorHandle):
@@ -88,25 +99,31 @@ def run_sweep(
         numba_threads = 1
     start = time.perf_counter()
     with ResultsFile(results) as rf:
-        done = {r["key"] for r in rf.records if r.get("status") == "ok"}
-        todo = [c for c in all_cells if cell_key(c) not in done]
+        ok = {r["key"]: r.get("cell") for r in rf.records if r.get("status") == "ok"}
+        if grid is not None:
+            n_skipped = sum(1 for c in ok.values() if isinstance(c, Mapping) and grid.contains(c))
+        else:
+            n_skipped = sum(cell_key(c) in ok for c in all_cells)
+        n_todo = n_all - n_skipped
+        todo = (c for c in stream if cell_key(c) not in ok)
         summary = SweepSummary(
             path=rf.path,
-            n_cells=len(all_cells),
-            n_skipped=len(all_cells) - len(todo),
+            n_cells=n_all,
+            n_skipped=n_skipped,
             n_run=0,
             n_errors=0,
             runtime_s=0.0,
             torn_bytes=rf.dropped,
         )
-        own = executor is None and bool(todo)
+        own = executor is None and n_todo > 0
         ex = local_executor(workers) if own else executor
         if ex is not None and hasattr(ex, "get_executor"):  # a dask.distributed Client
             ex = ex.get_executor()
-        bar = tqdm(total=len(todo), desc="cells", unit="cell", disable=not progress)
+        bar = tqdm(total=n_todo, desc="cells", unit="cell", disable=not progress)
+        stopped = False
+        pending: set[cf.Future] = set()
         try:
-            it: Iterator[dict[str, Any]] = iter(todo)
-            pending: set[cf.Future] = set()
+            it: Iterator[dict[str, Any]] = todo
             while True:
                 while len(pending) < in_flight:
                     cell = next(it, None)
@@ -126,9 +143,16 @@ def run_sweep(
                     summary.n_run += 1
                     summary.n_errors += rec["status"] == "error"
                     bar.update(1)
+        except BaseException:  # interrupted: the running cells stop now, not when they finish
+            stopped = True
+            for fut in pending:
+                fut.cancel()
+            if ex is not None:
+                stop_executor(ex)
+            raise
         finally:
             bar.close()
-            if own:
+            if own and not stopped:
                 ex.shutdown(wait=True, cancel_futures=True)
     summary.runtime_s = time.perf_counter() - start
     return summary

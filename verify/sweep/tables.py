@@ -93,7 +93,8 @@ def results_rows(records: Iterable[Mapping[str, Any]], grid: Any = None) -> list
 
 
 def write_csv(rows: Sequence[Mapping[str, Any]], path: str | os.PathLike[str]) -> Path:
-    """Write dict rows to a CSV file (columns: the keys of the first row, then any others)."""
+    """Write dict rows to a CSV file (columns: the keys of the first row, then any others),
+    atomically: into a file beside it, renamed over ``path`` when complete."""
     import csv
 
     path = Path(path)
@@ -101,11 +102,16 @@ def write_csv(rows: Sequence[Mapping[str, Any]], path: str | os.PathLike[str]) -
     columns: list[str] = []
     for r in rows:
         columns.extend(k for k in r if k not in columns)
-    with open(path, "w", newline="", encoding="utf-8") as fh:
-        w = csv.DictWriter(fh, fieldnames=columns)
-        w.writeheader()
-        for r in rows:
-            w.writerow({k: _csv_value(v) for k, v in r.items()})
+    part = path.with_name(f".{path.name}.partial-{os.getpid()}")
+    try:
+        with open(part, "w", newline="", encoding="utf-8") as fh:
+            w = csv.DictWriter(fh, fieldnames=columns)
+            w.writeheader()
+            for r in rows:
+                w.writerow({k: _csv_value(v) for k, v in r.items()})
+        os.replace(part, path)
+    finally:
+        part.unlink(missing_ok=True)
     return path
 
 

@@ -1,0 +1,138 @@
+"""What a run will cost, estimated before any work, and refused when the machine lacks it.
+
+The estimates are orders of magnitude from measured costs (docs/cli.md, "Sizes"), on one core
+of the 2-core reference machine, numba 0.68:
+
+- a transformer on all 2^N strings (certified truth table, profile): about ``5 us`` per string
+  per layer at D = 16 (N = 20, L = 2: 7.9 s; N = 22: 52 s on a loaded machine), growing with D;
+  its memory about 64 bytes per string above a worker's 200 MB of imports;
+- a random function or a family member: about 0.2 us per string, 16 bytes per string;
+- a sweep's parent keeps each finished cell's record (about 2 KB in memory, more with the
+  profile's N + 1 counts) until the summary is printed.
+
+A run whose estimated memory exceeds what the machine has free (``MemAvailable``) or whose
+estimated time exceeds :data:`MAX_HOURS` is refused with exit code 2 and the estimate;
+``--allow-large`` runs it anyway. Only the standard library is imported.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+
+from verify.errors import ValidationError
+
+MAX_HOURS = 24.0
+WORKER_BASE_BYTES = 200e6
+RECORD_BYTES = 2000.0
+ALLOW_FLAG = "--allow-large"
+
+
+def per_string(kind: str, d_model: int = 16, n_layers: int = 1) -> tuple[float, float]:
+    """(seconds, bytes) per input string of one cell of ``kind`` (see the module docstring)."""
+    if kind == "transformer":
+        width = max(1.0, d_model / 16) ** 2
+        return 5e-6 * n_layers * width, 64.0 * max(1.0, d_model / 16)
+    return 2e-7, 16.0
+
+
+@dataclass
+class Estimate:
+    """Seconds and bytes a run is expected to need, and what was counted."""
+
+    seconds: float
+    bytes: float
+    what: str
+
+    def text(self) -> str:
+        return f"{self.what}: about {_duration(self.seconds)} and {_size(self.bytes)} of memory"
+
+
+def _duration(s: float) -> str:
+    if s < 120:
+        return f"{s:.0f} s"
+    if s < 7200:
+        return f"{s / 60:.0f} min"
+    if s < 172800:
+        return f"{s / 3600:.0f} h"
+    return f"{s / 86400:.3g} days"
+
+
+def _size(b: float) -> str:
+    for unit, f in (("TB", 1e12), ("GB", 1e9), ("MB", 1e6)):
+        if b >= f:
+            return f"{b / f:.3g} {unit}"
+    return f"{b / 1e3:.3g} KB"
+
+
+def available_bytes() -> float:
+    """Memory the machine has free now (``MemAvailable`` of /proc/meminfo; else the physical
+    memory; else infinity: nothing to compare with)."""
+    try:
+        with open("/proc/meminfo", encoding="ascii") as fh:
+            for line in fh:
+                if line.startswith("MemAvailable:"):
+                    return float(line.split()[1]) * 1024
+    except OSError:
+        pass
+    try:
+        return float(os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES"))
+    except (ValueError, OSError, AttributeError):
+        return float("inf")
+
+
+def sweep_estimate(
+    n_cells: int,
+    n_bits: list[int],
+    kind: str,
+    d_model: list[int],
+    n_layers: list[int],
+    workers: int,
+) -> Estimate:
+    """A sweep of ``n_cells`` cells on ``workers`` processes, cells spread evenly over the N,
+    D and L of the grid (the costliest combination sets the per-worker memory)."""
+    workers = max(1, workers)
+    secs = []
+    for n in n_bits:
+        for d in d_model if kind == "transformer" else [16]:
+            for ell in n_layers if kind == "transformer" else [1]:
+                secs.append((1 << n) * per_string(kind, d, ell)[0] + 1e-3)
+    mean_cell = sum(secs) / len(secs)
+    peak_strings = 1 << max(n_bits)
+    _, b = per_string(kind, max(d_model), max(n_layers))
+    memory = workers * (WORKER_BASE_BYTES + peak_strings * b) + n_cells * RECORD_BYTES
+    return Estimate(n_cells * mean_cell / workers, memory, f"{n_cells} cells on {workers} workers")
+
+
+def function_estimate(kind: str, n_bits: int, d_model: int = 16, n_layers: int = 1) -> Estimate:
+    """One Boolean function (a family member, or a transformer's table) on all 2^N strings."""
+    s, b = per_string(kind, d_model, n_layers)
+    return Estimate((1 << n_bits) * s, (1 << n_bits) * b, f"2^{n_bits} strings")
+
+
+def check_size(flag: str, est: Estimate, allow: bool) -> Estimate:
+    """ValidationError (exit 2) naming ``flag`` when ``est`` exceeds the free memory or
+    :data:`MAX_HOURS`, unless ``allow`` (``--allow-large``)."""
+    if allow:
+        return est
+    free = available_bytes()
+    if est.bytes > free:
+        why = f"{_size(free)} of memory free"
+    elif est.seconds > MAX_HOURS * 3600:
+        why = f"more than {MAX_HOURS:.0f} h"
+    else:
+        return est
+    raise ValidationError(
+        flag, f"a run this machine can hold ({why})", est.text(), f"{ALLOW_FLAG} runs it anyway"
+    )
+
+
+__all__ = [
+    "ALLOW_FLAG",
+    "MAX_HOURS",
+    "Estimate",
+    "available_bytes",
+    "check_size",
+    "function_estimate",
+    "sweep_estimate",
+]
