@@ -55,7 +55,7 @@ _unit = [D >= 1, nu >= 0, nu2 >= 0, nu**2 <= D, nu2**2 <= D, du >= 0, du <= nu +
 z3_step(
     "trivial_bounds.output_swing",
     TB,
-    "Output swing: |T(x) - T(x')| <= 2 sqrt(D) |w * g|_2",
+    "Output swing",
     DOC0,
     [a >= 0, *_unit, sp.Abs(dT) <= a * du],
     sp.Le(sp.Abs(dT), SWING),
@@ -67,7 +67,7 @@ ABS_BOUND = sp.sqrt(D) * a + sp.Abs(c)  # c = w . b + omega
 z3_step(
     "trivial_bounds.output_abs",
     TB,
-    "Output swing: |T(x)| <= sqrt(D) |w * g|_2 + |w . b + omega|",
+    "Output swing",
     DOC0,
     [a >= 0, D >= 1, nu >= 0, nu**2 <= D, sp.Abs(s) <= a * nu, sp.Abs(T) <= sp.Abs(s) + sp.Abs(c)],
     sp.Le(sp.Abs(T), ABS_BOUND),
@@ -79,7 +79,7 @@ READOUT_SWING = 2 * sp.sqrt(D) * G  # G = max |g|
 z3_step(
     "trivial_bounds.readout_swing",
     TB,
-    "Output swing: |y(x) - y(x')| <= 2 sqrt(D) max|g|",
+    "Output swing",
     DOC0,
     [G >= 0, *_unit, dy >= 0, dy <= G * du],
     sp.Le(dy, READOUT_SWING),
@@ -92,7 +92,7 @@ SENSITIVITY = sw * av * ne
 z3_step(
     "trivial_bounds.sensitivity_swing",
     TB,
-    "H&R Cor 5's left side: 2 xi as_N(f) <= swing as_N(f)",
+    "H&R Cor 5's left side",
     DOC0,
     [xi > 0, av >= 0, ne >= 0, 2 * xi <= d, d <= sw],
     sp.Le(2 * xi * av * ne, SENSITIVITY),
@@ -106,7 +106,7 @@ COUNT_LOG10 = 2**nb * sp.log(2) / sp.log(10)
 sympy_identity(
     "trivial_bounds.count_log10",
     TB,
-    "Counting: log10 2^(2^N) = 2^N log10 2",
+    "Counting",
     DOC0,
     sp.log(2 ** (2**nb)) / sp.log(10),
     COUNT_LOG10,
@@ -143,7 +143,7 @@ def _count_twin() -> Verdict:
 custom_step(
     "trivial_bounds.function_count",
     TB,
-    "Counting: 2^(2^N) Boolean functions on N bits",
+    "Counting",
     DOC0,
     "sympy",
     "#{f: {0,1}^N -> {0,1}} = 2^(2^N) (enumerated at N = 0..3; any N: axiom.function_count)",
@@ -159,7 +159,7 @@ FLIP = w * C * b1 * b2 / N
 z3_step(
     "cor_4_3.per_flip",
     C43,
-    "Per flip: |T(x) - T(x^n)| <= ||w|| C_infl beta(x) beta(x^n) / N",
+    "Per flip",
     DOC3,
     [N >= 1, w >= 0, C >= 0, b1 >= 1, b2 >= 1, sp.Abs(dT) <= w * inf_, inf_ <= C * b1 * b2 / N],
     sp.Le(sp.Abs(dT), FLIP),
@@ -170,7 +170,7 @@ z3_step(
 z3_step(
     "cor_4_3.good_event",
     C43,
-    "On the good event: both blowups <= t = N^(zeta/2)",
+    "On the good event",
     DOC3,
     [N >= 1, w >= 0, C >= 0, t >= 1, b1 >= 1, b1 <= t, b2 >= 1, b2 <= t, sp.Abs(dT) <= FLIP],
     sp.Le(sp.Abs(dT), w * C * t**2 / N),
@@ -183,7 +183,7 @@ COR_4_3 = wp * Cp * Np ** (zp - 1)
 sympy_identity(
     "cor_4_3.power",
     C43,
-    "On the good event: ||w|| C_infl t^2 / N = ||w|| C_infl N^(zeta - 1)",
+    "On the good event",
     DOC3,
     wp * Cp * GOOD_EVENT**2 / Np,
     COR_4_3,
@@ -193,7 +193,7 @@ sympy_identity(
 sympy_identity(
     "cor_4_3.log_form",
     C43,
-    "Threshold: in logs",
+    "Threshold: N_0",
     DOC3,
     sp.log(COR_4_3 / (2 * xip)),
     sp.log(wp * Cp) - sp.log(2 * xip) + (zp - 1) * sp.log(Np),
@@ -205,7 +205,7 @@ THRESHOLD = sp.Max(0, A / (1 - z))  # A = log10(||w|| C_infl / (2 xi)), n = log1
 z3_step(
     "cor_4_3.threshold",
     C43,
-    "Threshold: N > N_0 gives ||w|| C_infl N^(zeta - 1) < 2 xi",
+    "Threshold: N_0",
     DOC3,
     [z > 0, z < 1, n >= 0, n > THRESHOLD],
     sp.Lt(A + (z - 1) * n, 0),
@@ -219,17 +219,18 @@ T1, T2, K0, mN, Ne = sp.symbols("T1 T2 K_0 m_N N^e", real=True)
 z3_step(
     "cor_4_6.label_kept",
     C46,
-    "Finite-N bound: a flip that moves T by less than 2 xi keeps a label recognised with margin xi",
+    "Finite-N bound",
     DOC6,
     [xi > 0, sp.Abs(T1) >= xi, sp.Abs(T2) >= xi, sp.Abs(T1 - T2) < 2 * xi],
     sp.Gt(T1 * T2, 0),
     sp.Ge(T1 * T2, 2 * xi**2),
     facts=("cor_4_3.threshold",),
+    note="a flip moving T by less than 2 xi keeps a label recognised with margin xi",
 )
 z3_step(
     "cor_4_6.family_zero_sensitive",
     C46,
-    "Finite-N bound: off E_N, K_0(f) >= ceil(N^e)",
+    "Finite-N bound",
     DOC6,
     [Ne >= 0, mN >= Ne, mN < Ne + 1, K0 >= mN],
     sp.Ge(K0, Ne),
@@ -242,7 +243,7 @@ COR_4_6 = sp.Min(1, aN)
 z3_step(
     "cor_4_6.bound",
     C46,
-    "Finite-N bound: P[theta recognises f] <= P[E_N] <= min(1, a_N) once N > N_0",
+    "Finite-N bound",
     DOC6,
     [p >= 0, p <= 1, p <= pE, pE <= aN],
     sp.Le(p, COR_4_6),
