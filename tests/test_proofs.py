@@ -363,6 +363,27 @@ WEAKENINGS = [
         "trivial_bounds.chain_all_functions",
     ),
     (
+        "C_infl: the flipped-position part only (max dropped)",
+        bounds,
+        "c_infl",
+        lambda src: float(bounds._c_infl_parts_mp(bounds.norms_of(src))[0]),
+        "lemma_2_9.chain_c_infl_value",
+    ),
+    (
+        "(SB): exponent (D-1)/2 -> (D-1)/3",
+        small_ball,
+        "variance_small_ball_bound",
+        lambda delta, d, a: min(1.0, small_ball.small_ball_constant(d, a) * delta ** ((d - 1) / 3)),
+        "small_ball.chain_variance_bound",
+    ),
+    (
+        "P[beta > t]: the union bound only",
+        small_ball,
+        "blowup_tail_bound",
+        lambda t, d, a, k, s: small_ball.blowup_tail_bound_union(t, d, a, k, s),
+        "lemma_4_2.chain_tail",
+    ),
+    (
         "probabilities clipped to [0, 1] instead of checked",
         probability,
         "checked_probability",

@@ -31,8 +31,8 @@ from verify.proofs.chain import (
     models,
     n_norms_composed,
 )
-from verify.proofs.chain_tails import _series_composed
-from verify.proofs.compose import ev, iv, sqrt_iv
+from verify.proofs.chain_tails import _c_sb, _sequential, _series_composed, _tail_points, _union
+from verify.proofs.compose import c_infl_composed, ev, iv, sqrt_iv
 from verify.proofs.core import Verdict
 from verify.proofs.eps_zero import MARKOV
 from verify.proofs.interval import Iv
@@ -94,7 +94,50 @@ def _per_layer_cases() -> Iterator[Case]:
         yield _cfg_point(nm), (lambda c=cfg: code("lemma_3_2.chain_per_layer_bound")(c)), comp
 
 
+def _c_infl_cases() -> Iterator[Case]:
+    for nm in configs():
+        yield (
+            _cfg_point(nm),
+            (lambda nm=nm: code("lemma_2_9.chain_c_infl_value")(nm)),
+            (lambda nm=nm: max_iv(*c_infl_composed(nm))),
+        )
+
+
+def max_iv(a: Iv, bt: Iv) -> Iv:
+    """C_infl = max(a_L, bt_L): the bound at the flipped position and S times the bound
+    elsewhere (lemma_2_9.constant_off_readout, constant_at_readout)."""
+    return a.max(bt)
+
+
 # ----------------------------------------------------------------------------- eps = 0
+def _variance_cases() -> Iterator[Case]:
+    r = _rng(52)
+    for _ in range(N):
+        d, a, delta = (
+            int(r.integers(2, 41)),
+            float(10 ** r.uniform(-1.3, 0.7)),
+            float(10 ** r.uniform(-8, 1)),
+        )
+
+        def comp(d: int = d, a: float = a, delta: float = delta) -> Iv:
+            return (_c_sb(d, a) * iv(delta).rpow(arb(d - 1) / 2, positive=True)).min(iv(1))
+
+        yield (
+            {"delta": delta, "D": d, "a": a},
+            (lambda p=(delta, d, a): code("small_ball.chain_variance_bound")(*p)),
+            comp,
+        )
+
+
+def _tail_cases() -> Iterator[Case]:
+    for t, d, a, k, s in _tail_points(53):
+        yield (
+            {"t": t, "D": d, "a": a, "K": k, "S": s},
+            (lambda p=(t, d, a, k, s): code("lemma_4_2.chain_tail")(*p)),
+            (lambda p=(t, d, a, k, s): _union(*p).min(_sequential(*p))),
+        )
+
+
 def _markov_cases() -> Iterator[Case]:
     r = _rng(42)
     for _ in range(N):
@@ -311,6 +354,14 @@ _TABLE = [
     ("lemma_3_2.chain_per_layer_bound", "Lemma 3.2", "Convention note: one factor per layer",
      "docs/derivations.md#lemma-32", _per_layer_cases,
      ("lemma_3_2.per_layer_factor", "lemma_3_2.z_max", "lemma_3_2.product_induction")),
+    ("lemma_2_9.chain_c_infl_value", "Lemma 2.9", "Step 6: the constant",
+     "docs/derivations.md#lemma-29", _c_infl_cases,
+     ("lemma_2_9.chain_c_infl", "lemma_2_9.constant_off_readout", "lemma_2_9.constant_at_readout")),
+    ("small_ball.chain_variance_bound", "Small-ball bound",
+     "P[var(d) <= delta] <= C_SB delta^{(D-1)/2}", DOC0 + "#1-small-ball-bound-sb",
+     _variance_cases, ("small_ball.compose", "axiom.probability_range")),
+    ("lemma_4_2.chain_tail", "Lemma 4.2", "Blowup tail, sequential conditioning",
+     DOC0 + "#2-lemma-42", _tail_cases, ("lemma_4_2.chain_union", "lemma_4_2.chain_sequential")),
     ("lemma_4_2.chain_markov_factor", "Lemma 4.2", "Neighbourhood", DOC0 + "#2-lemma-42",
      _markov_cases, ("lemma_4_2.neighbourhood",)),
     ("cor_4_3.chain_good_event", "Cor 4.3", "On the good event",
