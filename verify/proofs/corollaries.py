@@ -24,6 +24,7 @@ __all__ = [
     "FLIP",
     "GOOD_EVENT",
     "READOUT_SWING",
+    "REQUIRED_BLOWUP",
     "SENSITIVITY",
     "SWING",
     "THRESHOLD",
@@ -254,4 +255,19 @@ z3_step(
         "axiom.probability_range",
     ),
     note="{recognises f with K_0(f) < N^e} is inside E_N (N > N_0); below N_0 the bound is 1",
+)
+
+# ---- H&R Cor 5 read as a requirement on the blowup (the c_r = 1 form, eos readout)
+xs, asn, wc, mb = sp.symbols("xi as_N wC M", real=True)
+REQUIRED_BLOWUP = 2 * xs * asn / wc
+z3_step(
+    "hr_cor_5.required_blowup",
+    "H&R Cor 5",
+    "Derivation, 6: together",
+    "docs/derivations_hahn_rofin.md#cor-5",
+    [xs > 0, asn >= 0, wc > 0, mb >= 0, 2 * xs * asn <= wc * mb],
+    sp.Ge(mb, REQUIRED_BLOWUP),
+    sp.Ge(mb, 2 * REQUIRED_BLOWUP),
+    facts=("hr_cor_5.average", "hr_cor_5.omega_le_cr"),
+    note="M = E_x[beta^2], wC = ||w|| C_infl; c_r = 1 (eos readout)",
 )

@@ -23,6 +23,7 @@ _MODULES = (
     "chain",
     "chain_tails",
     "chain_bounds",
+    "chain_hr",
 )
 # the statements with derivation obligations, in the derivation docs' order
 STATEMENTS = (
