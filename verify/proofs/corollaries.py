@@ -1,7 +1,8 @@
 """Derivation steps of the bounds issue 26 named in ``verify.theory`` as obligations: the
 trivial bounds (docs/derivations_eps_zero.md section 0), Cor 4.3 (section 3), Cor 4.6's finite-N
-bound (section 6), and Lemma 3.2 in the paper's one-factor-per-layer convention
-(docs/derivations.md#lemma-32).
+bound (section 6), Lemma 3.2 in the paper's one-factor-per-layer convention
+(docs/derivations.md#lemma-32) and H&R Cor 5 read as a requirement on the blowup
+(docs/derivations_hahn_rofin.md#cor-5).
 
 The module-level expressions (``SWING``, ``COR_4_3``, ``THRESHOLD``, ...) are the right-hand
 sides the obligations prove; :mod:`verify.proofs.chain_bounds` composes the coded functions'
