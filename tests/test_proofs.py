@@ -21,7 +21,16 @@ from verify.proofs import coq, load
 from verify.proofs.core import OBLIGATIONS, Obligation, Verdict
 from verify.proofs.interval import Iv, compile_expr, prove_nonnegative
 from verify.proofs.methods import _arb_prove, _z3_prove, _z3_refute, holds_at
-from verify.theory import bounds, cube_covering, hahn_rofin, small_ball, zero_sensitivity
+from verify.theory import (
+    bounds,
+    cube_covering,
+    eps_zero_bounds,
+    hahn_rofin,
+    probability,
+    small_ball,
+    trivial,
+    zero_sensitivity,
+)
 
 load()
 
@@ -207,6 +216,221 @@ WEAKENINGS = [
         "noise_variance_probability",
         lambda d, s, t: float(__import__("scipy.stats").stats.chi2.cdf(t * d / s**2, d - 2)),
         "hr_thm_6.chain_variance",
+    ),
+    # issue 26's named bounds (verify/proofs/chain_bounds.py)
+    (
+        "Cor 3.3: exponent 2K -> K",
+        bounds,
+        "cor_3_3_exponent",
+        lambda cfg: bounds.lemma_3_2_exponent(cfg),
+        "cor_3_3.chain_exponent",
+    ),
+    (
+        "Lemma 3.1: C_Lip ||dtheta|| -> C_Lip ||dtheta||^0.9",
+        bounds,
+        "lemma_3_1_bound",
+        lambda c, d: c * d**0.9,
+        "lemma_3_1.chain_bound",
+    ),
+    (
+        "Lemma 3.2 per layer: L -> L - 1",
+        bounds,
+        "lemma_3_2_per_layer_bound",
+        lambda cfg: (1 + bounds.z_max(cfg)) ** (cfg.n_layers - 1),
+        "lemma_3_2.chain_per_layer_bound",
+    ),
+    (
+        "Lemma 3.2 per layer: through z_max, eps^{-1/2} -> eps^{-0.45}",
+        bounds,
+        "z_max",
+        lambda cfg: cfg.ln_eps**-0.45,
+        "lemma_3_2.chain_per_layer_bound",
+    ),
+    (
+        "Lemma 4.2: Markov factor without its 1",
+        small_ball,
+        "lemma_4_2_markov_factor",
+        lambda n, k: n / (n - k + 1),
+        "lemma_4_2.chain_markov_factor",
+    ),
+    (
+        "Cor 4.3: good event N^(zeta/2) -> N^(zeta/3)",
+        eps_zero_bounds,
+        "good_event_blowup",
+        lambda n, z: float(n ** (z / 3)),
+        "cor_4_3.chain_good_event",
+    ),
+    (
+        "Cor 4.3: the same, through cor_4_3_bound",
+        eps_zero_bounds,
+        "good_event_blowup",
+        lambda n, z: float(n ** (z / 3)),
+        "cor_4_3.chain_bound",
+    ),
+    (
+        "Cor 4.3: beta(x^n) dropped per flip",
+        eps_zero_bounds,
+        "cor_4_3_flip_bound",
+        lambda w, c, bx, bxn, n: w * bounds.lemma_2_9_bound(c, bx, 1.0, n, False),
+        "cor_4_3.chain_flip_bound",
+    ),
+    (
+        "Cor 4.3: Lemma 2.9's 1/N dropped, through cor_4_3_bound",
+        bounds,
+        "lemma_2_9_bound",
+        lambda c, b1, b2, n, at: c * b1 * b2 * (1 + at),
+        "cor_4_3.chain_bound",
+    ),
+    (
+        "Cor 4.3: N_0 without the 1/(1 - zeta)",
+        eps_zero_bounds,
+        "log10_cor_4_3_threshold",
+        lambda lg, xi, z: max(0.0, lg - math.log10(2 * xi)),
+        "cor_4_3.chain_threshold",
+    ),
+    (
+        "Cor 4.6: N_0 ignored",
+        eps_zero_bounds,
+        "cor_4_6_recognition_bound",
+        lambda n, thr, bad: min(1.0, bad),
+        "cor_4_6.chain_bound",
+    ),
+    (
+        "Thm 4.5: N^e -> N^(e/2)",
+        zero_sensitivity,
+        "theorem_bound",
+        lambda d, ll, n: float(n) ** (zero_sensitivity.theorem_exponent(d, ll) / 2),
+        "thm_4_5.chain_theorem_bound",
+    ),
+    (
+        "Thm 4.5: N^e, through the exponent -5 -> -5.5",
+        zero_sensitivity,
+        "theorem_exponent",
+        lambda d, ll: (d - 1) / (2 * ll) - 5.5,
+        "thm_4_5.chain_theorem_bound",
+    ),
+    (
+        "Thm 4.5: min(1, a_N) with C_SB halved",
+        zero_sensitivity,
+        "small_ball_constant",
+        _scaled(small_ball.small_ball_constant, 0.5),
+        "thm_4_5.chain_bad_event_bound",
+    ),
+    (
+        "trivial: output swing without the gain",
+        trivial,
+        "output_swing_bound",
+        lambda p: 2 * math.sqrt(p.config.d_model) * float(np.linalg.norm(p["readout.weight"])),
+        "trivial_bounds.chain_output_swing",
+    ),
+    (
+        "trivial: the same, through sensitivity_swing_bound",
+        trivial,
+        "output_swing_bound",
+        lambda p: 2 * math.sqrt(p.config.d_model) * float(np.linalg.norm(p["readout.weight"])),
+        "trivial_bounds.chain_sensitivity_swing",
+    ),
+    (
+        "trivial: |T| without |w . b + omega|",
+        trivial,
+        "output_abs_bound",
+        lambda p: trivial.output_swing_bound(p) / 2,
+        "trivial_bounds.chain_output_abs",
+    ),
+    (
+        "trivial: readout swing sqrt(D) -> sqrt(D - 1)",
+        trivial,
+        "readout_swing_bound",
+        lambda p: (
+            2
+            * math.sqrt(p.config.d_model - 1)
+            * float(np.max(np.abs(trivial.last_norm_affine(p)[0])))
+        ),
+        "trivial_bounds.chain_readout_swing",
+    ),
+    (
+        "trivial: sensitivity swing ignores n_edges",
+        trivial,
+        "sensitivity_swing_bound",
+        lambda p, a, e=1.0: trivial.output_swing_bound(p) * a,
+        "trivial_bounds.chain_sensitivity_swing",
+    ),
+    (
+        "trivial: 2^(2^N) -> 2^(N^2)",
+        trivial,
+        "log10_all_functions",
+        lambda n: n**2 * math.log10(2.0),
+        "trivial_bounds.chain_all_functions",
+    ),
+    (
+        "C_infl: the flipped-position part only (max dropped)",
+        bounds,
+        "c_infl",
+        lambda src: float(bounds._c_infl_parts_mp(bounds.norms_of(src))[0]),
+        "lemma_2_9.chain_c_infl_value",
+    ),
+    (
+        "(SB): exponent (D-1)/2 -> (D-1)/3",
+        small_ball,
+        "variance_small_ball_bound",
+        lambda delta, d, a: min(1.0, small_ball.small_ball_constant(d, a) * delta ** ((d - 1) / 3)),
+        "small_ball.chain_variance_bound",
+    ),
+    (
+        "P[beta > t]: the union bound only",
+        small_ball,
+        "blowup_tail_bound",
+        lambda t, d, a, k, s: small_ball.blowup_tail_bound_union(t, d, a, k, s),
+        "lemma_4_2.chain_tail",
+    ),
+    (
+        "H&R Cor 5 log10: log10 ||w|| dropped",
+        hahn_rofin,
+        "log10_cor_5_bound",
+        lambda w, lg, b, o, weights=None: lg + math.log10(np.mean(np.square(b) * o)),
+        "hr_cor_5.chain_log10_bound",
+    ),
+    (
+        "H&R Cor 5 log10 c_r form: 2 xi -> xi",
+        hahn_rofin,
+        "log10_cor_5_as_bound",
+        lambda w, lg, m, xi: math.log10(w) + lg + math.log10(m) - math.log10(xi),
+        "hr_cor_5.chain_log10_as_bound",
+    ),
+    (
+        "H&R Cor 5 requirement: 2 xi -> xi",
+        hahn_rofin,
+        "cor_5_required_blowup",
+        lambda a, xi, w, c: xi * a / (w * c),
+        "hr_cor_5.chain_required_blowup",
+    ),
+    (
+        "H&R Thm 6 cap: K -> K - 1",
+        hahn_rofin,
+        "blowup_cap",
+        lambda t, eps, k: (1.0 + (t + eps) ** -0.5) ** (k - 1),
+        "hr_thm_6.chain_blowup_cap",
+    ),
+    (
+        "H&R Thm 6 quantile: D degrees of freedom for D - 1",
+        hahn_rofin,
+        "noise_variance_threshold",
+        lambda d, s, q: float(__import__("scipy.stats").stats.chi2.ppf(q, d) * s**2 / d),
+        "hr_thm_6.chain_variance_threshold",
+    ),
+    (
+        "H&R Thm 6 cap threshold: S dropped from p / (K S)",
+        hahn_rofin,
+        "noise_cap_threshold",
+        lambda d, k, s, sigma, p: hahn_rofin.noise_variance_threshold(d, sigma, p / k),
+        "hr_thm_6.chain_cap_threshold",
+    ),
+    (
+        "probabilities clipped to [0, 1] instead of checked",
+        probability,
+        "checked_probability",
+        lambda name, v: min(1.0, max(0.0, float(v))),
+        "trivial_bounds.chain_probability",
     ),
 ]
 

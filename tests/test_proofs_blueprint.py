@@ -33,10 +33,10 @@ def outcomes(fail: str | None = None) -> list[Outcome]:
 
 
 def test_graph_colours_steps_by_how_they_are_checked() -> None:
-    g = blueprint_graph(outcomes(), ["Cor 4.3"])
+    g = blueprint_graph(outcomes(), ["Conj 5.5"])
     by_id = {n["id"]: n for n in g["nodes"]}
     assert by_id["st:Lemma 2.9"]["status"] == "machine-checked"
-    assert by_id["st:Cor 4.3"]["status"] == "numerically checked only"  # no obligations
+    assert by_id["st:Conj 5.5"]["status"] == "numerically checked only"  # no obligations
     assert by_id["axiom.popoviciu"]["status"] == "axiom"
     assert all(by_id[p]["status"] == "prose only" for p in PROSE)
     step = by_id["step:Lemma 2.9:Step 6: the constant"]

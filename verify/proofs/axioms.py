@@ -130,3 +130,21 @@ axiom(
     " total volume at most the ball's.",
     "Vershynin, High-Dimensional Probability, Lemma 4.2.6 and Prop 4.2.12",
 )
+axiom(
+    "axiom.probability_range",
+    "Probabilities lie in [0, 1]; monotonicity",
+    "0 <= P[A] <= 1 for every event A, and A subset of B implies P[A] <= P[B].",
+    "Kolmogorov's axioms; Durrett, Probability: Theory and Examples, Sec 1.1",
+)
+axiom(
+    "axiom.log_monotone",
+    "The logarithm is increasing",
+    "For a, b > 0: a < b iff log a < log b; log(a b) = log a + log b, log(a^p) = p log a.",
+    "Rudin, Principles of Mathematical Analysis, Sec 8.6",
+)
+axiom(
+    "axiom.function_count",
+    "Counting maps",
+    "There are |B|^|A| maps from a finite set A to a finite set B.",
+    "Any combinatorics text, e.g. Stanley, Enumerative Combinatorics I, Sec 1.4",
+)

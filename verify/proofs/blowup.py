@@ -7,13 +7,14 @@ import sympy as sp
 
 from verify.proofs.methods import sympy_identity, z3_step
 
-__all__: list[str] = []
+__all__ = ["COR_3_3", "M_BETA"]
 
 var, eps, D, bb = sp.symbols("var epsilon D B_k", real=True)
 
 # ---- Lemma 3.2
 DOC32 = "docs/derivations.md#lemma-32"
 t1, t2, t3, t4, m = sp.symbols("tau1 tau2 tau3 tau4 m", real=True)
+M_BETA = m  # Lemma 3.2's bound (1 + eps^{-1/2})^K on each beta (cor_3_3.compose)
 z3_step(
     "lemma_3_2.z_max",
     "Lemma 3.2",
@@ -61,6 +62,7 @@ z3_step(
 
 # ---- Cor 3.3, Cor 3.4
 wn, cinf, bet, bet2, nn, dt, inf_, xi = sp.symbols("w C beta beta' N dT I xi", real=True)
+COR_3_3 = wn * cinf * m**2 / nn  # m = (1 + eps^{-1/2})^K: the exponent of (1 + eps^{-1/2}) is 2K
 z3_step(
     "cor_3_3.compose",
     "Cor 3.3",
@@ -78,7 +80,7 @@ z3_step(
         sp.Abs(dt) <= wn * inf_,
         inf_ <= cinf * bet * bet2 / nn,
     ],
-    sp.Le(sp.Abs(dt), wn * cinf * m**2 / nn),
+    sp.Le(sp.Abs(dt), COR_3_3),
     sp.Le(sp.Abs(dt), wn * cinf * m / nn),
     facts=("axiom.cauchy_schwarz", "lemma_2_9.constant_off_readout", "lemma_3_2.product"),
     note="m = (1 + eps^{-1/2})^K, Lemma 3.2's bound on beta",

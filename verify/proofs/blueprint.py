@@ -50,7 +50,7 @@ STATEMENT_DEPS = {
     "Cor 4.3": ("Lemma 2.9", "Lemma 4.2"),
     "Lemma 4.4": ("Lemma 4.2", "Lemma 2.9"),
     "Thm 4.5": ("Lemma 4.2", "Cor 4.3"),
-    "Cor 4.6": ("Thm 4.5",),
+    "Cor 4.6": ("Thm 4.5", "Cor 4.3"),
     "H&R Cor 5": ("Lemma 2.9",),
     "H&R Thm 6": ("Small-ball bound", "H&R Cor 5"),
 }

@@ -58,6 +58,34 @@ CODE: dict[str, str] = {
     "hr_thm_6.chain_variance": "verify.theory.hahn_rofin:noise_variance_probability",
     "hr_thm_6.chain_cap_probability": "verify.theory.hahn_rofin:noise_beta_cap_probability",
     "hr_thm_6.chain_cap_growth": "verify.theory.hahn_rofin:noise_cap_growth",
+    # issue 26's named bounds (verify.proofs.chain_bounds)
+    "cor_3_3.chain_exponent": "verify.theory.bounds:cor_3_3_exponent",
+    "lemma_3_1.chain_bound": "verify.theory.bounds:lemma_3_1_bound",
+    "lemma_3_2.chain_per_layer_bound": "verify.theory.bounds:lemma_3_2_per_layer_bound",
+    "lemma_2_9.chain_c_infl_value": "verify.theory.bounds:c_infl",
+    "small_ball.chain_variance_bound": "verify.theory.small_ball:variance_small_ball_bound",
+    "lemma_4_2.chain_tail": "verify.theory.small_ball:blowup_tail_bound",
+    "lemma_4_2.chain_markov_factor": "verify.theory.small_ball:lemma_4_2_markov_factor",
+    "cor_4_3.chain_good_event": "verify.theory.eps_zero_bounds:good_event_blowup",
+    "cor_4_3.chain_flip_bound": "verify.theory.eps_zero_bounds:cor_4_3_flip_bound",
+    "cor_4_3.chain_bound": "verify.theory.eps_zero_bounds:cor_4_3_bound",
+    "cor_4_3.chain_threshold": "verify.theory.eps_zero_bounds:log10_cor_4_3_threshold",
+    "cor_4_6.chain_bound": "verify.theory.eps_zero_bounds:cor_4_6_recognition_bound",
+    "thm_4_5.chain_theorem_bound": "verify.theory.zero_sensitivity:theorem_bound",
+    "thm_4_5.chain_bad_event_bound": "verify.theory.zero_sensitivity:bad_event_probability_bound",
+    "trivial_bounds.chain_output_swing": "verify.theory.trivial:output_swing_bound",
+    "trivial_bounds.chain_output_abs": "verify.theory.trivial:output_abs_bound",
+    "trivial_bounds.chain_readout_swing": "verify.theory.trivial:readout_swing_bound",
+    "trivial_bounds.chain_sensitivity_swing": "verify.theory.trivial:sensitivity_swing_bound",
+    "trivial_bounds.chain_all_functions": "verify.theory.trivial:log10_all_functions",
+    "trivial_bounds.chain_probability": "verify.theory.probability:checked_probability",
+    # H&R's log10 forms, requirement and thresholds (verify.proofs.chain_hr)
+    "hr_cor_5.chain_log10_bound": "verify.theory.hahn_rofin:log10_cor_5_bound",
+    "hr_cor_5.chain_log10_as_bound": "verify.theory.hahn_rofin:log10_cor_5_as_bound",
+    "hr_cor_5.chain_required_blowup": "verify.theory.hahn_rofin:cor_5_required_blowup",
+    "hr_thm_6.chain_blowup_cap": "verify.theory.hahn_rofin:blowup_cap",
+    "hr_thm_6.chain_variance_threshold": "verify.theory.hahn_rofin:noise_variance_threshold",
+    "hr_thm_6.chain_cap_threshold": "verify.theory.hahn_rofin:noise_cap_threshold",
 }
 
 
@@ -146,11 +174,10 @@ def _min1(x: Iv) -> Iv:
 
 
 # ----------------------------------------------------------------------------- eps > 0
-def _configs(eos_only: bool = False) -> list[Any]:
-    """N_POINTS seeded parameter-norm summaries over post/pre-LN, L, H, D, eps, affine or not,
-    eos or not, every positional encoding and both embeddings."""
+def _params(eos_only: bool = False) -> list[Any]:
+    """N_POINTS seeded models over post/pre-LN, L, H, D, eps, affine or not, eos or not, every
+    positional encoding and both embeddings."""
     from verify.model import ModelConfig, init_params
-    from verify.theory.norms import parameter_norms
 
     rng = np.random.default_rng(28 + eos_only)
     out = []
@@ -170,18 +197,27 @@ def _configs(eos_only: bool = False) -> list[Any]:
             max_len=16,
         )
         scheme = str(rng.choice(["uniform", "gaussian", "xavier_uniform", "xavier_normal"]))
-        params = init_params(cfg, scheme, seed=i, scale=float(10 ** rng.uniform(-1.5, -0.3)))
-        out.append(parameter_norms(params))
+        out.append(init_params(cfg, scheme, seed=i, scale=float(10 ** rng.uniform(-1.5, -0.3))))
     return out
 
 
-_MEMO: dict[bool, list[Any]] = {}
+_MEMO: dict[tuple[str, bool], list[Any]] = {}
+
+
+def models(eos_only: bool = False) -> list[Any]:
+    """The seeded models (memoised)."""
+    if ("params", eos_only) not in _MEMO:
+        _MEMO["params", eos_only] = _params(eos_only)
+    return _MEMO["params", eos_only]
 
 
 def configs(eos_only: bool = False) -> list[Any]:
-    if eos_only not in _MEMO:
-        _MEMO[eos_only] = _configs(eos_only)
-    return _MEMO[eos_only]
+    """The seeded models' parameter-norm summaries (memoised)."""
+    from verify.theory.norms import parameter_norms
+
+    if ("norms", eos_only) not in _MEMO:
+        _MEMO["norms", eos_only] = [parameter_norms(p) for p in models(eos_only)]
+    return _MEMO["norms", eos_only]
 
 
 def _cfg_point(nm: Any) -> Point:
@@ -199,10 +235,15 @@ def _cfg_point(nm: Any) -> Point:
     }
 
 
+def n_norms_composed(cfg: Any) -> int:
+    """K of the derivation: two norms per layer, plus the final norm pre-LN."""
+    return 2 * cfg.n_layers + int(cfg.norm_first)
+
+
 def _beta_max(nm: Any) -> Iv:
     """Lemma 3.2 composed: (1 + eps^{-1/2})^K, K = 2L (+1 pre-LN: the final norm)."""
     cfg = nm.config
-    k = 2 * cfg.n_layers + int(cfg.norm_first)
+    k = n_norms_composed(cfg)
     zmax = iv(cfg.ln_eps).rpow(arb(-0.5), positive=False)
     return (iv(1) + zmax).ipow(k)
 

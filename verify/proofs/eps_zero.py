@@ -9,7 +9,7 @@ import sympy as sp
 from verify.proofs.core import Verdict
 from verify.proofs.methods import arb_step, custom_step, sympy_identity, z3_step
 
-__all__ = ["C_SB"]
+__all__ = ["C_SB", "MARKOV"]
 
 DOC1 = "docs/derivations_eps_zero.md#1-small-ball-bound-sb"
 DOC2 = "docs/derivations_eps_zero.md#2-lemma-42"
@@ -174,6 +174,7 @@ custom_step(
 )
 pb, pm, E, N, kq = sp.symbols("p_b p_m E N k", real=True)
 pp = sp.symbols("p", real=True)
+MARKOV = 1 + N / (N - kq + 1)  # the neighbourhood bound is p times this factor
 z3_step(
     "lemma_4_2.neighbourhood",
     L42,
@@ -191,8 +192,8 @@ z3_step(
         pm * (N - kq + 1) <= E,
         P <= pb + pm,
     ],
-    sp.Le(P, pp * (1 + N / (N - kq + 1))),
-    sp.Le(P, pp * (1 + N / (N - kq + 1)) / 2),
+    sp.Le(P, pp * MARKOV),
+    sp.Le(P, pp * MARKOV / 2),
     facts=("axiom.union_bound", "axiom.markov"),
     note="P[beta(x) > t] <= p; Markov on the number of neighbours with beta > t",
 )

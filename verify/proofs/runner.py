@@ -19,8 +19,11 @@ _MODULES = (
     "blowup",
     "eps_zero",
     "hahn_rofin",
+    "corollaries",
     "chain",
     "chain_tails",
+    "chain_bounds",
+    "chain_hr",
 )
 # the statements with derivation obligations, in the derivation docs' order
 STATEMENTS = (
@@ -30,10 +33,13 @@ STATEMENTS = (
     "Cor 3.3",
     "Cor 3.4",
     "Prop 3.5",
+    "Trivial bounds",
     "Small-ball bound",
     "Lemma 4.2",
+    "Cor 4.3",
     "Lemma 4.4",
     "Thm 4.5",
+    "Cor 4.6",
     "H&R Cor 5",
     "H&R Thm 6",
 )

@@ -1,0 +1,142 @@
+"""The chain to the code for H&R's log10 forms, requirement and thresholds (the table of coded
+functions is :data:`verify.proofs.chain.CODE`): Cor 5's bound and c_r form in log10, the blowup
+Cor 5 requires, Thm 6's cap (1 + (t + eps)^{-1/2})^K and its two thresholds (the chi^2 quantile
+t with F(t D / sigma^2) = q, and the t with K S F = p). A threshold is checked by feeding the
+coded t to the proved probability (:func:`verify.proofs.chain_tails._chi2`, the chi^2 cdf in arb):
+it must give back q (p) within the tolerance."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import numpy as np
+from flint import arb
+
+from verify.proofs import corollaries as co
+from verify.proofs.chain import N_POINTS, Case, _points_step, code
+from verify.proofs.chain_tails import _chi2
+from verify.proofs.compose import ev, iv, sqrt_iv
+from verify.proofs.interval import Iv
+
+__all__: list[str] = []
+
+N = N_POINTS
+DOC5 = "docs/derivations_hahn_rofin.md#cor-5"
+DOC6 = "docs/derivations_hahn_rofin.md#thm-6"
+_LN10 = arb(10).log()
+
+
+def _log10(x: Iv) -> Iv:
+    return Iv((x.lo.log() / _LN10).lower(), (x.hi.log() / _LN10).upper())
+
+
+def _rng(seed: int) -> np.random.Generator:
+    return np.random.default_rng(seed)
+
+
+def _log10_bound_cases() -> Iterator[Case]:
+    r = _rng(60)
+    for _ in range(N):
+        m = int(r.integers(2, 17))
+        beta, omega = 10 ** r.uniform(0, 2, m), r.uniform(0.01, 2, m)
+        w, lg = float(10 ** r.uniform(-1, 1)), float(r.uniform(0, 600))
+
+        def comp(beta=beta, omega=omega, w=w, lg=lg) -> Iv:
+            total = iv(0)
+            for b, o in zip(beta, omega, strict=True):
+                total = total + iv(float(b)).ipow(2) * iv(float(o))
+            return _log10(iv(w) * total * iv(len(beta)).inv()) + iv(lg)  # hr_cor_5.average
+
+        pt = {"w": w, "log10_C": lg, "beta": beta.tolist(), "omega": omega.tolist()}
+        yield pt, (lambda a=(w, lg, beta, omega): code("hr_cor_5.chain_log10_bound")(*a)), comp
+
+
+def _log10_as_cases() -> Iterator[Case]:
+    r = _rng(61)
+    for _ in range(N):
+        w, lg = float(10 ** r.uniform(-1, 1)), float(r.uniform(0, 600))
+        m, xi = float(10 ** r.uniform(0, 4)), float(10 ** r.uniform(-3, 0))
+        yield (
+            {"w": w, "log10_C": lg, "mean_beta_sq": m, "xi": xi},
+            (lambda a=(w, lg, m, xi): code("hr_cor_5.chain_log10_as_bound")(*a)),
+            (
+                lambda w=w, lg=lg, m=m, xi=xi: (
+                    _log10(iv(w) * iv(m) * (iv(2) * iv(xi)).inv()) + iv(lg)
+                )
+            ),
+        )
+
+
+def _required_cases() -> Iterator[Case]:
+    r = _rng(62)
+    for _ in range(N):
+        a_s, xi = float(r.uniform(0, 12)), float(10 ** r.uniform(-3, 0))
+        w, c = float(10 ** r.uniform(-1, 1)), float(10 ** r.uniform(0, 12))
+        env = {"xi": iv(xi), "as_N": iv(a_s), "wC": iv(w) * iv(c)}
+        yield (
+            {"as_N": a_s, "xi": xi, "w": w, "C": c},
+            (lambda a=(a_s, xi, w, c): code("hr_cor_5.chain_required_blowup")(*a)),
+            (lambda env=env: ev(co.REQUIRED_BLOWUP, **env)),
+        )
+
+
+def _cap_cases() -> Iterator[Case]:
+    r = _rng(63)
+    for _ in range(N):
+        t, eps = float(10 ** r.uniform(-6, 1)), float(r.choice([0.0, 10 ** r.uniform(-6, 0)]))
+        k = int(r.integers(1, 9))
+        yield (
+            {"t": t, "eps": eps, "K": k},
+            (lambda a=(t, eps, k): code("hr_thm_6.chain_blowup_cap")(*a)),
+            # hr_thm_6.cap_threshold's right side, one factor per norm
+            (lambda t=t, eps=eps, k=k: (iv(1) + sqrt_iv(iv(t) + iv(eps)).inv()).ipow(k)),
+        )
+
+
+def _quantile_points(seed: int) -> Iterator[tuple[int, float, float]]:
+    r = _rng(seed)
+    for _ in range(N):
+        yield int(r.integers(2, 33)), float(10 ** r.uniform(-2, 0)), float(10 ** r.uniform(-6, 0))
+
+
+def _variance_threshold_cases() -> Iterator[Case]:
+    for d, sigma, q in _quantile_points(64):
+        q = min(q, 0.999)
+
+        def comp(d: int = d, sigma: float = sigma, q: float = q) -> Iv:
+            return _chi2(d, sigma, code("hr_thm_6.chain_variance_threshold")(d, sigma, q))
+
+        yield {"D": d, "sigma": sigma, "q": q}, (lambda q=q: q), comp
+
+
+def _cap_threshold_cases() -> Iterator[Case]:
+    r = _rng(65)
+    for d, sigma, p in _quantile_points(66):
+        k, s = int(r.integers(1, 7)), int(r.integers(1, 65))
+
+        def comp(d: int = d, k: int = k, s: int = s, sigma: float = sigma, p: float = p) -> Iv:
+            t = code("hr_thm_6.chain_cap_threshold")(d, k, s, sigma, p)
+            return iv(k) * iv(s) * _chi2(d, sigma, t)  # hr_thm_6.union's K S F
+
+        yield {"D": d, "K": k, "S": s, "sigma": sigma, "p": p}, (lambda p=p: p), comp
+
+
+_TABLE = [
+    ("hr_cor_5.chain_log10_bound", "H&R Cor 5", "Derivation, 6: together", DOC5,
+     _log10_bound_cases, ("hr_cor_5.average", "hr_cor_5.chain_bound", "axiom.log_monotone")),
+    ("hr_cor_5.chain_log10_as_bound", "H&R Cor 5", "Derivation, 5: omega_f <= c_r", DOC5,
+     _log10_as_cases, ("hr_cor_5.omega_le_cr", "hr_cor_5.chain_as_bound", "axiom.log_monotone")),
+    ("hr_cor_5.chain_required_blowup", "H&R Cor 5", "Derivation, 6: together", DOC5,
+     _required_cases, ("hr_cor_5.required_blowup",)),
+    ("hr_thm_6.chain_blowup_cap", "H&R Thm 6",
+     "Derivation: beta reaches the cap only if some (k, n) has var <= t", DOC6, _cap_cases,
+     ("hr_thm_6.cap_threshold",)),
+    ("hr_thm_6.chain_variance_threshold", "H&R Thm 6",
+     "Derivation: a union bound over K norms and S positions", DOC6,
+     _variance_threshold_cases, ("hr_thm_6.chain_variance",)),
+    ("hr_thm_6.chain_cap_threshold", "H&R Thm 6",
+     "Derivation: a union bound over K norms and S positions", DOC6,
+     _cap_threshold_cases, ("hr_thm_6.union", "hr_thm_6.chain_cap_probability")),
+]  # fmt: skip
+for _id, _st, _step, _doc, _cases, _facts in _TABLE:
+    _points_step(_id, _st, _step, _doc, _cases, facts=_facts)
