@@ -58,7 +58,8 @@ def test_readme_sweep_keeps_the_cell_csv_and_the_figure_data(tmp_path, capsys) -
     rows = list(csv.DictReader(table.open()))
     assert len(rows) == 6 and {r["seed"] for r in rows} == {str(s) for s in range(6)}
     data = list(csv.DictReader((tmp_path / "k0.data.csv").open()))
-    assert data and set(data[0]) == {"series", "label", "x", "y", "y_err_below", "y_err_above"}
+    columns = {"series", "label", "x", "y", "y_low", "y_high", "n", "y_err_below", "y_err_above"}
+    assert data and set(data[0]) == columns
     assert err.count(f"wrote {table}") == 1 and f"wrote {tmp_path / 'k0.data.csv'}" in err
 
 
@@ -186,7 +187,7 @@ def test_huge_scale_is_one_line(capsys, no_work) -> None:
 
 def test_train_without_torch_is_one_line(capsys, monkeypatch, tmp_path) -> None:
     pytest.importorskip("verify.torch")
-    monkeypatch.setattr("verify.torch.torch", None)
+    monkeypatch.setattr("verify.torch.requirement.torch", None)  # what require_torch reads
     code, err, _ = _cli(["train", "--out", str(tmp_path / "t.jsonl")], capsys)
     assert code == 2
     _one_line(err, "train: expected PyTorch installed")
