@@ -265,6 +265,39 @@ def build_gallery(report_json: str | Path, docs_dir: str | Path, extra: Sequence
             f"*Source: {e['source']}.*" + (f" Audit: {'; '.join(problems)}." if problems else ""),
             "",
         ]
+    lines += _blueprint_section(Path(report_json), fig_dir)
     out = docs / DOC
     out.write_text("\n".join(lines), encoding="utf-8")
     return out
+
+
+BLUEPRINT_CAPTION = (
+    "The blueprint of the derivations (issue 28, `python -m verify prove`): axioms on the left,"
+    " the derivation steps in the middle grouped by statement, the statements on the right;"
+    " each node coloured by how it is checked (machine-checked by z3, arb or sympy, numerically"
+    " checked only, a named axiom, or prose). Conclude which links of each statement's proof"
+    " are machine-checked and which rest on cited facts or on the numerical checks alone."
+)
+
+
+def _blueprint_section(report_json: Path, fig_dir: Path) -> list[str]:
+    """The report's blueprint figure (drawn by verify.proofs.blueprint, not a FigureData),
+    copied beside the others with its caption; nothing when the report has none."""
+    import shutil
+
+    doc = json.loads(report_json.read_text(encoding="utf-8"))
+    figure = (doc.get("derivations") or {}).get("figure") or {}
+    png = [f for f in figure.get("files", []) if f.endswith(".png")]
+    if not png or not (report_json.parent / png[0]).is_file():
+        return []
+    shutil.copyfile(report_json.parent / png[0], fig_dir / "blueprint.png")
+    return [
+        "## blueprint",
+        "",
+        f"![The blueprint of the derivations]({FIG_DIR}/blueprint.png)",
+        "",
+        BLUEPRINT_CAPTION,
+        "",
+        "*Source: the report's Derivation sections (verify/proofs).*",
+        "",
+    ]
