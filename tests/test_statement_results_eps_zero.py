@@ -154,8 +154,9 @@ def test_thm_4_5_random_init_experiment() -> None:
     for row in plain:
         assert 0.55 < row.bound < 0.7  # the random-function baseline near 1 - 1/e
     for row in [r for r in res.rows if r not in plain]:
-        # conditioned on a non-constant function, against the bias-matched null (not decisive)
-        assert 0 <= row.bound <= 1 and not row.decisive and row.extra["models"] >= 1
+        # conditioned on a non-constant function, against the bias-matched null (not decisive),
+        # a row only with >= 30 non-constant models (fewer: a note)
+        assert 0 <= row.bound <= 1 and not row.decisive and row.extra["models"] >= 30
     assert {f.name for f in res.figures} == {"random_init_p_k0", "random_init_mean_profile"}
 
 
