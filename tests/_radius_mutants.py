@@ -215,6 +215,50 @@ MUTANTS = (
         ),
     ),
     Mutant(
+        "exhaustive_sum_rounding",
+        "exhaustive layer-0 tables: the sums' rounding (s + 2) U M of E_num and E_G dropped",
+        (
+            (
+                "verify.model.exhaustive",
+                "err = sum_upper(r_sum + (s + 2) * U * m_sum, 3)",
+                "err = sum_upper(r_sum, 3)",
+            ),
+        ),
+    ),
+    Mutant(
+        "exhaustive_value_radius",
+        "exhaustive layer-0 tables: the values' radii (e + r(e)) r(V) dropped from E_num, E_G",
+        (
+            (
+                "verify.model.exhaustive",
+                "(sce_r * vm + (sce_m + sce_r) * vr)",
+                "(sce_r * vm)",
+            ),
+        ),
+    ),
+    Mutant(
+        "exhaustive_den_radius",
+        "exhaustive layer-0 tables: the exp tables' radii R_den dropped from E_den",
+        (
+            (
+                "verify.model.exhaustive",
+                "e_den = sum_upper(r_den + (s + 1) * U * m_den, 3)",
+                "e_den = sum_upper((s + 1) * U * m_den, 3)",
+            ),
+        ),
+    ),
+    Mutant(
+        "exhaustive_g0_radius",
+        "exhaustive layer-0 tables: the radius of g0 = M (y0 + b_o) halved",
+        (
+            (
+                "verify.model.exhaustive",
+                "g0_bound[..., BD_RAD] = g0.rad.max(axis=2)",
+                "g0_bound[..., BD_RAD] = g0.rad.max(axis=2) / 2",
+            ),
+        ),
+    ),
+    Mutant(
         "spectral_root_rounding",
         "spectral-norm bound: the root's rounding up (1 + 2U) after each square root dropped",
         (("verify.model.matrix_norms", "x = np.sqrt(x) * (1 + 2 * U)", "x = np.sqrt(x)"),),

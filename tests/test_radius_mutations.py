@@ -30,7 +30,7 @@ pytestmark = pytest.mark.radius_mutation
 TESTS = Path(__file__).resolve().parent
 ROOT = TESTS.parent
 # the soundness tests, in this order: containment on materialising constructions first
-FILES = ("test_radius_constructions.py", "test_radius_rules.py")
+FILES = ("test_radius_constructions.py", "test_radius_rules.py", "test_radius_exhaustive.py")
 WORKERS = min(2, os.cpu_count() or 1)  # mutant processes at a time
 
 
