@@ -217,9 +217,9 @@ def certified_T_L1(params: Params, n: int, bd: dict | None = None) -> tuple[np.n
             e_num, e_den, a_max, e_g, g_max = (
                 bd[k][slot, i, h] for k in ("e_num", "e_den", "a_max", "e_g", "g_max")
             )
-            low = (den - e_den) * (1 - U)
-            a1 = (a_max * (den + e_den) + e_num) / den * (1 + 3 * U)
-            g1 = (g_max * (den + e_den) + e_g) / den * (1 + 3 * U)
+            low = (den - _k("low_e_den") * e_den) * (1 - U)
+            a1 = (a_max * (den + e_den) + _k("a1_e") * e_num) / den * (1 + 3 * U)
+            g1 = (g_max * (den + e_den) + _k("a1_e") * e_g) / den * (1 + 3 * U)
             ra += quotient_radius(e_num, e_den, a1, low)
             rg += quotient_radius(e_g, e_den, g1, low)
             a1s += a1

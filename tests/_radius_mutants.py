@@ -9,8 +9,10 @@ compiling anything (a tiny model runs in well under a second).
 
 Used as a pytest plugin (``-p _radius_mutants``, with ``tests/`` on the path): when
 ``VERIFY_RADIUS_MUTANT`` names a mutant, it is applied before the tests are collected.
-``tests/test_radius_mutations.py`` runs ``tests/test_radius_rules.py`` that way once per
-mutant and asserts that a soundness test fails with an AssertionError.
+``tests/test_radius_mutations.py`` runs the soundness tests that way once per mutant and
+asserts that a soundness test fails with an AssertionError. Without the JIT the plugin also
+gives the register intrinsics that the one-layer exhaustive kernel calls (``ln_block``,
+``mlp_rows*``) and dd's ``fma`` Python bodies (``install_python_intrinsics``).
 """
 
 from __future__ import annotations
@@ -21,6 +23,8 @@ import os
 import sys
 from dataclasses import dataclass, field
 from fractions import Fraction
+
+import numpy as np
 
 KERNELS = "verify.model.kernels."
 
@@ -259,6 +263,98 @@ MUTANTS = (
         ),
     ),
     Mutant(
+        "exhaustive_quotient_low",
+        "exhaustive kernel, layer 0: the argument low without E_den (den instead of den - E_den)",
+        ((KERNELS + "exhaustive", "low = (den[b] - e_den) * (1 - U)", "low = den[b] * (1 - U)"),),
+    ),
+    Mutant(
+        "exhaustive_quotient_a1",
+        "exhaustive kernel, layer 0: the argument A_1 (a bound of |A| over the ball) without E_num",
+        (
+            (
+                KERNELS + "exhaustive",
+                "a1 = (a_max * (den[b] + e_den) + e_num) / den[b]",
+                "a1 = (a_max * (den[b] + e_den)) / den[b]",
+            ),
+        ),
+    ),
+    Mutant(
+        "exhaustive_quotient_numerator",
+        "exhaustive kernel, layer 0: E_num not passed to the quotient rule (0 instead)",
+        (
+            (
+                KERNELS + "exhaustive",
+                "ra_sum[b] += table_quotient_radius(e_num, e_den, a1, low)",
+                "ra_sum[b] += table_quotient_radius(0.0, e_den, a1, low)",
+            ),
+        ),
+    ),
+    Mutant(
+        "exhaustive_attention_bias_rounding",
+        "exhaustive kernel, layer 0: max|b_o| dropped from (H + 2) U (max|b_o| + sum A_1)",
+        (
+            (
+                KERNELS + "exhaustive",
+                "(n_heads + 2) * U * (wb.out_bias0_max + a1_sum[b])",
+                "(n_heads + 2) * U * (a1_sum[b])",
+            ),
+        ),
+    ),
+    Mutant(
+        "exhaustive_hidden_tables_radius",
+        "exhaustive kernel, MLP from the tables: the radii of G_h / den_h dropped from r_b",
+        (
+            (
+                KERNELS + "exhaustive",
+                "l0.g0_bound[tg, i, BD_RAD] + rg_sum[b]",
+                "l0.g0_bound[tg, i, BD_RAD]",
+            ),
+        ),
+    ),
+    Mutant(
+        "exhaustive_hidden_z_error",
+        "exhaustive kernel, MLP from the tables: the z-error term r_z (b_max + r_b) dropped",
+        (
+            (
+                KERNELS + "exhaustive",
+                "rz[b] * (bmax + r_b) + z[b] * r_b + c0rad",
+                "z[b] * r_b + c0rad",
+            ),
+        ),
+    ),
+    Mutant(
+        "exhaustive_hidden_propagated",
+        "exhaustive kernel, MLP from the tables: the propagated term z r_b dropped",
+        (
+            (
+                KERNELS + "exhaustive",
+                "rz[b] * (bmax + r_b) + z[b] * r_b + c0rad",
+                "rz[b] * (bmax + r_b) + c0rad",
+            ),
+        ),
+    ),
+    Mutant(
+        "exhaustive_hidden_c0_radius",
+        "exhaustive kernel, MLP from the tables: the radius of c0 = W_1 bias + b_1 dropped",
+        (
+            (
+                KERNELS + "exhaustive",
+                "rz[b] * (bmax + r_b) + z[b] * r_b + c0rad",
+                "rz[b] * (bmax + r_b) + z[b] * r_b",
+            ),
+        ),
+    ),
+    Mutant(
+        "exhaustive_hidden_rounding",
+        "exhaustive kernel, MLP from the tables: the rounding 2 U (z b_max + c0max) dropped",
+        ((KERNELS + "exhaustive", "+ 2 * U * (z[b] * bmax + c0max)", "+ 0.0"),),
+    ),
+    Mutant(
+        "exhaustive_readout_propagated",
+        "exhaustive kernel, readout: the propagated radius |w| r_y dropped",
+        ((KERNELS + "exhaustive", "w_rad * yr[r, b] + (d + 2) * U", "(d + 2) * U"),),
+    ),
+    Mutant(
         "spectral_root_rounding",
         "spectral-norm bound: the root's rounding up (1 + 2U) after each square root dropped",
         (("verify.model.matrix_norms", "x = np.sqrt(x) * (1 + 2 * U)", "x = np.sqrt(x)"),),
@@ -277,6 +373,82 @@ def _exact_fma(a: float, b: float, c: float) -> float:
 
 def _finite(x: float) -> bool:
     return x == x and abs(x) != float("inf")
+
+
+def _ln_block(v, out, ls, gain, bias, eps, bounds, affine) -> None:
+    """``register_sums.ln_block`` in numpy (its documented sums, each sequential over the rows),
+    for the exhaustive kernel without the JIT."""
+    from verify.model.kernels import register_sums as rs
+
+    d = v.shape[0]
+    mean = np.zeros(v.shape[1])
+    for i in range(d):
+        mean = mean + v[i]
+    mean = mean / d
+    ss, sabs, csum, sc, cmax = (np.zeros(v.shape[1]) for _ in range(5))
+    for i in range(d):
+        c = v[i] - mean
+        out[i] = c
+        ss = ss + c * c
+        sabs, csum, sc = sabs + np.abs(v[i]), csum + np.abs(c), sc + (c + 0.0)
+        cmax = np.where(np.abs(c) > cmax, np.abs(c), cmax)  # NaN skipped
+    ls[rs.LS_MEAN], ls[rs.LS_SS], ls[rs.LS_VAR] = mean, ss, ss / d
+    with np.errstate(all="ignore"):
+        ls[rs.LS_Z] = 1.0 / np.sqrt(ls[rs.LS_VAR] + eps)
+    if bounds:
+        ls[rs.LS_SABS], ls[rs.LS_CSUM], ls[rs.LS_SC], ls[rs.LS_CMAX] = sabs, csum, sc, cmax
+    if affine:
+        for i in range(d):
+            out[i] = out[i] * ls[rs.LS_Z] * gain[i] + bias[i]
+
+
+def _mlp_rows(n_rows: int):
+    """``simd.mlp_rows<n_rows>`` in numpy (``tables.mlp_from_tables``'s documented operations,
+    without FMA: within the same rounding bound), for the exhaustive kernel without the JIT."""
+
+    def rows(lo, off, hi, iv, z, g0a, g0b, c0, w2t, b2, out, xmax, i, sel, j0) -> None:
+        nb = lo.shape[2]
+        one = ((np.arange(nb) >> i) & sel) != 0
+        acc = [np.full(nb, b2[j0 + r]) for r in range(n_rows)]
+        xm = np.zeros(nb)
+        for e in range(g0a.shape[0]):
+            u = np.where(one, g0b[e], g0a[e])
+            for hd in range(lo.shape[0]):
+                u = (
+                    u
+                    + (lo[hd, off + e] + np.where(one, hi[1, hd, off + e], hi[0, hd, off + e]))
+                    * iv[hd]
+                )
+            u = u * z + c0[e]
+            u = np.where(u < 0.0, 0.0, u)
+            xm = np.where(u > xm, u, xm)
+            for r in range(n_rows):
+                acc[r] = w2t[e, j0 + r] * u + acc[r]
+        for r in range(n_rows):
+            out[j0 + r] = acc[r]
+        xmax[:] = xm
+
+    return rows
+
+
+def install_python_intrinsics() -> None:
+    """Without the JIT: Python bodies for the register intrinsics the one-layer exhaustive
+    kernel calls (``ln_block``, ``mlp_rows*``) and an exact one for dd's ``fma``."""
+    importlib.import_module(KERNELS + "dd")
+    importlib.import_module(KERNELS + "exhaustive")
+    bodies = {"fma": _exact_fma, "ln_block": _ln_block}
+    bodies.update({f"mlp_rows{n}": _mlp_rows(n) for n in (16, 8, 4, 1)})
+    for mod in list(sys.modules.values()):
+        if getattr(mod, "__name__", "").startswith("verify"):
+            for name, body in bodies.items():
+                if hasattr(mod, name):
+                    setattr(mod, name, body)
+
+
+def python_intrinsics_installed() -> bool:
+    from verify.model.kernels import layer_norm
+
+    return layer_norm.ln_block is _ln_block
 
 
 def _rebind(old: dict, module: object) -> None:
@@ -327,10 +499,7 @@ def pytest_configure(config: object) -> None:
     if name:
         apply(name)
     if nconfig.DISABLE_JIT:
-        importlib.import_module(KERNELS + "dd")
-        for mod in list(sys.modules.values()):
-            if getattr(mod, "__name__", "").startswith("verify") and hasattr(mod, "fma"):
-                mod.fma = _exact_fma
+        install_python_intrinsics()
 
 
 def pytest_runtest_logreport(report: object) -> None:

@@ -25,6 +25,7 @@ from __future__ import annotations
 import os
 
 import _exhaustive_reference as ref
+import _radius_mutants
 import numpy as np
 import pytest
 from flint import arb
@@ -36,7 +37,12 @@ from verify.model.exhaustive import exhaustive_T, prepare_exhaustive
 from verify.model.params import param_shapes
 
 NO_JIT = os.environ.get("NUMBA_DISABLE_JIT", "0") not in ("", "0")
-needs_jit = pytest.mark.skipif(NO_JIT, reason="the exhaustive kernel's register intrinsics")
+# without the JIT the kernel needs Python bodies of its register intrinsics (installed by the
+# plugin ``-p _radius_mutants``, as tests/test_radius_mutations.py runs this file)
+needs_jit = pytest.mark.skipif(
+    NO_JIT and not _radius_mutants.python_intrinsics_installed(),
+    reason="the exhaustive kernel's register intrinsics (run with -p _radius_mutants)",
+)
 
 # (norm_first, eos, ln_eps, final_norm)
 CONFIGS = {
@@ -156,6 +162,7 @@ def test_exhaustive_radius_at_least_independent(config: str, construction: str, 
 TERMS = (
     "e_num_R", "e_num_M", "e_den_R", "e_den_M", "e_g_R", "e_g_M", "quot_den", "quot_round",
     "attn_round", "g0rad", "rg", "b_round", "u_rz", "u_z_rb", "c0rad", "u_round",
+    "low_e_den", "a1_e",  # second order (E / den ~ 1e-13 at random models): a dominant logit
 )  # fmt: skip
 
 
@@ -173,7 +180,7 @@ def _largest_share(cases, params, bounds, full) -> tuple[float, tuple | None]:
 
 
 def test_every_term_weighs_in_some_construction() -> None:
-    """For each term: on some construction, the reference radius without it is below (1 - 1e-4)
+    """For each term: on some construction, the reference radius without it is below (1 - 1e-5)
     of the full one for some string, so a kernel missing it fails the test above (REL = 1e-10).
     Prints each term's largest share (1 - dropped / full)."""
     cases = [(c, k, 4) for k in CONSTRUCTIONS for c in CONFIGS]
@@ -188,7 +195,7 @@ def test_every_term_weighs_in_some_construction() -> None:
         finally:
             ref.DROP = frozenset()
         print(f"{term}: largest share of the T radius {share:.3g} at {where}")
-        assert share >= 1e-4, (term, share)
+        assert share >= 1e-5, (term, share)
 
 
 @needs_jit

@@ -1,16 +1,18 @@
 """The radius mutation suite (issue 25): every mutant of ``tests/_radius_mutants.py`` removes
-or halves one term of one radius rule, and a soundness test of ``tests/test_radius_rules.py``
-or ``tests/test_radius_constructions.py`` must fail on it (kernel radius below the
-independent implementation's, an arb containment, or an exact-arithmetic bound) -- never a
-count of which tier settled what. A survivor is a missing test.
+or halves one term of one radius rule, and a soundness test of ``tests/test_radius_rules.py``,
+``tests/test_radius_constructions.py`` or ``tests/test_radius_exhaustive.py`` must fail on it
+(kernel radius below the independent implementation's, an arb containment, or an
+exact-arithmetic bound) -- never a count of which tier settled what. A survivor is a missing
+test.
 
-Each mutant runs in its own process with ``NUMBA_DISABLE_JIT=1`` (nothing compiled: the two
-files' tiny models take ~5 s in pure Python), stopping at the first failure, which must be
-an AssertionError during a test's call (a mutant that breaks the code instead is reported as
-such, not counted as killed). The unmutated run without the JIT must pass, so a kill is the
-mutant's. The processes run two at a time. Marker ``radius_mutation``; part of the default
-``pytest`` run, so ``.ci/run`` runs it (55 s of CPU in two streams, 78-118 s wall on a loaded
-2-core machine; ``pytest -m radius_mutation`` runs it alone).
+Each mutant runs in its own process with ``NUMBA_DISABLE_JIT=1`` (nothing compiled: the three
+files' tiny models take ~10 s in pure Python; the one-layer exhaustive kernel runs there with
+Python bodies of its register intrinsics, ``_radius_mutants.install_python_intrinsics``),
+stopping at the first failure, which must be an AssertionError during a test's call (a mutant
+that breaks the code instead is reported as such, not counted as killed). The unmutated run
+without the JIT must pass, so a kill is the mutant's. The processes run two at a time. Marker
+``radius_mutation``; part of the default ``pytest`` run, so ``.ci/run`` runs it (36 mutants:
+86 s wall on a loaded 2-core machine; ``pytest -m radius_mutation`` runs it alone).
 """
 
 from __future__ import annotations
