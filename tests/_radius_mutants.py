@@ -355,6 +355,72 @@ MUTANTS = (
         ((KERNELS + "exhaustive", "w_rad * yr[r, b] + (d + 2) * U", "(d + 2) * U"),),
     ),
     Mutant(
+        "dd_attention_value_term",
+        "double-double attention: the values' term sum_j (|p_j| + r_p,j) rho_v,j halved",
+        (
+            (
+                KERNELS + "dd_l2",
+                "nk[b] += pw * rq[j, 2 * n_heads + hd, b]",
+                "nk[b] += pw * rq[j, 2 * n_heads + hd, b] / 2",
+            ),
+        ),
+    ),
+    Mutant(
+        "dd_attention_key_radius",
+        "double-double attention: the score radius's term |q| r_k dropped",
+        (
+            (
+                KERNELS + "dd_l2",
+                "racc = (g_dot * mag[b] + nq[b] * rkj + rqi * nkb + rqi * rkj)",
+                "racc = (g_dot * mag[b] + rqi * nkb + rqi * rkj)",
+            ),
+        ),
+    ),
+    Mutant(
+        "dd_attention_query_radius",
+        "double-double attention: the score radius's term r_q |k| dropped",
+        (
+            (
+                KERNELS + "dd_l2",
+                "racc = (g_dot * mag[b] + nq[b] * rkj + rqi * nkb + rqi * rkj)",
+                "racc = (g_dot * mag[b] + nq[b] * rkj + rqi * rkj)",
+            ),
+        ),
+    ),
+    Mutant(
+        "dd_attention_jacobian",
+        "double-double attention: the softmax Jacobian term sum_j w_j |v_j - a| halved",
+        (
+            (
+                KERNELS + "dd_l2",
+                "acc_l[b] += sig[j, b] * dv + p0[j, b]",
+                "acc_l[b] += sig[j, b] * dv / 2 + p0[j, b]",
+            ),
+        ),
+    ),
+    Mutant(
+        "dd_readout_spectral_norm",
+        "double-double tier: the readout's |w|_2 (its spectral-norm bound) halved",
+        (
+            (
+                "verify.model.double_double",
+                "readout_norms=f64([spectral_norm_upper(w[None, :]),",
+                "readout_norms=f64([spectral_norm_upper(w[None, :]) / 2,",
+            ),
+        ),
+    ),
+    Mutant(
+        "dd_block_frobenius_norm",
+        "double-double tier: the blocks' Frobenius-norm bounds (matvec_dd's rounding) halved",
+        (
+            (
+                "verify.model.double_double",
+                "out[layer, :, c] = norm, l2_upper(w), l2_upper(bias)",
+                "out[layer, :, c] = norm, l2_upper(w) / 2, l2_upper(bias)",
+            ),
+        ),
+    ),
+    Mutant(
         "spectral_root_rounding",
         "spectral-norm bound: the root's rounding up (1 + 2U) after each square root dropped",
         (("verify.model.matrix_norms", "x = np.sqrt(x) * (1 + 2 * U)", "x = np.sqrt(x)"),),

@@ -158,6 +158,21 @@ def test_exhaustive_radius_at_least_independent(config: str, construction: str, 
     assert np.all(ratio >= 1 - ref.REL), ratio
 
 
+@needs_jit
+@pytest.mark.parametrize(
+    ("config", "construction"), [(c, k) for k in CONSTRUCTIONS for c in CONFIGS]
+)
+def test_exhaustive_ball_contains_exact(config: str, construction: str) -> None:
+    """[T - r, T + r] contains arb's ball of the exact T (128 bits), all 16 strings of N = 4."""
+    p = build(config, construction)
+    t, r = exhaustive_T(p, 4)
+    bits = ((np.arange(16)[:, None] >> np.arange(4)) & 1).astype(np.uint8)
+    exact = enclose_output(p, bits, prec=128)
+    with arb_precision(128):
+        for b in np.flatnonzero(np.isfinite(t) & np.isfinite(r)):
+            assert arb(t[b]) - arb(r[b]) <= exact[b] <= arb(t[b]) + arb(r[b]), (b, t[b], r[b])
+
+
 # the terms of the reference's rules (``_exhaustive_reference``: the names passed to _k)
 TERMS = (
     "e_num_R", "e_num_M", "e_den_R", "e_den_M", "e_g_R", "e_g_M", "quot_den", "quot_round",
@@ -196,18 +211,3 @@ def test_every_term_weighs_in_some_construction() -> None:
             ref.DROP = frozenset()
         print(f"{term}: largest share of the T radius {share:.3g} at {where}")
         assert share >= 1e-5, (term, share)
-
-
-@needs_jit
-@pytest.mark.parametrize(
-    ("config", "construction"), [(c, k) for k in CONSTRUCTIONS for c in CONFIGS]
-)
-def test_exhaustive_ball_contains_exact(config: str, construction: str) -> None:
-    """[T - r, T + r] contains arb's ball of the exact T (128 bits), all 16 strings of N = 4."""
-    p = build(config, construction)
-    t, r = exhaustive_T(p, 4)
-    bits = ((np.arange(16)[:, None] >> np.arange(4)) & 1).astype(np.uint8)
-    exact = enclose_output(p, bits, prec=128)
-    with arb_precision(128):
-        for b in np.flatnonzero(np.isfinite(t) & np.isfinite(r)):
-            assert arb(t[b]) - arb(r[b]) <= exact[b] <= arb(t[b]) + arb(r[b]), (b, t[b], r[b])

@@ -1,6 +1,7 @@
 """The radius mutation suite (issue 25): every mutant of ``tests/_radius_mutants.py`` removes
 or halves one term of one radius rule, and a soundness test of ``tests/test_radius_rules.py``,
-``tests/test_radius_constructions.py`` or ``tests/test_radius_exhaustive.py`` must fail on it
+``tests/test_radius_constructions.py``, ``tests/test_radius_exhaustive.py`` or
+``tests/test_radius_dd_glue.py`` must fail on it
 (kernel radius below the independent implementation's, an arb containment, or an
 exact-arithmetic bound) -- never a count of which tier settled what. A survivor is a missing
 test.
@@ -32,7 +33,12 @@ pytestmark = pytest.mark.radius_mutation
 TESTS = Path(__file__).resolve().parent
 ROOT = TESTS.parent
 # the soundness tests, in this order: containment on materialising constructions first
-FILES = ("test_radius_constructions.py", "test_radius_rules.py", "test_radius_exhaustive.py")
+FILES = (
+    "test_radius_constructions.py",
+    "test_radius_rules.py",
+    "test_radius_dd_glue.py",
+    "test_radius_exhaustive.py",
+)
 WORKERS = min(2, os.cpu_count() or 1)  # mutant processes at a time
 
 
