@@ -421,6 +421,50 @@ MUTANTS = (
         ),
     ),
     Mutant(
+        "dd_readout_norm_argument",
+        "double-double driver: the readout's |w|_2 passed to matvec_radius halved",
+        (
+            (
+                KERNELS + "per_string_dd",
+                "matvec_radius(ry[r], tmp, d, 1, wr[0], wr[1], wr[2], r1)",
+                "matvec_radius(ry[r], tmp, d, 1, wr[0] / 2, wr[1], wr[2], r1)",
+            ),
+        ),
+    ),
+    Mutant(
+        "dd_initial_radius",
+        "double-double driver: the embeddings' initial 2-norm radius halved",
+        (
+            (
+                KERNELS + "per_string_dd",
+                "ry[i, b] = math.sqrt(sq * (1 + (d + 3) * U) + SQ_SLACK) * (1 + 2 * U)",
+                "ry[i, b] = math.sqrt(sq * (1 + (d + 3) * U) + SQ_SLACK) * (1 + 2 * U) / 2",
+            ),
+        ),
+    ),
+    Mutant(
+        "dd_residual_sum",
+        "double-double driver: a residual sum's first radius dropped (_sum3)",
+        (
+            (
+                KERNELS + "per_string_dd",
+                "out[b] = (ra[b] + rb[b] + tmp[b]) * (1 + 2 * U)",
+                "out[b] = (rb[b] + tmp[b]) * (1 + 2 * U)",
+            ),
+        ),
+    ),
+    Mutant(
+        "dd_matvec_spectral_term",
+        "double-double matvec_radius: the propagated term |W|_2 rho halved",
+        (
+            (
+                KERNELS + "dd_l2",
+                "out[b] = (spec * rho[b] + rr) * (1 + 2 * U)",
+                "out[b] = (spec * rho[b] / 2 + rr) * (1 + 2 * U)",
+            ),
+        ),
+    ),
+    Mutant(
         "spectral_root_rounding",
         "spectral-norm bound: the root's rounding up (1 + 2U) after each square root dropped",
         (("verify.model.matrix_norms", "x = np.sqrt(x) * (1 + 2 * U)", "x = np.sqrt(x)"),),

@@ -20,6 +20,7 @@ mutants).
 
 from __future__ import annotations
 
+import dataclasses
 from fractions import Fraction
 
 import numpy as np
@@ -28,7 +29,7 @@ from flint import arb
 
 from verify.model import ModelConfig, init_params
 from verify.model.arith import arb_precision
-from verify.model.double_double import prepare_dd
+from verify.model.double_double import dd_T, prepare_dd
 from verify.model.kernels.dd_l2 import attention_l2
 
 D, H = 8, 2
@@ -145,3 +146,49 @@ def test_matrix_norms_bound_the_exact_norms() -> None:
             assert spec >= np.linalg.norm(wm, 2) * (1 - 1e-12), (layer, c, spec)
             assert Fraction(float(fro)) ** 2 >= sum(Fraction(float(x)) ** 2 for x in wm.ravel())
             assert Fraction(float(bn)) ** 2 >= sum(Fraction(float(x)) ** 2 for x in bias)
+
+
+def test_readout_glue_materialises_an_input_ball() -> None:
+    """The driver's glue (``per_string_dd.certified_T_dd``): initial 2-norm radius of the
+    embeddings, residual sums, and the readout's |w|_2 r_y. A pre-LN one-layer model without a
+    final norm whose attention output and FFN are exactly 0 (out_proj, linear1, linear2 zero):
+    T = w . y_r + b. Every embedding gets the componentwise radius rho (the kernel's 2-norm
+    radius sqrt(d) rho), and |w_e| = c for all e, so the corner y_r + rho sign(w) moves T by
+    rho |w|_1 = |w|_2 sqrt(d) rho: the whole readout term. Error / radius >= 0.9999; a halved
+    |w|_2, initial radius or residual term fails containment."""
+    cfg = ModelConfig(
+        d_model=D, n_layers=1, n_heads=H, d_ff=16, norm_first=True, final_norm=False, eos=False,
+        max_len=8, pos_encoding="learned",
+    )  # fmt: skip
+    p = init_params(cfg, "gaussian", seed=5, scale=0.7)
+    signs = np.where(np.random.default_rng(5).random(D) < 0.5, -1.0, 1.0)
+    zero = {
+        nm: np.zeros_like(p[nm])
+        for nm in (
+            "layers.0.self_attn.out_proj.weight", "layers.0.self_attn.out_proj.bias",
+            "layers.0.linear1.weight", "layers.0.linear1.bias", "layers.0.linear2.weight",
+            "layers.0.linear2.bias",
+        )
+    }  # fmt: skip
+    p = p.with_arrays({**zero, "readout.weight": 0.375 * signs.reshape(p["readout.weight"].shape)})
+    bits = np.array([[0, 1, 1], [1, 0, 1], [1, 1, 0]], dtype=np.uint8)
+    inp = prepare_dd(p, 3)
+    rho = 1e-6
+    tables = inp.tables._replace(y0_rad=np.full_like(inp.tables.y0_rad, rho))
+    t, r = dd_T(p, bits, inputs=dataclasses.replace(inp, tables=tables))
+    w = p["readout.weight"].reshape(-1)
+    with arb_precision(256):
+        for b, row in enumerate(bits):
+            tok = [int(x) for x in row]
+            i = len(tok) - 1
+            exact = arb(float(p["readout.bias"].reshape(-1)[0]))
+            for e in range(D):
+                y = arb(float(p["token_embedding"][tok[i], e])) + arb(
+                    float(p["pos_embedding"][i, e])
+                )
+                exact += arb(float(w[e])) * (y + arb(rho) * arb(float(signs[e])))
+            err = abs(exact - arb(float(t[b])))
+            assert err <= arb(float(r[b])), (b, err, r[b])
+            frac = err / arb(float(r[b]))
+            print("readout glue: error / radius", frac)
+            assert frac >= 0.9999, frac
