@@ -6,7 +6,7 @@ or halves one term of one radius rule, and a soundness test of ``tests/test_radi
 exact-arithmetic bound) -- never a count of which tier settled what. A survivor is a missing
 test.
 
-Each mutant runs in its own process with ``NUMBA_DISABLE_JIT=1`` (nothing compiled: the three
+Each mutant runs in its own process with ``NUMBA_DISABLE_JIT=1`` (nothing compiled: the four
 files' tiny models take ~10 s in pure Python; the one-layer exhaustive kernel runs there with
 Python bodies of its register intrinsics, ``_radius_mutants.install_python_intrinsics``),
 stopping at the first failure, which must be an AssertionError during a test's call (a mutant
