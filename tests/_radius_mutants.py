@@ -9,8 +9,10 @@ compiling anything (a tiny model runs in well under a second).
 
 Used as a pytest plugin (``-p _radius_mutants``, with ``tests/`` on the path): when
 ``VERIFY_RADIUS_MUTANT`` names a mutant, it is applied before the tests are collected.
-``tests/test_radius_mutations.py`` runs ``tests/test_radius_rules.py`` that way once per
-mutant and asserts that a soundness test fails with an AssertionError.
+``tests/test_radius_mutations.py`` runs the soundness tests that way once per mutant and
+asserts that a soundness test fails with an AssertionError. Without the JIT the plugin also
+gives the register intrinsics that the one-layer exhaustive kernel calls (``ln_block``,
+``mlp_rows*``) and dd's ``fma`` Python bodies (``install_python_intrinsics``).
 """
 
 from __future__ import annotations
@@ -21,6 +23,8 @@ import os
 import sys
 from dataclasses import dataclass, field
 from fractions import Fraction
+
+import numpy as np
 
 KERNELS = "verify.model.kernels."
 
@@ -215,6 +219,252 @@ MUTANTS = (
         ),
     ),
     Mutant(
+        "exhaustive_sum_rounding",
+        "exhaustive layer-0 tables: the sums' rounding (s + 2) U M of E_num and E_G dropped",
+        (
+            (
+                "verify.model.exhaustive",
+                "err = sum_upper(r_sum + (s + 2) * U * m_sum, 3)",
+                "err = sum_upper(r_sum, 3)",
+            ),
+        ),
+    ),
+    Mutant(
+        "exhaustive_value_radius",
+        "exhaustive layer-0 tables: the values' radii (e + r(e)) r(V) dropped from E_num, E_G",
+        (
+            (
+                "verify.model.exhaustive",
+                "(sce_r * vm + (sce_m + sce_r) * vr)",
+                "(sce_r * vm)",
+            ),
+        ),
+    ),
+    Mutant(
+        "exhaustive_den_radius",
+        "exhaustive layer-0 tables: the exp tables' radii R_den dropped from E_den",
+        (
+            (
+                "verify.model.exhaustive",
+                "e_den = sum_upper(r_den + (s + 1) * U * m_den, 3)",
+                "e_den = sum_upper((s + 1) * U * m_den, 3)",
+            ),
+        ),
+    ),
+    Mutant(
+        "exhaustive_g0_radius",
+        "exhaustive layer-0 tables: the radius of g0 = M (y0 + b_o) halved",
+        (
+            (
+                "verify.model.exhaustive",
+                "g0_bound[..., BD_RAD] = g0.rad.max(axis=2)",
+                "g0_bound[..., BD_RAD] = g0.rad.max(axis=2) / 2",
+            ),
+        ),
+    ),
+    Mutant(
+        "exhaustive_quotient_low",
+        "exhaustive kernel, layer 0: the argument low without E_den (den instead of den - E_den)",
+        ((KERNELS + "exhaustive", "low = (den[b] - e_den) * (1 - U)", "low = den[b] * (1 - U)"),),
+    ),
+    Mutant(
+        "exhaustive_quotient_a1",
+        "exhaustive kernel, layer 0: the argument A_1 (a bound of |A| over the ball) without E_num",
+        (
+            (
+                KERNELS + "exhaustive",
+                "a1 = (a_max * (den[b] + e_den) + e_num) / den[b]",
+                "a1 = (a_max * (den[b] + e_den)) / den[b]",
+            ),
+        ),
+    ),
+    Mutant(
+        "exhaustive_quotient_numerator",
+        "exhaustive kernel, layer 0: E_num not passed to the quotient rule (0 instead)",
+        (
+            (
+                KERNELS + "exhaustive",
+                "ra_sum[b] += table_quotient_radius(e_num, e_den, a1, low)",
+                "ra_sum[b] += table_quotient_radius(0.0, e_den, a1, low)",
+            ),
+        ),
+    ),
+    Mutant(
+        "exhaustive_attention_bias_rounding",
+        "exhaustive kernel, layer 0: max|b_o| dropped from (H + 2) U (max|b_o| + sum A_1)",
+        (
+            (
+                KERNELS + "exhaustive",
+                "(n_heads + 2) * U * (wb.out_bias0_max + a1_sum[b])",
+                "(n_heads + 2) * U * (a1_sum[b])",
+            ),
+        ),
+    ),
+    Mutant(
+        "exhaustive_hidden_tables_radius",
+        "exhaustive kernel, MLP from the tables: the radii of G_h / den_h dropped from r_b",
+        (
+            (
+                KERNELS + "exhaustive",
+                "l0.g0_bound[tg, i, BD_RAD] + rg_sum[b]",
+                "l0.g0_bound[tg, i, BD_RAD]",
+            ),
+        ),
+    ),
+    Mutant(
+        "exhaustive_hidden_z_error",
+        "exhaustive kernel, MLP from the tables: the z-error term r_z (b_max + r_b) dropped",
+        (
+            (
+                KERNELS + "exhaustive",
+                "rz[b] * (bmax + r_b) + z[b] * r_b + c0rad",
+                "z[b] * r_b + c0rad",
+            ),
+        ),
+    ),
+    Mutant(
+        "exhaustive_hidden_propagated",
+        "exhaustive kernel, MLP from the tables: the propagated term z r_b dropped",
+        (
+            (
+                KERNELS + "exhaustive",
+                "rz[b] * (bmax + r_b) + z[b] * r_b + c0rad",
+                "rz[b] * (bmax + r_b) + c0rad",
+            ),
+        ),
+    ),
+    Mutant(
+        "exhaustive_hidden_c0_radius",
+        "exhaustive kernel, MLP from the tables: the radius of c0 = W_1 bias + b_1 dropped",
+        (
+            (
+                KERNELS + "exhaustive",
+                "rz[b] * (bmax + r_b) + z[b] * r_b + c0rad",
+                "rz[b] * (bmax + r_b) + z[b] * r_b",
+            ),
+        ),
+    ),
+    Mutant(
+        "exhaustive_hidden_rounding",
+        "exhaustive kernel, MLP from the tables: the rounding 2 U (z b_max + c0max) dropped",
+        ((KERNELS + "exhaustive", "+ 2 * U * (z[b] * bmax + c0max)", "+ 0.0"),),
+    ),
+    Mutant(
+        "exhaustive_readout_propagated",
+        "exhaustive kernel, readout: the propagated radius |w| r_y dropped",
+        ((KERNELS + "exhaustive", "w_rad * yr[r, b] + (d + 2) * U", "(d + 2) * U"),),
+    ),
+    Mutant(
+        "dd_attention_value_term",
+        "double-double attention: the values' term sum_j (|p_j| + r_p,j) rho_v,j halved",
+        (
+            (
+                KERNELS + "dd_l2",
+                "nk[b] += pw * rq[j, 2 * n_heads + hd, b]",
+                "nk[b] += pw * rq[j, 2 * n_heads + hd, b] / 2",
+            ),
+        ),
+    ),
+    Mutant(
+        "dd_attention_key_radius",
+        "double-double attention: the score radius's term |q| r_k dropped",
+        (
+            (
+                KERNELS + "dd_l2",
+                "racc = (g_dot * mag[b] + nq[b] * rkj + rqi * nkb + rqi * rkj)",
+                "racc = (g_dot * mag[b] + rqi * nkb + rqi * rkj)",
+            ),
+        ),
+    ),
+    Mutant(
+        "dd_attention_query_radius",
+        "double-double attention: the score radius's term r_q |k| dropped",
+        (
+            (
+                KERNELS + "dd_l2",
+                "racc = (g_dot * mag[b] + nq[b] * rkj + rqi * nkb + rqi * rkj)",
+                "racc = (g_dot * mag[b] + nq[b] * rkj + rqi * rkj)",
+            ),
+        ),
+    ),
+    Mutant(
+        "dd_attention_jacobian",
+        "double-double attention: the softmax Jacobian term sum_j w_j |v_j - a| halved",
+        (
+            (
+                KERNELS + "dd_l2",
+                "acc_l[b] += sig[j, b] * dv + p0[j, b]",
+                "acc_l[b] += sig[j, b] * dv / 2 + p0[j, b]",
+            ),
+        ),
+    ),
+    Mutant(
+        "dd_readout_spectral_norm",
+        "double-double tier: the readout's |w|_2 (its spectral-norm bound) halved",
+        (
+            (
+                "verify.model.double_double",
+                "readout_norms=f64([spectral_norm_upper(w[None, :]),",
+                "readout_norms=f64([spectral_norm_upper(w[None, :]) / 2,",
+            ),
+        ),
+    ),
+    Mutant(
+        "dd_block_frobenius_norm",
+        "double-double tier: the blocks' Frobenius-norm bounds (matvec_dd's rounding) halved",
+        (
+            (
+                "verify.model.double_double",
+                "out[layer, :, c] = norm, l2_upper(w), l2_upper(bias)",
+                "out[layer, :, c] = norm, l2_upper(w) / 2, l2_upper(bias)",
+            ),
+        ),
+    ),
+    Mutant(
+        "dd_readout_norm_argument",
+        "double-double driver: the readout's |w|_2 passed to matvec_radius halved",
+        (
+            (
+                KERNELS + "per_string_dd",
+                "matvec_radius(ry[r], tmp, d, 1, wr[0], wr[1], wr[2], r1)",
+                "matvec_radius(ry[r], tmp, d, 1, wr[0] / 2, wr[1], wr[2], r1)",
+            ),
+        ),
+    ),
+    Mutant(
+        "dd_initial_radius",
+        "double-double driver: the embeddings' initial 2-norm radius halved",
+        (
+            (
+                KERNELS + "per_string_dd",
+                "ry[i, b] = math.sqrt(sq * (1 + (d + 3) * U) + SQ_SLACK) * (1 + 2 * U)",
+                "ry[i, b] = math.sqrt(sq * (1 + (d + 3) * U) + SQ_SLACK) * (1 + 2 * U) / 2",
+            ),
+        ),
+    ),
+    Mutant(
+        "dd_residual_sum",
+        "double-double driver: a residual sum's first radius dropped (_sum3)",
+        (
+            (
+                KERNELS + "per_string_dd",
+                "out[b] = (ra[b] + rb[b] + tmp[b]) * (1 + 2 * U)",
+                "out[b] = (rb[b] + tmp[b]) * (1 + 2 * U)",
+            ),
+        ),
+    ),
+    Mutant(
+        "dd_matvec_spectral_term",
+        "double-double matvec_radius: the propagated term |W|_2 rho halved",
+        (
+            (
+                KERNELS + "dd_l2",
+                "out[b] = (spec * rho[b] + rr) * (1 + 2 * U)",
+                "out[b] = (spec * rho[b] / 2 + rr) * (1 + 2 * U)",
+            ),
+        ),
+    ),
+    Mutant(
         "spectral_root_rounding",
         "spectral-norm bound: the root's rounding up (1 + 2U) after each square root dropped",
         (("verify.model.matrix_norms", "x = np.sqrt(x) * (1 + 2 * U)", "x = np.sqrt(x)"),),
@@ -233,6 +483,82 @@ def _exact_fma(a: float, b: float, c: float) -> float:
 
 def _finite(x: float) -> bool:
     return x == x and abs(x) != float("inf")
+
+
+def _ln_block(v, out, ls, gain, bias, eps, bounds, affine) -> None:
+    """``register_sums.ln_block`` in numpy (its documented sums, each sequential over the rows),
+    for the exhaustive kernel without the JIT."""
+    from verify.model.kernels import register_sums as rs
+
+    d = v.shape[0]
+    mean = np.zeros(v.shape[1])
+    for i in range(d):
+        mean = mean + v[i]
+    mean = mean / d
+    ss, sabs, csum, sc, cmax = (np.zeros(v.shape[1]) for _ in range(5))
+    for i in range(d):
+        c = v[i] - mean
+        out[i] = c
+        ss = ss + c * c
+        sabs, csum, sc = sabs + np.abs(v[i]), csum + np.abs(c), sc + (c + 0.0)
+        cmax = np.where(np.abs(c) > cmax, np.abs(c), cmax)  # NaN skipped
+    ls[rs.LS_MEAN], ls[rs.LS_SS], ls[rs.LS_VAR] = mean, ss, ss / d
+    with np.errstate(all="ignore"):
+        ls[rs.LS_Z] = 1.0 / np.sqrt(ls[rs.LS_VAR] + eps)
+    if bounds:
+        ls[rs.LS_SABS], ls[rs.LS_CSUM], ls[rs.LS_SC], ls[rs.LS_CMAX] = sabs, csum, sc, cmax
+    if affine:
+        for i in range(d):
+            out[i] = out[i] * ls[rs.LS_Z] * gain[i] + bias[i]
+
+
+def _mlp_rows(n_rows: int):
+    """``simd.mlp_rows<n_rows>`` in numpy (``tables.mlp_from_tables``'s documented operations,
+    without FMA: within the same rounding bound), for the exhaustive kernel without the JIT."""
+
+    def rows(lo, off, hi, iv, z, g0a, g0b, c0, w2t, b2, out, xmax, i, sel, j0) -> None:
+        nb = lo.shape[2]
+        one = ((np.arange(nb) >> i) & sel) != 0
+        acc = [np.full(nb, b2[j0 + r]) for r in range(n_rows)]
+        xm = np.zeros(nb)
+        for e in range(g0a.shape[0]):
+            u = np.where(one, g0b[e], g0a[e])
+            for hd in range(lo.shape[0]):
+                u = (
+                    u
+                    + (lo[hd, off + e] + np.where(one, hi[1, hd, off + e], hi[0, hd, off + e]))
+                    * iv[hd]
+                )
+            u = u * z + c0[e]
+            u = np.where(u < 0.0, 0.0, u)
+            xm = np.where(u > xm, u, xm)
+            for r in range(n_rows):
+                acc[r] = w2t[e, j0 + r] * u + acc[r]
+        for r in range(n_rows):
+            out[j0 + r] = acc[r]
+        xmax[:] = xm
+
+    return rows
+
+
+def install_python_intrinsics() -> None:
+    """Without the JIT: Python bodies for the register intrinsics the one-layer exhaustive
+    kernel calls (``ln_block``, ``mlp_rows*``) and an exact one for dd's ``fma``."""
+    importlib.import_module(KERNELS + "dd")
+    importlib.import_module(KERNELS + "exhaustive")
+    bodies = {"fma": _exact_fma, "ln_block": _ln_block}
+    bodies.update({f"mlp_rows{n}": _mlp_rows(n) for n in (16, 8, 4, 1)})
+    for mod in list(sys.modules.values()):
+        if getattr(mod, "__name__", "").startswith("verify"):
+            for name, body in bodies.items():
+                if hasattr(mod, name):
+                    setattr(mod, name, body)
+
+
+def python_intrinsics_installed() -> bool:
+    from verify.model.kernels import layer_norm
+
+    return layer_norm.ln_block is _ln_block
 
 
 def _rebind(old: dict, module: object) -> None:
@@ -283,10 +609,7 @@ def pytest_configure(config: object) -> None:
     if name:
         apply(name)
     if nconfig.DISABLE_JIT:
-        importlib.import_module(KERNELS + "dd")
-        for mod in list(sys.modules.values()):
-            if getattr(mod, "__name__", "").startswith("verify") and hasattr(mod, "fma"):
-                mod.fma = _exact_fma
+        install_python_intrinsics()
 
 
 def pytest_runtest_logreport(report: object) -> None:

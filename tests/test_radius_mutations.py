@@ -1,16 +1,19 @@
 """The radius mutation suite (issue 25): every mutant of ``tests/_radius_mutants.py`` removes
-or halves one term of one radius rule, and a soundness test of ``tests/test_radius_rules.py``
-or ``tests/test_radius_constructions.py`` must fail on it (kernel radius below the
-independent implementation's, an arb containment, or an exact-arithmetic bound) -- never a
-count of which tier settled what. A survivor is a missing test.
+or halves one term of one radius rule, and a soundness test of ``tests/test_radius_rules.py``,
+``tests/test_radius_constructions.py``, ``tests/test_radius_exhaustive.py`` or
+``tests/test_radius_dd_glue.py`` must fail on it
+(kernel radius below the independent implementation's, an arb containment, or an
+exact-arithmetic bound) -- never a count of which tier settled what. A survivor is a missing
+test.
 
-Each mutant runs in its own process with ``NUMBA_DISABLE_JIT=1`` (nothing compiled: the two
-files' tiny models take ~5 s in pure Python), stopping at the first failure, which must be
-an AssertionError during a test's call (a mutant that breaks the code instead is reported as
-such, not counted as killed). The unmutated run without the JIT must pass, so a kill is the
-mutant's. The processes run two at a time. Marker ``radius_mutation``; part of the default
-``pytest`` run, so ``.ci/run`` runs it (55 s of CPU in two streams, 78-118 s wall on a loaded
-2-core machine; ``pytest -m radius_mutation`` runs it alone).
+Each mutant runs in its own process with ``NUMBA_DISABLE_JIT=1`` (nothing compiled: the four
+files' tiny models take ~10 s in pure Python; the one-layer exhaustive kernel runs there with
+Python bodies of its register intrinsics, ``_radius_mutants.install_python_intrinsics``),
+stopping at the first failure, which must be an AssertionError during a test's call (a mutant
+that breaks the code instead is reported as such, not counted as killed). The unmutated run
+without the JIT must pass, so a kill is the mutant's. The processes run two at a time. Marker
+``radius_mutation``; part of the default ``pytest`` run, so ``.ci/run`` runs it (46 mutants:
+169 s wall at load 4.4 on 2 cores; ``pytest -m radius_mutation`` runs it alone).
 """
 
 from __future__ import annotations
@@ -30,8 +33,28 @@ pytestmark = pytest.mark.radius_mutation
 TESTS = Path(__file__).resolve().parent
 ROOT = TESTS.parent
 # the soundness tests, in this order: containment on materialising constructions first
-FILES = ("test_radius_constructions.py", "test_radius_rules.py")
+FILES = (
+    "test_radius_constructions.py",
+    "test_radius_rules.py",
+    "test_radius_dd_glue.py",
+    "test_radius_exhaustive.py",
+)
+# a mutant of these modules runs the file written for them first (it is killed there in a
+# second instead of after the ~5 s of the per-string files); the order changes no verdict
+TARGETED = {
+    "test_radius_exhaustive.py": ("verify.model.exhaustive", mutants.KERNELS + "exhaustive"),
+    "test_radius_dd_glue.py": (
+        "verify.model.double_double", mutants.KERNELS + "per_string_dd", mutants.KERNELS + "dd_l2",
+    ),
+}  # fmt: skip
 WORKERS = min(2, os.cpu_count() or 1)  # mutant processes at a time
+
+
+def file_order(mutant: str | None) -> list[str]:
+    """FILES, with the file targeting the mutant's modules first."""
+    modules = {m for m, _, _ in mutants.BY_NAME[mutant].edits} if mutant else set()
+    first = [f for f, mods in TARGETED.items() if modules & set(mods)]
+    return first + [f for f in FILES if f not in first]
 
 
 def run_rules(mutant: str | None, tmp_path: Path) -> tuple[int, list[dict], str]:
@@ -46,7 +69,7 @@ def run_rules(mutant: str | None, tmp_path: Path) -> tuple[int, list[dict], str]
     if mutant:
         env["VERIFY_RADIUS_MUTANT"] = mutant
     cmd = [
-        sys.executable, "-m", "pytest", *(str(TESTS / f) for f in FILES), "-x", "-q",
+        sys.executable, "-m", "pytest", *(str(TESTS / f) for f in file_order(mutant)), "-x", "-q",
         "-p", "_radius_mutants", "-p", "no:cacheprovider", "-o", "addopts=",
     ]  # fmt: skip
     proc = subprocess.run(cmd, cwd=ROOT, env=env, capture_output=True, text=True, timeout=600)
