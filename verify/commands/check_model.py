@@ -114,7 +114,7 @@ def analyse(params: Any, n_bits: int, family: Any = None, signs: Any = None) -> 
         }
     if signs is not None:
         out["module_signs"] = sign_agreement(signs, table)
-    res = forward(params, bits, diagnostics=True)
+    res = forward(params, bits, diagnostics=True, engine="numba")
     finite = np.isfinite(res.beta)
     out["beta_max"] = float(np.max(res.beta[finite])) if finite.any() else math.inf
     out["beta_hr_max"] = float(np.max(res.beta_hr[finite])) if finite.any() else math.inf

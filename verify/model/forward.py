@@ -14,9 +14,13 @@ number), its z and tau are +inf, and the diagnostics of every later norm (whose 
 undefined) and beta are NaN. float64 values are not certified here; see
 ``verify.model.truth_table`` for certified output bits.
 
-Batches of more than 1024 strings run in chunks of 1024 on a thread per core, each with a
-one-thread BLAS (numpy releases the GIL in its array operations): 1.7x a single thread with a
-two-thread BLAS on 2 cores (2^14 strings at (D, L) = (32, 4), 2026-12-01).
+``engine="numpy"`` (the default, the reference): batches of more than 1024 strings run in
+chunks of 1024 on a thread per core, each with a one-thread BLAS (numpy releases the GIL in its
+array operations): 1.7x a single thread with a two-thread BLAS on 2 cores (2^14 strings at
+(D, L) = (32, 4), 2026-12-01). ``engine="numba"``: the same pass as one Numba kernel
+(``verify.model.kernels.diagnostics``, blocks of strings in parallel), agreeing with it to
+rounding (tests/test_model_forward_numba.py); the diagnostics above are then computed from its
+variances by the same code.
 """
 
 from __future__ import annotations
@@ -31,6 +35,7 @@ from verify._threads import blas_on_one_thread
 from verify.errors import ValidationError
 from verify.model.dense import forward_dense
 from verify.model.params import Params
+from verify.validation import check_choice
 
 _CHUNK = 1024
 
@@ -110,14 +115,26 @@ def blowup_diagnostics(
     return z, tau, beta, beta_hr
 
 
-def forward(params: Params, bits: object, diagnostics: bool = False) -> ForwardResult:
-    """Float64 forward pass of model-spec over the strings ``bits`` (B, N), x_1 in column 0."""
+ENGINES = ("numpy", "numba")
+
+
+def forward(
+    params: Params, bits: object, diagnostics: bool = False, engine: str = "numpy"
+) -> ForwardResult:
+    """Float64 forward pass of model-spec over the strings ``bits`` (B, N), x_1 in column 0;
+    ``engine`` "numpy" (the reference) or "numba" (the same pass in one kernel, module doc)."""
     if not isinstance(params, Params):
         raise ValidationError("params", "a verify.model.Params", type(params).__name__)
+    check_choice("engine", engine, ENGINES)
     cfg = params.config
     arr = check_bits(bits)
     n = cfg.check_n_bits(arr.shape[1])
     s = cfg.seq_len(n)
+    if engine == "numba":
+        from verify.model.forward_numba import forward_numba
+
+        t, var, y_r = forward_numba(params, arr)
+        return _result(params, t, y_r, var if diagnostics else None)
     b = arr.shape[0]
     arrays = dict(params)
     t = np.empty(b)
@@ -140,9 +157,17 @@ def forward(params: Params, bits: object, diagnostics: bool = False) -> ForwardR
     else:  # chunks on the cores, each with a one-thread BLAS (1.7x a two-thread BLAS on 2 cores)
         with blas_on_one_thread(), ThreadPoolExecutor(workers) as pool:
             list(pool.map(run, starts))
+    return _result(params, t, y_r, var)
+
+
+def _result(
+    params: Params, t: np.ndarray, y_r: np.ndarray, var: np.ndarray | None
+) -> ForwardResult:
+    """The ForwardResult of T, the readout vectors and (with diagnostics) the variances."""
     if var is None:
         return ForwardResult(T=t, y_readout=y_r)
+    cfg = params.config
     z, tau, beta, beta_hr = blowup_diagnostics(
-        var, cfg.ln_eps, cfg.d_model, hr_positions_mask(params, s)
+        var, cfg.ln_eps, cfg.d_model, hr_positions_mask(params, var.shape[2])
     )
     return ForwardResult(T=t, y_readout=y_r, var=var, z=z, tau=tau, beta=beta, beta_hr=beta_hr)

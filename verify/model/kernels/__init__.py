@@ -17,6 +17,8 @@
   stages built on it (componentwise rounding bounds).
 - ``dd_l2``: 2-norm radii (layer-norm Lipschitz constant, attention, matrix-vector radius).
 - ``per_string_dd``: the double-double driver for any batch of strings (``certified_T_dd``).
+- ``diagnostics``: the plain float64 pass with every layer norm's input variance and the
+  readout vector, not certified (``forward_diagnostics``; ``forward(..., engine="numba")``).
 
 The drivers are not imported here, so importing one does not load (or compile) the others.
 All kernels follow the policy of ``verify._numba``. The rounding model is
