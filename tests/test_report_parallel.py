@@ -79,6 +79,12 @@ def test_a_lost_worker_result_is_an_error_outcome() -> None:
     assert all(c.status != "error" for c in o.checks[1:])
 
 
+@pytest.fixture(scope="module")
+def serial(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
+    """The serial run (-j 1) both comparisons start from."""
+    return _report(tmp_path_factory.mktemp("serial"), "serial", "-j", "1")
+
+
 def _report(tmp_path: Path, name: str, *extra: str) -> dict[str, Any]:
     env = dict(os.environ)
     env["PYTHONPATH"] = os.pathsep.join([str(ROOT), str(TESTS), env.get("PYTHONPATH", "")])
@@ -120,8 +126,7 @@ def _assert_raised_check_reported(doc: dict[str, Any]) -> None:
     assert "deliberate failure of a check (seed 5)" in json.dumps(raised["error"])
 
 
-def test_report_parallel_and_pdf_flag(tmp_path: Path) -> None:
-    serial = _report(tmp_path, "serial", "-j", "1")
+def test_report_parallel_and_pdf_flag(tmp_path: Path, serial: dict[str, Any]) -> None:
     parallel = _report(tmp_path, "parallel", "-j", "2", "--pdf")
     assert _checks(parallel) == _checks(serial)
     _assert_raised_check_reported(parallel)
@@ -137,18 +142,17 @@ def test_report_parallel_and_pdf_flag(tmp_path: Path) -> None:
         "figures/parallel_square.pdf",
         "figures/parallel_square.data.csv",
     ]
-    for doc in (serial, parallel):  # every file a report lists is there
-        for f in figs["draws"][0]["files"] if doc is parallel else []:
-            assert (doc["_out"] / f).is_file(), f
+    for f in figs["draws"][0]["files"]:  # every file the report lists is there
+        assert (parallel["_out"] / f).is_file(), f
+    for doc in (serial, parallel):
         assert doc["derivations"]["figure"]["file"] == "figures/blueprint.png"
         assert (doc["_out"] / "figures" / "blueprint.png").is_file()
     assert (parallel["_out"] / "figures" / "parallel_square.pdf").read_bytes()[:5] == b"%PDF-"
 
 
 @pytest.mark.cluster
-def test_report_on_a_dask_local_cluster(tmp_path: Path) -> None:
+def test_report_on_a_dask_local_cluster(tmp_path: Path, serial: dict[str, Any]) -> None:
     pytest.importorskip("dask.distributed")
-    serial = _report(tmp_path, "serial", "-j", "1")
     dask = _report(tmp_path, "dask", "--executor", "dask", "-j", "2")
     assert _checks(dask) == _checks(serial)
     _assert_raised_check_reported(dask)
