@@ -98,8 +98,19 @@ def main() -> None:
         f"best serial {best['serial (-j 1)']:.1f} s, best {label} {best[label]:.1f} s:"
         f" ratio serial/parallel {best['serial (-j 1)'] / best[label]:.2f}x"
     )
-    same = fingerprint(docs["serial (-j 1)"]) == fingerprint(docs[label])
+    a, b = fingerprint(docs["serial (-j 1)"]), fingerprint(docs[label])
+    same = a == b
     print("same statuses and rows:", "yes" if same else "NO")
+    for x, y in zip(a, b, strict=False):
+        for cx, cy in zip(x[2], y[2], strict=False):
+            if cx != cy:
+                print(f"  differs: {x[0]} [{cx[0]}]: {cx[1]} vs {cy[1]}")
+                for rx, ry in zip(cx[2], cy[2], strict=False):
+                    if rx != ry:
+                        print(
+                            f"    serial   {json.dumps(rx)[:300]}\n"
+                            f"    parallel {json.dumps(ry)[:300]}"
+                        )
     print("after: ", uptime())
     if not same:
         sys.exit(1)
