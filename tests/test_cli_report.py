@@ -87,7 +87,9 @@ def test_report_files_kernels_json_and_rows(
     one_statement: None, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     out = tmp_path / "r"
-    code, err, stdout = _cli(["report", "--quick", "--out", str(out), "--json"], capsys)
+    code, err, stdout = _cli(
+        ["report", "--quick", "--out", str(out), "--json", "-j", "1", "--pdf"], capsys
+    )
     assert code == 0, err
     assert "compiling kernels (first run only)" in err
     summary = json.loads(stdout)
@@ -97,7 +99,7 @@ def test_report_files_kernels_json_and_rows(
     assert k["kernels"] >= 10 and k["compiled"] + k["from_cache"] >= k["kernels"]
     assert k["seconds"] >= 0 and not k["errors"]
     assert "to compile the kernels" in (out / "report.md").read_text()
-    # the figure: PNG (300 dpi), PDF and its data as CSV; the data in report.json too
+    # the figure: PNG (300 dpi), PDF (--pdf) and its data as CSV; the data in report.json too
     (fig,) = doc["statements"][0]["checks"][0]["figures"]
     assert fig["files"] == ["figures/square.png", "figures/square.pdf", "figures/square.data.csv"]
     assert (out / "figures" / "square.pdf").read_bytes()[:5] == b"%PDF-"
@@ -141,7 +143,9 @@ def test_only_writes_its_own_folder(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     monkeypatch.chdir(tmp_path)
-    code, err, _ = _cli(["report", "--quick", "--only", "Lemma 1.1", "--no-progress"], capsys)
+    code, err, _ = _cli(
+        ["report", "--quick", "--only", "Lemma 1.1", "--no-progress", "-j", "1"], capsys
+    )
     assert code == 0, err
     assert (tmp_path / "docs/reports/only/lemma_1_1/report.json").is_file()
     assert not (tmp_path / "docs/reports/latest").exists()

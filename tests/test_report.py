@@ -280,7 +280,8 @@ def test_cli_report(isolated_registry: dict, tmp_path: Path, capsys: pytest.Capt
     _holds_statement("Lemma 1.1")
     _holds_statement("Lemma 1.2")
     out = tmp_path / "r"
-    assert main(["report", "--quick", "--out", str(out), "--only", "lemma_1_2", "--seed", "3"]) == 0
+    argv = ["report", "--quick", "--out", str(out), "--only", "lemma_1_2", "--seed", "3"]
+    assert main([*argv, "-j", "1"]) == 0  # (statements of this process: not in workers)
     doc = _strict_json(out / "report.json")
     assert [s["id"] for s in doc["statements"]] == ["Lemma 1.2"]
     assert doc["run"] == {
@@ -349,7 +350,7 @@ def test_ctrl_c_writes_the_finished_checks(isolated_registry: dict, tmp_path: Pa
 
     _holds_statement("Lemma 3.3")
     out = tmp_path / "r"
-    assert main(["report", "--quick", "--out", str(out), "--no-progress"]) == 130
+    assert main(["report", "--quick", "--out", str(out), "--no-progress", "-j", "1"]) == 130
     doc = _strict_json(out / "report.json")
     assert validate_document(doc) == []
     assert [s["status"] for s in doc["statements"]] == ["holds", "interrupted", "interrupted"]

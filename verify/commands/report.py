@@ -1,4 +1,5 @@
-"""``python -m verify report [--quick|--full] [--out DIR] [--only ID ...] [--seed S] [--json]``."""
+"""``python -m verify report [--quick|--full] [--out DIR] [--only ID ...] [--seed S] [-j J]
+[--executor WHERE] [--pdf] [--json]``."""
 
 from __future__ import annotations
 
@@ -10,7 +11,8 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from verify.commands._options import add_json, add_progress, nonnegative_int, output_dir
+from verify.commands._options import add_jobs, add_json, add_progress, nonnegative_int, output_dir
+from verify.errors import ValidationError
 
 if TYPE_CHECKING:
     from verify.report import Report
@@ -25,7 +27,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         help="run every registered statement's checks and write report.md/.json and figures",
         description=(
             "Run the registered statements' checks and write report.md, report.json, rows.csv"
-            " and figures/ (PNG at 300 dpi, PDF, and each figure's data as CSV). The Numba"
+            " and figures/ (PNG at 300 dpi, with --pdf also PDF, and each figure's data as CSV)."
+            " The checks run in -j worker processes (one per core) or on a cluster (--executor),"
+            " with the same statuses and numbers as a serial run (-j 1). The Numba"
             " kernels are compiled (first run only) or loaded from the cache first, as a step"
             " of its own that no check's time includes. Exit code 0 when every statement"
             " holds, is vacuous or was not run at this budget, or is undecided (listed); 1 when"
@@ -73,6 +77,19 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     )
     p.add_argument(
         "--seed", type=nonnegative_int, default=0, metavar="S", help="seed of every check (0)"
+    )
+    add_jobs(p)
+    p.add_argument(
+        "--executor",
+        default="local",
+        metavar="WHERE",
+        help="where the checks run: local (default: -j processes; -j 1 runs everything in this"
+        " process), dask (a LocalCluster of -j workers), dask://HOST:PORT (a running dask"
+        " scheduler), ray, or ray://HOST:PORT; the figures and the derivations stay local"
+        " (see docs/clusters.md)",
+    )
+    p.add_argument(
+        "--pdf", action="store_true", help="draw each figure as PDF too (default: PNG only)"
     )
     add_progress(p)
     p.add_argument(
@@ -124,6 +141,14 @@ def run(args: argparse.Namespace) -> int:
     if args.list:
         return list_statements(args.only, args.json)
     out = args.out or (only_folder(args.only) if args.only else DEFAULT_OUT)
+    executor = (args.executor or "local").strip()
+    if not (
+        executor in ("local", "dask", "ray")
+        or executor.startswith(("dask://", "tcp://", "ray://", "ray:"))
+    ):
+        raise ValidationError(
+            "--executor", "local, dask, dask://HOST:PORT, ray or ray://HOST:PORT", executor
+        )
     budget = args.budget or ("quick" if args.only else "default")
     # before any work: exit 2 on a path that cannot be written, or a folder that holds files
     # other than a previous report (the report replaces the folder whole)
@@ -146,6 +171,8 @@ def run(args: argparse.Namespace) -> int:
         argv += ["--seed", str(args.seed)]
     if args.out is not None:
         argv += ["--out", args.out]
+    if args.pdf:
+        argv.append("--pdf")
     state = RunState(out_dir=Path(out))
     g = InterruptGuard(state.announce, "second interrupt: abandoned; the folder is as before")
     try:
@@ -161,6 +188,9 @@ def run(args: argparse.Namespace) -> int:
                 log=_log,
                 guard=g,
                 state=state,
+                jobs=args.jobs,
+                executor=executor,
+                pdf=args.pdf,
             )
     except KeyboardInterrupt:  # before any check ran (kernels, loading the statements)
         _log(f"interrupted before any check ran: nothing written, {out} as it was")
@@ -188,7 +218,8 @@ def run(args: argparse.Namespace) -> int:
             _log(f"  {st['id']}: {st['status']}")
     written = (
         f"wrote {report.markdown}, {report.json}, {report.out_dir / 'rows.csv'} and"
-        f" {len(report.figures)} figure(s) (PNG, PDF, CSV of the data) in"
+        f" {len(report.figures)} figure(s) ({'PNG, PDF' if args.pdf else 'PNG'}, CSV of the"
+        " data) in"
         f" {report.out_dir / 'figures'}"
     )
     if args.json:

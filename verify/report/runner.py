@@ -15,6 +15,7 @@ stopped (Ctrl-C) before any of its checks finished; the checks that finished are
 
 from __future__ import annotations
 
+import concurrent.futures as cf
 import time
 import traceback
 from collections.abc import Callable, Sequence
@@ -24,6 +25,7 @@ from typing import Any
 
 from tqdm.auto import tqdm
 
+from verify._threads import blas_on_one_thread
 from verify.errors import ValidationError
 from verify.registry import (
     Budget,
@@ -185,7 +187,10 @@ def row_ok(row: Any) -> bool:
 
 
 def run_check_outcome(stmt: Statement, check: Check, ctx: CheckContext) -> CheckOutcome:
-    """Run one check; an exception becomes an ``error`` outcome with its traceback."""
+    """Run one check; an exception becomes an ``error`` outcome with its traceback. BLAS runs on
+    one thread during the check, wherever it runs: a product's rounding depends on how BLAS
+    splits it over threads, and a dask worker has one (measured: Lemma 2.9's bounds differed in
+    the last digit between a serial run with 2 BLAS threads and a dask run)."""
     outcome = CheckOutcome(
         statement_id=stmt.id,
         check_name=check.name,
@@ -194,7 +199,8 @@ def run_check_outcome(stmt: Statement, check: Check, ctx: CheckContext) -> Check
     )
     start = time.perf_counter()
     try:
-        result = check.run(ctx, stmt)
+        with blas_on_one_thread():  # the same sums in every process (a dask worker has 1)
+            result = check.run(ctx, stmt)
         if not isinstance(result, CheckResult):
             raise TypeError(f"check returned {type(result).__name__}, expected CheckResult")
         outcome.result = result
@@ -215,6 +221,80 @@ def run_check_outcome(stmt: Statement, check: Check, ctx: CheckContext) -> Check
     return outcome
 
 
+def run_check_by_name(
+    statement_id: str, check_name: str, budget: str, seed: int, imports: Sequence[str] = ()
+) -> CheckOutcome:
+    """:func:`run_check_outcome` of the check ``check_name`` of statement ``statement_id`` with
+    ``CheckContext(budget, seed)``, looked up in this process's registry after importing the
+    plugin modules ``imports`` (what a worker process runs: it gets names, not objects)."""
+    if imports:
+        from verify.plugins import import_modules
+
+        import_modules(imports)
+    stmt = select_statements([statement_id])[0]
+    for check in stmt.checks:
+        if check.name == check_name:
+            ctx = CheckContext(budget=budget, seed=seed, progress=False)  # type: ignore[arg-type]
+            return run_check_outcome(stmt, check, ctx)
+    raise ValidationError("check", f"a check of {statement_id}", check_name)
+
+
+def _lost_outcome(stmt: Statement, check: Check, exc: BaseException) -> CheckOutcome:
+    """A check whose worker raised outside the check (it died, its result could not be sent
+    back, the lookup failed): an ``error`` outcome with the (remote) traceback."""
+    return CheckOutcome(
+        statement_id=stmt.id,
+        check_name=check.name,
+        slow=check.slow,
+        expected_violation=getattr(check, "expected_violation", None),
+        error=ErrorInfo(
+            type=type(exc).__name__,
+            message=f"on a worker: {exc}",
+            traceback="".join(traceback.format_exception(exc)),
+        ),
+    )
+
+
+def _run_on_executor(
+    todo: Sequence[tuple[StatementOutcome, Check]],
+    executor: Any,
+    ctx: CheckContext,
+    finished: Callable[[int, CheckOutcome], None],
+) -> None:
+    """Submit every check of ``todo`` to ``executor`` (concurrent.futures API: a process pool,
+    a dask Client's executor, verify.sweep.executors.RayExecutor) and call ``finished(i,
+    outcome)`` as each returns, in completion order. Interrupted, the checks not yet started
+    are cancelled and those already returned are still passed on before re-raising."""
+    from verify.plugins import requested_modules
+
+    imports = requested_modules()
+    futures = {
+        executor.submit(run_check_by_name, o.statement.id, c.name, ctx.budget, ctx.seed, imports): i
+        for i, (o, c) in enumerate(todo)
+    }
+    seen: set[int] = set()
+
+    def take(fut: cf.Future) -> None:
+        i = futures[fut]
+        seen.add(i)
+        try:
+            outcome = fut.result()
+        except Exception as exc:  # the worker failed outside the check: reported, not lost
+            outcome = _lost_outcome(todo[i][0].statement, todo[i][1], exc)
+        finished(i, outcome)
+
+    try:
+        for fut in cf.as_completed(futures):
+            take(fut)
+    except KeyboardInterrupt:
+        for fut in futures:
+            fut.cancel()
+        for fut, i in futures.items():  # returned before the interrupt was noticed
+            if i not in seen and fut.done() and not fut.cancelled():
+                take(fut)
+        raise
+
+
 def run_statements(
     statements: Sequence[Statement],
     *,
@@ -223,11 +303,18 @@ def run_statements(
     seed: int = 0,
     progress: bool = True,
     on_done: Callable[[int, int], None] | None = None,
+    executor: Any = None,
 ) -> list[StatementOutcome]:
     """Run every (non-slow unless ``include_slow``) check of ``statements`` at ``budget`` with
     ``CheckContext(budget, seed)``, showing a tqdm progress bar over the checks. ``on_done(n,
     total)`` is called after each finished check (and once before the first). Interrupted
-    (KeyboardInterrupt), the finished checks are kept and the rest listed as interrupted."""
+    (KeyboardInterrupt), the finished checks are kept and the rest listed as interrupted.
+
+    ``executor`` (a concurrent.futures executor, see verify.sweep.executors.open_executor):
+    the checks run there, several at once, each in a fresh context with the same seed, so the
+    outcomes are those of a serial run; they are kept in the serial run's order. A worker that
+    fails outside a check makes that check an ``error`` outcome. The caller owns (and, on an
+    interrupt, stops) the executor."""
     budget = check_choice("budget", budget, ("quick", "default", "full"))  # type: ignore[assignment]
     seed = check_int("seed", seed, minimum=0)
     outcomes = [StatementOutcome(statement=s) for s in statements]
@@ -241,27 +328,38 @@ def run_statements(
             else:
                 todo.append((o, c))
     ctx = CheckContext(budget=budget, seed=seed, progress=False)
-    bar = tqdm(todo, desc="checks", unit="check", disable=not progress, dynamic_ncols=True)
-    done = 0
+    bar = tqdm(
+        total=len(todo), desc="checks", unit="check", disable=not progress, dynamic_ncols=True
+    )
+    results: dict[int, CheckOutcome] = {}
     if on_done:
         on_done(0, len(todo))
+
+    def finished(i: int, outcome: CheckOutcome) -> None:
+        if budget == "quick" and outcome.runtime_s > QUICK_CHECK_SECONDS:
+            outcome.warnings.append(
+                f"took {outcome.runtime_s:.0f} s at budget quick (> {QUICK_CHECK_SECONDS:.0f}"
+                " s: `report --quick` should finish in 3 minutes on 2 cores)"
+            )
+        results[i] = outcome
+        bar.update(1)
+        if on_done:
+            on_done(len(results), len(todo))
+
     try:
-        for o, c in bar:
-            bar.set_postfix_str(f"{o.statement.id}: {c.name}"[:60])
-            outcome = run_check_outcome(o.statement, c, ctx)
-            if budget == "quick" and outcome.runtime_s > QUICK_CHECK_SECONDS:
-                outcome.warnings.append(
-                    f"took {outcome.runtime_s:.0f} s at budget quick (> {QUICK_CHECK_SECONDS:.0f}"
-                    " s: `report --quick` should finish in 3 minutes on 2 cores)"
-                )
-            o.checks.append(outcome)
-            done += 1
-            if on_done:
-                on_done(done, len(todo))
+        if executor is None:
+            for i, (o, c) in enumerate(todo):
+                bar.set_postfix_str(f"{o.statement.id}: {c.name}"[:60])
+                finished(i, run_check_outcome(o.statement, c, ctx))
+        else:
+            _run_on_executor(todo, executor, ctx, finished)
     except KeyboardInterrupt:  # keep what finished; the rest is reported as interrupted
-        for o, c in todo:
-            if not any(oc.check_name == c.name for oc in o.checks):
-                o.interrupted.append(c.name)
+        pass
     finally:
         bar.close()
+        for i, (o, c) in enumerate(todo):  # in the serial run's order, whatever finished first
+            if i in results:
+                o.checks.append(results[i])
+            else:
+                o.interrupted.append(c.name)
     return outcomes

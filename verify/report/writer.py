@@ -1,5 +1,11 @@
 """Run the statements and write report.md, report.json, rows.csv and figures/ into a directory
-(each figure as a 300 dpi PNG, a PDF and a CSV of its data ``<name>.data.csv``).
+(each figure as a 300 dpi PNG, with ``pdf`` also a PDF, and a CSV of its data
+``<name>.data.csv``).
+
+With several jobs (``jobs`` > 1, the default on a machine with several cores) or a cluster
+``executor``, the checks run in worker processes (verify.sweep.executors), the proof
+obligations of the Derivation section run in a local worker at the same time, and the figures
+are drawn by the local workers; the statuses and numbers are those of a serial run (``jobs=1``).
 
 The report is built in a folder beside the target (``.<name>.partial-<pid>-...``) and moved
 into place, complete, at the end (:func:`verify.outputs.replace_dir`): the target holds either
@@ -11,9 +17,11 @@ Every phase is timed (``summary.phases``) and ``summary.runtime_s`` is their sum
 
 from __future__ import annotations
 
+import concurrent.futures as cf
 import json
 import os
 import shutil
+import tempfile
 import time
 from collections.abc import Callable, Sequence
 from contextlib import nullcontext
@@ -24,10 +32,13 @@ from typing import Any
 from verify.outputs import check_replaceable, replace_dir, staging_dir
 from verify.registry import Budget, FigureData
 from verify.report import REPORT_FILES
-from verify.report.document import INTERRUPTED_EXIT, build_document, jsonable
+from verify.report.document import INTERRUPTED_EXIT, build_document
+from verify.report.drawing import (
+    FIGURES_DIR,
+    draw_figures,
+)
 from verify.report.environment import environment
 from verify.report.export import write_rows_csv
-from verify.report.figures import draw_figure_files, figure_filename
 from verify.report.markdown import render_markdown
 from verify.report.overview import overview_figures
 from verify.report.runner import (
@@ -37,12 +48,10 @@ from verify.report.runner import (
     select_statements,
 )
 from verify.report.warmup import compile_kernels
+from verify.sweep.executors import local_executor, open_executor, stop_executor
 from verify.validation import check_choice, check_int
 
-FIGURES_DIR = "figures"
 ROWS_CSV = "rows.csv"  # every check row, flat (verify.report.export)
-FIGURE_FORMATS = (".png", ".pdf")  # the first is the one report.md shows
-NOT_DRAWN = "not drawn: the run was interrupted (the data is in report.json)"
 
 
 @dataclass
@@ -92,90 +101,56 @@ class RunState:
         )
 
 
-def _draw_entry(fig: FigureData, fig_dir: Path, taken: set[str], paths: list[Path]) -> dict:
-    """Draw one figure (PNG at 300 dpi, PDF, and its data as CSV); its report entry (``file``,
-    ``files`` and ``data``, or, when it cannot be drawn, ``error``)."""
-    fname = figure_filename(str(getattr(fig, "name", "figure")), taken)
-    entry: dict[str, Any] = {
-        "name": str(getattr(fig, "name", "")),
-        "title": str(getattr(fig, "title", "")),
-        "kind": str(getattr(fig, "kind", "")),
-        "file": None,
-        "files": [],
-        "data": jsonable(getattr(fig, "data", None)),
-        "error": None,
-    }
-    try:
-        written = draw_figure_files(fig, fig_dir / fname, also=FIGURE_FORMATS[1:])
-        paths.append(written[0])
-        entry["file"] = f"{FIGURES_DIR}/{fname}"
-        entry["files"] = [f"{FIGURES_DIR}/{p.name}" for p in written]
-    except Exception as exc:  # recorded in the report as a warning
-        entry["error"] = f"{type(exc).__name__}: {exc}"
-    return entry
+@dataclass
+class PendingDerivations:
+    """The Derivation section computed in a worker process (:func:`start_derivations`): its
+    future and the folder its blueprint figure is drawn into."""
+
+    future: cf.Future
+    folder: Path
+
+    def discard(self) -> None:
+        self.future.cancel()
+        shutil.rmtree(self.folder, ignore_errors=True)
 
 
-def draw_figures(
-    outcomes: Sequence[StatementOutcome],
-    out_dir: Path,
-    overview: Sequence[FigureData] = (),
-    *,
-    progress: bool = False,
-    state: RunState | None = None,
-) -> tuple[dict[tuple[str, str], list[dict[str, Any]]], list[dict[str, Any]], list[Path]]:
-    """Draw every check's figures and the overview figures into ``out_dir/figures``, with a
-    progress bar (n of m) when ``progress``. A figure that cannot be drawn is recorded with its
-    error. Interrupted (KeyboardInterrupt), the figures not yet drawn are recorded as not drawn
-    (``state.interrupted_in = "figures"``) and the entries are returned all the same."""
-    from tqdm.auto import tqdm
+def start_derivations(pool: Any, statements: Sequence[str]) -> PendingDerivations:
+    """Submit issue 28's Derivation section (verify.proofs.blueprint.report_derivations) to the
+    local process ``pool``, its blueprint figure drawn into a temporary folder."""
+    from verify.proofs.blueprint import report_derivations
 
-    fig_dir = out_dir / FIGURES_DIR
-    if fig_dir.is_dir():  # (a staging folder is new: this only matters to direct callers)
-        for old in fig_dir.iterdir():
-            if old.suffix in (*FIGURE_FORMATS, ".csv") and old.is_file():
-                old.unlink()
-    jobs: list[tuple[list[dict[str, Any]], FigureData]] = []
-    entries: dict[tuple[str, str], list[dict[str, Any]]] = {}
-    for o in outcomes:
-        for c in o.checks:
-            if c.result is None:
-                continue
-            lst = entries.setdefault((c.statement_id, c.check_name), [])
-            jobs += [(lst, fig) for fig in c.result.figures]
-    over: list[dict[str, Any]] = []
-    jobs += [(over, fig) for fig in overview]
-    taken: set[str] = set()
-    paths: list[Path] = []
-    bar = tqdm(total=len(jobs), desc="figures", unit="fig", disable=not progress)
-    done = 0
-    try:
-        for lst, fig in jobs:
-            lst.append(_draw_entry(fig, fig_dir, taken, paths))
-            done += 1
-            bar.update(1)
-    except KeyboardInterrupt:
-        for lst, fig in jobs[done:]:
-            entry = _draw_entry_not_drawn(fig)
-            lst.append(entry)
-        if state is not None:
-            state.interrupted_in = "figures"
-    finally:
-        bar.close()
-    return entries, over, paths
+    folder = Path(tempfile.mkdtemp(prefix="verify-derivations-"))
+    future = pool.submit(report_derivations, folder / FIGURES_DIR, list(statements))
+    return PendingDerivations(future, folder)
 
 
 def _derivations(
-    outcomes: Sequence[StatementOutcome], fig_dir: Path, state: RunState
+    outcomes: Sequence[StatementOutcome],
+    fig_dir: Path,
+    state: RunState,
+    pending: PendingDerivations | None = None,
 ) -> dict[str, Any]:
     """Issue 28's section: the proof obligations' "Derivation" entries and the blueprint figure
     drawn into ``fig_dir`` (verify.proofs.blueprint; the obligations are discharged once per
     process), as its own phase ``derivations`` of the run (before the files are written, so an
-    interrupt there is not deferred)."""
+    interrupt there is not deferred). ``pending``: computed in a worker since the run began
+    (waited for here, its figure moved into ``fig_dir``); when that worker failed or was
+    stopped, computed here."""
     from verify.proofs.blueprint import report_derivations
 
     state.phase = "derivations"
     started = time.perf_counter()
-    derivations = report_derivations(fig_dir, [o.statement.id for o in outcomes])
+    derivations = None
+    if pending is not None:
+        try:
+            derivations = pending.future.result()
+            fig_dir.mkdir(parents=True, exist_ok=True)
+            for f in (pending.folder / FIGURES_DIR).iterdir():
+                shutil.move(str(f), fig_dir / f.name)
+        except (Exception, cf.CancelledError):  # (a stopped pool) computed here instead
+            derivations = None
+    if derivations is None:
+        derivations = report_derivations(fig_dir, [o.statement.id for o in outcomes])
     state.phases["derivations_s"] = time.perf_counter() - started
     return derivations
 
@@ -186,18 +161,6 @@ def _attach_derivations(doc: dict[str, Any], derivations: dict[str, Any]) -> Non
     doc["derivations"] = derivations
     for st in doc["statements"]:
         st["derivation_steps"] = statement_entries(derivations, st["id"])
-
-
-def _draw_entry_not_drawn(fig: FigureData) -> dict[str, Any]:
-    return {
-        "name": str(getattr(fig, "name", "")),
-        "title": str(getattr(fig, "title", "")),
-        "kind": str(getattr(fig, "kind", "")),
-        "file": None,
-        "files": [],
-        "data": jsonable(getattr(fig, "data", None)),
-        "error": NOT_DRAWN,
-    }
 
 
 def write_report(
@@ -214,13 +177,18 @@ def write_report(
     state: RunState | None = None,
     guard: Any = None,
     started: float | None = None,
+    pool: Any = None,
+    pdf: bool = False,
+    derivations: PendingDerivations | None = None,
 ) -> Report:
     """Write ``report.md``, ``report.json``, ``rows.csv`` and ``figures/`` for ``outcomes``
     (plus the ``overview`` figures, which belong to no statement) into a staging folder beside
     ``out_dir`` and move it into place whole. ``out_dir`` must be new, empty, or hold only a
     previous report (:data:`REPORT_FILES`). ``guard`` (verify.interrupts.InterruptGuard): a
     first interrupt while the files are written is deferred. ``started``: the run's start
-    (``time.perf_counter()``), so that ``summary.runtime_s`` covers every phase."""
+    (``time.perf_counter()``), so that ``summary.runtime_s`` covers every phase. ``pool``: a
+    local process pool drawing the figures; ``pdf``: a PDF of each figure too;
+    ``derivations``: the Derivation section already under way (:func:`start_derivations`)."""
     out = Path(out_dir)
     check_replaceable("out_dir", out, REPORT_FILES)
     state = state or RunState(out_dir=out)
@@ -229,9 +197,11 @@ def write_report(
     try:
         state.phase = "figures"
         drawing = time.perf_counter()
-        figures, over, _ = draw_figures(outcomes, stage, overview, progress=progress, state=state)
+        figures, over, _ = draw_figures(
+            outcomes, stage, overview, progress=progress, state=state, pool=pool, pdf=pdf
+        )
         state.phases["figures_s"] = time.perf_counter() - drawing
-        derivations = _derivations(outcomes, stage / FIGURES_DIR, state)
+        derived = _derivations(outcomes, stage / FIGURES_DIR, state, derivations)
         state.phase = "writing"
         with guard.deferred() if guard is not None else nullcontext():
             doc = build_document(
@@ -244,7 +214,7 @@ def write_report(
                 kernels=kernels,
             )
             doc["overview"] = {"figures": over, "notes": [str(n) for n in overview_notes]}
-            _attach_derivations(doc, derivations)
+            _attach_derivations(doc, derived)
             summ = doc["summary"]
             summ["figures_s"] = state.phases["figures_s"]  # drawing and writing the figures
             summ["phases"] = dict(state.phases)
@@ -266,7 +236,7 @@ def write_report(
         shutil.rmtree(stage, ignore_errors=True)
         raise
     paths = [out / f["file"] for f in _all_figure_entries(doc) if f.get("file")]
-    paths += [out / f for f in derivations["figure"]["files"][:1]]
+    paths += [out / f for f in derived["figure"]["files"][:1]]
     return Report(out, out / "report.md", out / "report.json", paths, doc, list(outcomes))
 
 
@@ -287,6 +257,9 @@ def generate_report(
     log: Callable[[str], None] | None = None,
     guard: Any = None,
     state: RunState | None = None,
+    jobs: int | None = 1,
+    executor: str | None = None,
+    pdf: bool = False,
 ) -> Report:
     """Run the registered statements (all, or those in ``only``) at ``budget`` and write the
     report into ``out_dir``. ``report.exit_code`` is 0 when every statement holds, is vacuous,
@@ -297,7 +270,14 @@ def generate_report(
     (:func:`verify.report.warmup.compile_kernels`, its time in report.json's ``kernels``), so
     no check's run time includes compilation. ``log`` receives the steps' progress lines.
     ``guard``/``state``: see :func:`write_report` and :class:`RunState` (the command line
-    passes them, so that Ctrl-C is answered at once and the report still written)."""
+    passes them, so that Ctrl-C is answered at once and the report still written).
+
+    ``jobs``/``executor``: where the checks run (verify.sweep.executors.open_executor: "local"
+    with ``jobs`` processes, None meaning one per core; "dask", "dask://HOST:PORT", "ray",
+    ...). ``jobs=1`` with the local executor runs everything in this process, one thing after
+    another; otherwise the checks run on the executor while a local process pool computes the
+    Derivation section, then draws the figures. ``pdf``: a PDF of each figure besides its PNG.
+    """
     started = time.perf_counter()
     budget = check_choice("budget", budget, ("quick", "default", "full"))  # type: ignore[assignment]
     seed = check_int("seed", seed, minimum=0)
@@ -313,17 +293,76 @@ def generate_report(
         log("loading the statements ...")
     statements = select_statements(only)
     state.phases["statements_s"] = time.perf_counter() - t
-    t = time.perf_counter()
     state.phase = "checks"
-    outcomes = run_statements(
-        statements,
-        budget=budget,
-        include_slow=include_slow,
-        seed=seed,
-        progress=progress,
-        on_done=lambda n, total: _count(state, n, total),
-    )
-    state.phases["checks_s"] = time.perf_counter() - t
+    spec = (executor or "local").strip()
+    local = spec == "local"
+    n_local = jobs or os.cpu_count() or 1
+    handle = pool = pending = None
+    try:
+        if not (local and n_local == 1):
+            handle = open_executor(spec, jobs=jobs)
+            if log:
+                log(f"checks on {handle.description}")
+            pool = handle.executor if local else local_executor(n_local)
+            pending = start_derivations(pool, [st.id for st in statements])
+        t = time.perf_counter()
+        outcomes = run_statements(
+            statements,
+            budget=budget,
+            include_slow=include_slow,
+            seed=seed,
+            progress=progress,
+            on_done=lambda n, total: _count(state, n, total),
+            executor=handle.executor if handle is not None else None,
+        )
+        state.phases["checks_s"] = time.perf_counter() - t
+        if handle is not None and any(o.interrupted for o in outcomes):
+            stop_executor(handle.executor)  # the running checks end now
+            if pool is handle.executor:  # (the figures are drawn here, one after another)
+                pool = None
+        return _finish(
+            outcomes,
+            out,
+            budget=budget,
+            include_slow=include_slow,
+            seed=seed,
+            only=only,
+            command=command,
+            kernels=kernels.as_dict(),
+            progress=progress,
+            state=state,
+            guard=guard,
+            started=started,
+            pool=pool,
+            pdf=pdf,
+            derivations=pending,
+        )
+    except BaseException:  # interrupted, abandoned or failed: the workers end now
+        for ex in (pool, handle.executor if handle is not None else None):
+            if ex is not None:
+                stop_executor(ex)
+        raise
+    finally:
+        if pending is not None:
+            pending.discard()
+        if pool is not None and handle is not None and pool is not handle.executor:
+            pool.shutdown(wait=True, cancel_futures=True)
+        if handle is not None:
+            handle.close()
+
+
+def _finish(
+    outcomes: list[StatementOutcome],
+    out: Path,
+    *,
+    budget: Budget,
+    include_slow: bool,
+    seed: int,
+    only: Sequence[str] | None,
+    **write: Any,
+) -> Report:
+    """After the checks: the overview figures, then :func:`write_report`."""
+    state: RunState = write["state"]
     t = time.perf_counter()
     overview: list[FigureData] = []
     notes: list[str] = []
@@ -351,14 +390,9 @@ def generate_report(
         out,
         run=run,
         runtime_s=state.phases["checks_s"],
-        command=command,
         overview=overview,
         overview_notes=notes,
-        kernels=kernels.as_dict(),
-        progress=progress,
-        state=state,
-        guard=guard,
-        started=started,
+        **write,
     )
 
 

@@ -1,0 +1,43 @@
+"""A statement for tests/test_report_parallel.py (imported with ``--import _parallel_statements``,
+so only in the subprocesses that run it and their workers).
+
+"Parallel 1" has a check whose rows are seeded random draws (so a worker that ran it with
+another seed, or dropped a row, shows in a row-by-row comparison), a check that raises on
+whatever process runs it, and a check that draws a figure.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from verify.registry import CheckContext, FigureData, Outcome, Row, define_statement
+
+_stmt = define_statement(
+    id="Parallel 1",
+    title="A statement for parallel report runs",
+    statement=r"$u^2 \le u$ for $u \in [0, 1]$ (a test statement).",
+    confidence="[inferred]",
+)
+
+
+@_stmt.check("seeded draws")
+def _seeded(ctx: CheckContext) -> Outcome:
+    u = np.random.default_rng(ctx.seed).random(6)
+    return Outcome([Row(f"u={x:.6f}", float(x * x), float(x)) for x in u])
+
+
+@_stmt.check("raises")
+def _raises(ctx: CheckContext) -> Outcome:
+    raise RuntimeError(f"deliberate failure of a check (seed {ctx.seed})")
+
+
+@_stmt.check("draws")
+def _draws(ctx: CheckContext) -> Outcome:
+    xs = [i / 8 for i in range(1, 9)]
+    fig = FigureData(
+        name="parallel_square",
+        title="u^2 against u",
+        kind="lines",
+        data={"series": [{"label": "u^2", "x": xs, "y": [x * x for x in xs]}]},
+    )
+    return Outcome([Row(f"u={x}", x * x, x) for x in xs], figures=[fig])

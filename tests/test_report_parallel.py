@@ -1,0 +1,158 @@
+"""`report` with parallel checks (-j), on a dask LocalCluster (--executor dask), PNG by default
+and PDF with --pdf: the statuses and numbers of a serial run for the same seed, row by row; a
+check that raises on a worker is reported as an error, not lost."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from verify.report.document import jsonable
+from verify.report.runner import StatementOutcome, run_statements, select_statements
+from verify.sweep.executors import local_executor
+
+ROOT = Path(__file__).resolve().parents[1]
+TESTS = Path(__file__).resolve().parent
+# cheap registered statements (well under a second each at budget quick)
+CHEAP = ["Prop 3.5", "Cor 4.6", "Cor 5.1", "Sec 5 declared families"]
+
+
+def _rows(outcomes: list[StatementOutcome]) -> list[tuple[Any, ...]]:
+    """Every check of every statement: its status, error type, and its result's fields
+    (rows, notes, parameters, figures' data, ...) without anything timed."""
+    out = []
+    for o in outcomes:
+        out.append((o.statement.id, o.status, tuple(o.not_run), tuple(o.interrupted)))
+        for c in o.checks:
+            result = jsonable(dataclasses.asdict(c.result)) if c.result is not None else None
+            if result is not None:
+                assert result.pop("runtime_s") >= 0  # the one field that is timed
+            err = c.error.type if c.error is not None else None
+            out.append((o.statement.id, c.check_name, c.status, err, tuple(c.warnings), result))
+    return out
+
+
+def test_parallel_checks_give_the_serial_rows() -> None:
+    statements = select_statements(CHEAP)
+    serial = run_statements(statements, budget="quick", seed=3, progress=False)
+    ex = local_executor(2)
+    try:
+        parallel = run_statements(statements, budget="quick", seed=3, progress=False, executor=ex)
+    finally:
+        ex.shutdown(wait=True)
+    a, b = _rows(serial), _rows(parallel)
+    assert len(a) == len(b) > len(CHEAP)
+    for row_serial, row_parallel in zip(a, b, strict=True):
+        assert row_parallel == row_serial
+    assert all(c.status != "error" for o in parallel for c in o.checks)
+
+
+def test_a_lost_worker_result_is_an_error_outcome() -> None:
+    """A worker that fails outside the check (here: an executor whose futures raise) makes
+    that check an error with the worker's traceback; the others are kept."""
+    from concurrent.futures import Future, ThreadPoolExecutor
+
+    class Flaky(ThreadPoolExecutor):
+        def submit(self, fn: Any, /, *args: Any, **kwargs: Any) -> Future:
+            if args[1] == CHECK:
+                fut: Future = Future()
+                fut.set_exception(ConnectionError("worker lost"))
+                return fut
+            return super().submit(fn, *args, **kwargs)
+
+    statements = select_statements(["Prop 3.5"])
+    CHECK = statements[0].checks[0].name
+    with Flaky(1) as ex:
+        (o,) = run_statements(statements, budget="quick", seed=0, progress=False, executor=ex)
+    assert [c.check_name for c in o.checks] == [c.name for c in statements[0].checks]
+    lost = o.checks[0]
+    assert lost.status == "error" and lost.error is not None
+    assert lost.error.type == "ConnectionError" and "worker lost" in lost.error.traceback
+    assert o.status == "error"
+    assert all(c.status != "error" for c in o.checks[1:])
+
+
+@pytest.fixture(scope="module")
+def serial(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
+    """The serial run (-j 1) both comparisons start from."""
+    return _report(tmp_path_factory.mktemp("serial"), "serial", "-j", "1")
+
+
+def _report(tmp_path: Path, name: str, *extra: str) -> dict[str, Any]:
+    env = dict(os.environ)
+    env["PYTHONPATH"] = os.pathsep.join([str(ROOT), str(TESTS), env.get("PYTHONPATH", "")])
+    out = tmp_path / name
+    proc = subprocess.run(
+        [sys.executable, "-m", "verify", "report", "--import", "_parallel_statements"]
+        + ["--only", "Parallel 1", "--seed", "5", "--out", str(out), "--no-progress", *extra],
+        cwd=tmp_path,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    assert proc.returncode == 1, proc.stderr  # the check that raises is a failure
+    doc = json.loads((out / "report.json").read_text())
+    doc["_out"] = out
+    return doc
+
+
+def _checks(doc: dict[str, Any]) -> list[tuple[Any, ...]]:
+    (st,) = doc["statements"]
+    return [
+        (
+            c["name"],
+            c["status"],
+            json.dumps(c["rows"], sort_keys=True),
+            (c.get("error") or {}).get("type"),
+            [f["data"] for f in c["figures"]],
+        )
+        for c in st["checks"]
+    ]
+
+
+def _assert_raised_check_reported(doc: dict[str, Any]) -> None:
+    (st,) = doc["statements"]
+    assert st["status"] == "error"
+    (raised,) = [c for c in st["checks"] if c["name"] == "raises"]
+    assert raised["status"] == "error"
+    assert "deliberate failure of a check (seed 5)" in json.dumps(raised["error"])
+
+
+def test_report_parallel_and_pdf_flag(tmp_path: Path, serial: dict[str, Any]) -> None:
+    parallel = _report(tmp_path, "parallel", "-j", "2", "--pdf")
+    assert _checks(parallel) == _checks(serial)
+    _assert_raised_check_reported(parallel)
+    figs = {c["name"]: c["figures"] for c in serial["statements"][0]["checks"]}
+    assert figs["draws"][0]["files"] == [
+        "figures/parallel_square.png",
+        "figures/parallel_square.data.csv",
+    ]
+    assert not (serial["_out"] / "figures" / "parallel_square.pdf").exists()
+    figs = {c["name"]: c["figures"] for c in parallel["statements"][0]["checks"]}
+    assert figs["draws"][0]["files"] == [
+        "figures/parallel_square.png",
+        "figures/parallel_square.pdf",
+        "figures/parallel_square.data.csv",
+    ]
+    for f in figs["draws"][0]["files"]:  # every file the report lists is there
+        assert (parallel["_out"] / f).is_file(), f
+    for doc in (serial, parallel):
+        assert doc["derivations"]["figure"]["file"] == "figures/blueprint.png"
+        assert (doc["_out"] / "figures" / "blueprint.png").is_file()
+    assert (parallel["_out"] / "figures" / "parallel_square.pdf").read_bytes()[:5] == b"%PDF-"
+
+
+@pytest.mark.cluster
+def test_report_on_a_dask_local_cluster(tmp_path: Path, serial: dict[str, Any]) -> None:
+    pytest.importorskip("dask.distributed")
+    dask = _report(tmp_path, "dask", "--executor", "dask", "-j", "2")
+    assert _checks(dask) == _checks(serial)
+    _assert_raised_check_reported(dask)
