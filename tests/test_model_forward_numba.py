@@ -32,7 +32,13 @@ def _assert_agree(p: Params, bits: np.ndarray) -> None:
     # NaN where the numpy pass has NaN (equal_nan), else within rtol
     scale = np.nanmax(np.abs(ref.T)) if np.isfinite(ref.T).any() else 1.0
     np.testing.assert_allclose(got.T, ref.T, rtol=RTOL, atol=RTOL * scale)
-    np.testing.assert_allclose(got.var, ref.var, rtol=RTOL, atol=0)
+    # each norm's variances against the largest of that norm (like T and y_r): the two passes
+    # round the layer-norm inputs differently in the last bits, and a variance far below the
+    # others of its norm (near-cancelling inputs) carries that absolute error, not a relative one
+    var_scale = np.where(np.isfinite(ref.var), ref.var, 0.0).max(axis=(0, 2))[None, :, None]
+    assert np.array_equal(np.isnan(got.var), np.isnan(ref.var))
+    ok = np.isnan(ref.var) | (np.abs(got.var - ref.var) <= RTOL * (np.abs(ref.var) + var_scale))
+    assert ok.all(), (got.var[~ok], ref.var[~ok], var_scale)
     y_scale = np.nanmax(np.abs(ref.y_readout)) if np.isfinite(ref.y_readout).any() else 1.0
     np.testing.assert_allclose(got.y_readout, ref.y_readout, rtol=RTOL, atol=RTOL * y_scale)
     # the diagnostics derived from the variances are the same code on both
