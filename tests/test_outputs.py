@@ -398,3 +398,17 @@ def test_a_linked_report_folder_stays_a_link(tmp_path) -> None:
     outputs.replace_dir(stage, link)
     assert link.is_symlink() and sorted(p.name for p in link.iterdir()) == ["new.png"]
     assert sorted(p.name for p in tmp_path.iterdir()) == ["latest", "real"]
+
+
+def test_check_model_save_over_its_checkpoint_is_refused_first(tmp_path, capsys) -> None:
+    """`check-model P.npz --save P.npz` would overwrite the user's file: exit 2 before any work,
+    the file unchanged."""
+    from verify.model import ModelConfig, init_params
+
+    path = tmp_path / "p.npz"
+    init_params(ModelConfig(d_model=4, n_layers=1), "gaussian", seed=0).save(path)
+    before = path.read_bytes()
+    code, err, _ = _cli(["check-model", str(path), "-N", "3", "--save", str(path)], capsys)
+    assert code == 2
+    _one_line(err, "--save: expected a file that is not an input (it is CHECKPOINT's")
+    assert path.read_bytes() == before

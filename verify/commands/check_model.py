@@ -277,6 +277,21 @@ def _triviality(bound: float, trivial: float, why: str) -> dict[str, Any]:
 
 
 # ----------------------------------------------------------------------------- command
+def _plan_outputs(args: argparse.Namespace) -> None:
+    """--save, checked against the inputs (CHECKPOINT, --reference-logits) before any work:
+    saving over the checkpoint it reads would overwrite the user's file (verify.outputs)."""
+    from verify.outputs import OutputPlan
+
+    if not args.save:
+        return
+    plan = OutputPlan()
+    plan.add("--save", args.save)
+    plan.add_input("CHECKPOINT", args.checkpoint)
+    if getattr(args, "reference_logits", None):
+        plan.add_input("--reference-logits", args.reference_logits)
+    plan.check()
+
+
 def run(args: argparse.Namespace) -> int:
     import json
     import sys
@@ -285,6 +300,7 @@ def run(args: argparse.Namespace) -> int:
     from verify.errors import ValidationError
     from verify.torch.compare import ModelMismatchError
 
+    _plan_outputs(args)
     params, info, module = load_checkpoint(args)
     cfg = params.config
     n_bits = args.n_bits
