@@ -6,7 +6,7 @@ statement, which discharges it and refutes its weakened twin (``python -m verify
 
 from __future__ import annotations
 
-import sys
+import functools
 from collections.abc import Callable
 from pathlib import Path
 
@@ -14,7 +14,7 @@ import pytest
 
 from verify.proofs.core import Obligation, discharge
 from verify.proofs.runner import STATEMENTS, load, statement_slug
-from verify.registry.testing import THEOREMS
+from verify.registry.testing import THEOREMS, generator_main, write_modules
 
 __all__ = [
     "derivation_module_path",
@@ -63,15 +63,14 @@ def derivation_module_text(statement: str) -> str:
 def write_derivation_modules(directory: Path = THEOREMS, *, overwrite: bool = False) -> list[Path]:
     """Write the module of every statement with obligations that has none (all with
     ``overwrite``); return the paths written."""
-    written = []
-    for statement in STATEMENTS:
-        path = derivation_module_path(statement, directory)
-        if overwrite or not path.exists():
-            path.write_text(derivation_module_text(statement))
-            written.append(path)
-    return written
+    return write_modules(
+        (
+            (derivation_module_path(st, directory), functools.partial(derivation_module_text, st))
+            for st in STATEMENTS
+        ),
+        overwrite=overwrite,
+    )
 
 
 if __name__ == "__main__":
-    for path in write_derivation_modules(overwrite="--overwrite" in sys.argv[1:]):
-        print(f"wrote {path}")
+    generator_main(write_derivation_modules)

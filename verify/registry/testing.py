@@ -13,7 +13,7 @@ from __future__ import annotations
 import functools
 import sys
 import textwrap
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from pathlib import Path
 
 import pytest
@@ -83,18 +83,36 @@ def theorem_module_text(stmt: Statement) -> str:
     )
 
 
-def write_theorem_modules(directory: Path = THEOREMS, *, overwrite: bool = False) -> list[Path]:
-    """Write the theorem module of every registered statement that has none (or all, with
-    ``overwrite``); return the paths written."""
+def write_modules(
+    modules: Iterable[tuple[Path, Callable[[], str]]], *, overwrite: bool = False
+) -> list[Path]:
+    """Write each (path, text) module that does not exist yet (all with ``overwrite``); return
+    the paths written. Shared by the theorem and the derivation generators."""
     written = []
-    for stmt in all_statements():
-        path = theorem_module_path(stmt, directory)
+    for path, text in modules:
         if overwrite or not path.exists():
-            path.write_text(theorem_module_text(stmt))
+            path.write_text(text())
             written.append(path)
     return written
 
 
-if __name__ == "__main__":
-    for path in write_theorem_modules(overwrite="--overwrite" in sys.argv[1:]):
+def write_theorem_modules(directory: Path = THEOREMS, *, overwrite: bool = False) -> list[Path]:
+    """Write the theorem module of every registered statement that has none (or all, with
+    ``overwrite``); return the paths written."""
+    return write_modules(
+        (
+            (theorem_module_path(stmt, directory), functools.partial(theorem_module_text, stmt))
+            for stmt in all_statements()
+        ),
+        overwrite=overwrite,
+    )
+
+
+def generator_main(write: Callable[..., list[Path]]) -> None:
+    """``python -m ...testing [--overwrite]``: run a generator and say what it wrote."""
+    for path in write(overwrite="--overwrite" in sys.argv[1:]):
         print(f"wrote {path}")
+
+
+if __name__ == "__main__":
+    generator_main(write_theorem_modules)
