@@ -13,8 +13,8 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from _cli import run_cli
 
-from verify.cli import main
 from verify.registry import CheckContext, FigureData, Outcome, Row, core, define_statement
 from verify.report import writer
 
@@ -56,13 +56,7 @@ def one_statement(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
         core._STATEMENTS.update(saved)
 
 
-def _cli(argv: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str, str]:
-    try:
-        code = main(argv)
-    except SystemExit as exc:  # argparse's own errors
-        code = int(exc.code or 0)
-    got = capsys.readouterr()
-    return code, got.err, got.out
+_cli = run_cli
 
 
 def test_bad_output_paths_exit_2_before_any_work(

@@ -10,20 +10,14 @@ import sys
 from pathlib import Path
 
 import pytest
+from _cli import run_cli
 
-from verify.cli import main
 from verify.errors import ValidationError
 
 LONG = "a" * 300
 
 
-def _cli(argv: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str, str]:
-    try:
-        code = main(argv)
-    except SystemExit as exc:  # argparse's own errors
-        code = int(exc.code or 0)
-    got = capsys.readouterr()
-    return code, got.err, got.out
+_cli = run_cli
 
 
 def _one_line(err: str, needle: str) -> None:

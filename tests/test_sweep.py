@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from _cli import run_cli
 
 from verify.errors import ValidationError
 from verify.sweep import (
@@ -213,16 +214,7 @@ def test_killed_cli_sweep_resumes(tmp_path: Path) -> None:
     assert "all cells | 80 | 80 |" in stdout
 
 
-def _cli(argv: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str, str]:
-    """Exit code, stderr and stdout of ``python -m verify ARGV`` (argparse's errors too)."""
-    from verify.cli import main
-
-    try:
-        code = main(argv)
-    except SystemExit as exc:
-        code = int(exc.code or 0)
-    captured = capsys.readouterr()
-    return code, captured.err, captured.out
+_cli = run_cli
 
 
 def test_cli_sweep_bad_usage(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
