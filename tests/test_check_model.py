@@ -127,3 +127,28 @@ def test_checkpoint_forms_and_errors(worked_example, tmp_path, capsys) -> None:
     assert "own signs agree with the certified labels on 16 of 16" in out
     assert main(["check-model", str(npz), "-N", "5", "--family", "majority"]) == 0
     assert "target majority" in capsys.readouterr().out
+
+
+def test_check_model_on_an_npz_file_does_not_import_torch(tmp_path: Path) -> None:
+    """A spec .npz needs no PyTorch: check-model must not pay its import (3 s here) for one.
+    Run in a fresh interpreter (this one has torch loaded); fails if anything on the .npz path
+    imports verify.torch (e.g. to catch ModelMismatchError, which lives in verify.errors)."""
+    import subprocess
+    import sys
+
+    from verify.model import ModelConfig, init_params
+
+    path = tmp_path / "m.npz"
+    init_params(ModelConfig(d_model=8, n_layers=1, n_heads=2), "xavier_normal", 0).save(path)
+    code = (
+        "import sys; from verify.cli import main; "
+        f"rc = main(['check-model', {str(path)!r}, '-N', '4', '--json']); "
+        "assert rc == 0, rc; "
+        "print('TORCH' if 'torch' in sys.modules else 'NO-TORCH', file=sys.stderr)"
+    )
+    root = Path(__file__).resolve().parents[1]
+    proc = subprocess.run(
+        [sys.executable, "-c", code], cwd=root, capture_output=True, text=True, timeout=600
+    )
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    assert proc.stderr.strip().endswith("NO-TORCH"), proc.stderr[-2000:]

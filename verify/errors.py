@@ -31,6 +31,12 @@ class ValidationError(ValueError):
         super().__init__(message)
 
 
+class ModelMismatchError(Exception):
+    """The user's model and the spec model read from its weights compute different outputs
+    (``check-model``'s comparison, ``verify.torch.compare``). Here, not in ``verify.torch``,
+    so that catching it does not import PyTorch (3 s) for a checkpoint that needs none."""
+
+
 class PluginError(RuntimeError):
     """A family or statement from a plugin (``--import``, an entry point) broke its contract,
     e.g. returned something other than a BooleanFunction. The message names the plugin and

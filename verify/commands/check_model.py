@@ -297,8 +297,7 @@ def run(args: argparse.Namespace) -> int:
     import sys
 
     from verify.boolean import make_family
-    from verify.errors import ValidationError
-    from verify.torch.compare import ModelMismatchError
+    from verify.errors import ModelMismatchError, ValidationError
 
     _plan_outputs(args)
     params, info, module = load_checkpoint(args)

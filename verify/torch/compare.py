@@ -24,7 +24,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from verify.errors import ValidationError
+from verify.errors import ModelMismatchError, ValidationError
 from verify.torch.requirement import require_torch
 
 __all__ = [
@@ -38,10 +38,6 @@ __all__ = [
 ]
 
 EXHAUSTIVE_MAX_N = 12  # compare on all strings up to here
-
-
-class ModelMismatchError(Exception):
-    """The user's model and the spec model read from its weights compute different outputs."""
 
 
 def bit_string(row: np.ndarray) -> str:
