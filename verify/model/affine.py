@@ -25,6 +25,7 @@ inflated by ``up``. Affine subclasses MidRad, so mixed expressions take Affine's
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from typing import Any
@@ -237,6 +238,23 @@ class AffineContext(MidRadContext):
             out_mid[sel, k] = mid
             out_rad[sel, k] = slack
         return Affine(out_mid, gen, out_rad)
+
+    def ln_bound(self, z: MidRad, eps: float) -> MidRad:
+        """|z_i| = |c_i| / sqrt(var + eps) <= sqrt(d var / (var + eps)) <= sqrt(d), and for
+        eps > 0 z is always defined (var >= 0): with eps > 0 an element whose enclosure is not
+        finite (inf or NaN after an overflow) becomes the ball [-sqrt(d), sqrt(d)]. Finite
+        enclosures keep their generators (the bit ranking reads them); at eps = 0 a non-finite
+        enclosure stays (z may be undefined there)."""
+        z = Affine.of(z)
+        if z.gen is None or eps == 0.0:
+            return z
+        bound = math.sqrt(z.shape[-1]) * (1 + 2 * U)  # >= sqrt(d): one rounding
+        with np.errstate(invalid="ignore"):
+            bad = ~(np.isfinite(z.spread) & np.isfinite(z.mid))
+        if not np.any(bad):
+            return z
+        gen = np.where(bad[None], 0.0, z.gen)
+        return Affine(np.where(bad, 0.0, z.mid), gen, np.where(bad, bound, z.rad))
 
     def matmul(self, x: MidRad, w: MidRad) -> Affine:
         """x @ w: generators x_g @ w_m + x_m @ w_g; remainder S_x @ S_w + r_x @ (|w_m| + S_w +

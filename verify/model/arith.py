@@ -160,6 +160,11 @@ class Float64Context:
 
         raise ValidationError("free", "a ball context (midrad, affine or arb)", self.name)
 
+    def ln_bound(self, z: Any, eps: float) -> Any:
+        """The normalised layer-norm output z = c / sqrt(var + eps) (last axis of width d):
+        contexts may use |z_i| <= sqrt(d), which holds wherever z is defined; unchanged here."""
+        return z
+
     def embed(self, emb: Any, tokens: np.ndarray, free: np.ndarray | None) -> Any:
         """The token rows emb[tokens] (B, S, E); a ``free`` position (mask (B, S)) takes the
         hull of rows 0 and 1 (``hull``), so the rows enclose both of its tokens."""

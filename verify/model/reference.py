@@ -73,7 +73,7 @@ def layer_norm_ctx(ctx: Any, v: Any, eps: float, affine: tuple[Any, Any] | None)
     mean = ctx.sum(v, -1) / d
     c = v - mean[..., None]
     var = ctx.sum(c * c, -1) / d
-    out = c * ctx.rsqrt(var + eps)[..., None]
+    out = ctx.ln_bound(c * ctx.rsqrt(var + eps)[..., None], eps)
     if affine is not None:
         out = out * affine[0] + affine[1]
     return out, var

@@ -116,7 +116,8 @@ def certify_subcubes(
         if open_codes.size == 0 or depth == n or 2 * open_codes.size > cap:
             break
         if depth and not np.any(done):
-            shrink = np.median(open_rad / parent_rad[~done])
+            with np.errstate(invalid="ignore"):
+                shrink = np.median(open_rad / parent_rad[~done])
             if not shrink < MIN_SHRINK:  # NaN (inf / inf) stops too
                 break
         codes = np.concatenate([open_codes, open_codes | (1 << depth)])
