@@ -50,6 +50,9 @@ def _gadd(a: np.ndarray | None, b: np.ndarray | None) -> np.ndarray | None:
         return b
     if b is None:
         return a
+    nd = max(a.ndim, b.ndim)  # align the element axes, never the symbol axis
+    a = a.reshape(a.shape[0], *([1] * (nd - a.ndim)), *a.shape[1:])
+    b = b.reshape(b.shape[0], *([1] * (nd - b.ndim)), *b.shape[1:])
     if a.shape[0] != b.shape[0]:
         a, b = (a, b) if a.shape[0] > b.shape[0] else (b, a)
         shape = (a.shape[0], *np.broadcast_shapes(a.shape[1:], b.shape[1:]))
@@ -66,7 +69,13 @@ def _pad(g: np.ndarray, n: int) -> np.ndarray:
 
 
 def _gscale(g: np.ndarray | None, s: Any) -> np.ndarray | None:
-    return None if g is None else g * s
+    """g * s with s broadcast against the element axes of g (never against its symbol axis)."""
+    if g is None:
+        return None
+    s = np.asarray(s)
+    if s.ndim > g.ndim - 1:
+        g = g.reshape(g.shape[0], *([1] * (s.ndim - g.ndim + 1)), *g.shape[1:])
+    return g * s
 
 
 MAX_SYMBOLS = 1024  # noise symbols per pass at most (arrays carry (symbols, *shape) generators)
