@@ -96,7 +96,7 @@ def test_adversarial_strings_lie_in_their_subcube_enclosure(p: Params, cube: tup
 @settings(max_examples=8, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(p=adversarial_params(n_bits=N_BITS), margin=st.sampled_from([0.0, 0.0, 0.25]))
 def test_subcube_labels_equal_the_per_string_table(p: Params, margin: float) -> None:
-    sub = certify_subcubes(p, N_BITS, margin)
+    sub = certify_subcubes(p, N_BITS, margin, cap=1 << N_BITS)  # down to single strings
     plain = truth_table(p, N_BITS, margin, subcube=False)
     with_sub = truth_table(p, N_BITS, margin, subcube=True)
     settled = sub.label != LABEL_UNCERTAIN
@@ -330,3 +330,15 @@ def test_midrad_hull_holds_both_rows_exactly() -> None:
 
     assert holds(arith)
     assert not holds(_mutated("verify.model.arith", *MIDRAD_MUTANT))
+
+
+def test_deep_levels_paint_the_right_strings() -> None:
+    """A random model at N = 6 explored down to single strings: every settled string's label
+    equals the per-string table's (the code -> string painting of levels >= 2)."""
+    cfg = ModelConfig(d_model=16, n_layers=1, n_heads=2, ln_eps=0.0)
+    p = init_params(cfg, "xavier_uniform", 3)  # settled at levels 2 and 3 (15 bounds)
+    sub = certify_subcubes(p, 6, cap=1 << 6)
+    plain = truth_table(p, 6)
+    settled = sub.label != LABEL_UNCERTAIN
+    assert sub.depth >= 2 and np.count_nonzero(settled) > 0
+    np.testing.assert_array_equal(sub.label[settled], plain.label[settled])

@@ -18,7 +18,8 @@ Branching policy (:func:`certify_subcubes`), all deterministic:
    cube's T (the linear part of T's dependence on the bit: the most influential first; ties,
    and NaN as the largest, by bit index);
 3. level k + 1 splits every open sub-cube of level k on the next bit of the ranking;
-4. stop when nothing is open, when the next level would hold more than ``cap`` sub-cubes, or
+4. stop when nothing is open, when the next level would hold more than ``cap`` sub-cubes
+   (default: 2^N / 1024, at least 2, at most 1024: a bound costs about 10^3 strings), or
    when a level settles no string and its open radii shrank by less than ``MIN_SHRINK`` (median
    over the open sub-cubes, against their parents): more levels would not settle anything soon.
 
@@ -37,6 +38,10 @@ from verify.model.params import Params
 from verify.model.reference import run_generic
 
 SUBCUBE_CAP = 1024  # sub-cubes at most in one level
+# one sub-cube bound costs about as much as 10^3 strings of the exhaustive kernel (measured,
+# D = 16, L = 1: 10-25 ms against ~10 us a string), so a level holds at most 2^N / 2^STRINGS_
+# PER_BOUND_LOG2 sub-cubes (and at least 2: the two halves of the cube always get a bound)
+STRINGS_PER_BOUND_LOG2 = 10
 MIN_SHRINK = 0.75  # a level that settles nothing must shrink the open radii below this factor
 _BATCH = 16  # sub-cubes per affine pass (memory ~ batch symbols S d_ff floats)
 
@@ -98,9 +103,12 @@ def _bound(
 
 
 def certify_subcubes(
-    params: Params, n: int, margin: float = 0.0, cap: int = SUBCUBE_CAP
+    params: Params, n: int, margin: float = 0.0, cap: int | None = None
 ) -> SubcubeResult:
-    """Labels settled by sub-cube bounds with the branching policy of the module doc."""
+    """Labels settled by sub-cube bounds with the branching policy of the module doc; ``cap``
+    (default min(SUBCUBE_CAP, max(2, 2^N / 2^STRINGS_PER_BOUND_LOG2))): sub-cubes per level."""
+    if cap is None:
+        cap = min(SUBCUBE_CAP, max(2, (1 << n) >> STRINGS_PER_BOUND_LOG2))
     label = np.full(1 << n, LABEL_UNCERTAIN, dtype=np.int8)
     codes = np.zeros(1, dtype=np.int64)
     lab, rad, weights = _bound(params, n, margin, (), codes)
