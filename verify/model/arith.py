@@ -154,6 +154,25 @@ class Float64Context:
     def midpoint(self, x: np.ndarray) -> np.ndarray:
         return np.asarray(x, dtype=np.float64)
 
+    def hull(self, a: Any, b: Any) -> Any:
+        """A ball holding every value of ``a`` and of ``b`` (elementwise): ball contexts only."""
+        from verify.errors import ValidationError
+
+        raise ValidationError("free", "a ball context (midrad, affine or arb)", self.name)
+
+    def ln_bound(self, z: Any, eps: float) -> Any:
+        """The normalised layer-norm output z = c / sqrt(var + eps) (last axis of width d):
+        contexts may use |z_i| <= sqrt(d), which holds wherever z is defined; unchanged here."""
+        return z
+
+    def embed(self, emb: Any, tokens: np.ndarray, free: np.ndarray | None) -> Any:
+        """The token rows emb[tokens] (B, S, E); a ``free`` position (mask (B, S)) takes the
+        hull of rows 0 and 1 (``hull``), so the rows enclose both of its tokens."""
+        if free is None:
+            return emb[tokens]
+        tokens = np.where(free, emb.shape[0], tokens)  # the hull row, appended
+        return self.concat([emb, self.hull(emb[0:1], emb[1:2])], axis=0)[tokens]
+
     def broadcast(self, x: np.ndarray, shape: tuple[int, ...]) -> np.ndarray:
         return np.broadcast_to(x, shape)
 
@@ -232,6 +251,13 @@ class MidRadContext(Float64Context):
 
     def midpoint(self, x: MidRad) -> np.ndarray:
         return x.mid
+
+    def hull(self, a: MidRad, b: MidRad) -> MidRad:
+        """Midpoint m = a/2 + b/2 (any float64 will do), radius max(|a - m| + r_a, |b - m| + r_b)
+        rounded up: |a - m| is off by one rounding, the sum by one more (``up``, 2 terms)."""
+        mid = 0.5 * a.mid + 0.5 * b.mid
+        rad = np.maximum(np.abs(a.mid - mid) + a.rad, np.abs(b.mid - mid) + b.rad)
+        return MidRad(mid, up(rad, 2))
 
     def broadcast(self, x: MidRad, shape: tuple[int, ...]) -> MidRad:
         return MidRad(np.broadcast_to(x.mid, shape), np.broadcast_to(x.rad, shape))
@@ -419,3 +445,10 @@ class ArbContext(_ObjectContext):
 
     def midpoint(self, x: np.ndarray) -> np.ndarray:
         return _objmap(lambda v: float(v.mid()), x).astype(np.float64)
+
+    def hull(self, a: np.ndarray, b: np.ndarray) -> np.ndarray:
+        """The arb union of the two balls, elementwise."""
+        out = np.empty(a.shape, dtype=object)
+        for idx in np.ndindex(a.shape):
+            out[idx] = a[idx].union(b[idx])
+        return out

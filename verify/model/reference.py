@@ -73,7 +73,7 @@ def layer_norm_ctx(ctx: Any, v: Any, eps: float, affine: tuple[Any, Any] | None)
     mean = ctx.sum(v, -1) / d
     c = v - mean[..., None]
     var = ctx.sum(c * c, -1) / d
-    out = c * ctx.rsqrt(var + eps)[..., None]
+    out = ctx.ln_bound(c * ctx.rsqrt(var + eps)[..., None], eps)
     if affine is not None:
         out = out * affine[0] + affine[1]
     return out, var
@@ -86,12 +86,16 @@ def run_generic(
     *,
     radius: float | Mapping[str, object] | np.ndarray | None = None,
     readout_only: bool = False,
+    free: np.ndarray | None = None,
 ) -> GenericResult:
     """model-spec's forward pass in the arithmetic of ``ctx`` (see module doc).
 
     ``radius``: parameter balls (contexts that support them: arb, midrad); ``readout_only``:
     in the last layer compute only the readout position (enough for T; the variances of the
-    last layer's readout-only norms then have one column).
+    last layer's readout-only norms then have one column). ``free``: a (B, N) bool mask of
+    free bits (ball contexts only): a free position's token row is ``ctx.hull`` of rows 0 and 1,
+    a ball holding both, so each output encloses T of every string that agrees with ``bits``
+    on the fixed positions (a sub-cube; the bits under the mask are ignored).
     """
     cfg = params.config
     arr = check_bits(bits)
@@ -115,7 +119,16 @@ def run_generic(
         tokens = arr.astype(np.int64)
         if cfg.eos:
             tokens = np.concatenate([tokens, np.full((b, 1), 2, dtype=np.int64)], axis=1)
-        tok = par("token_embedding")[tokens]
+        mask = None
+        if free is not None:
+            mask = np.zeros(tokens.shape, dtype=bool)
+            given = np.asarray(free, dtype=bool)
+            if given.shape != arr.shape:
+                from verify.errors import ValidationError
+
+                raise ValidationError("free", f"a bool mask of shape {arr.shape}", given.shape)
+            mask[:, : arr.shape[1]] = given
+        tok = ctx.embed(par("token_embedding"), tokens, mask)
         e = cfg.d_embed
         if cfg.pos_encoding == "learned":
             pos = par("pos_embedding")[:s]

@@ -14,6 +14,14 @@ radius), each run on what the previous ones leave open (the tiers, ``TIER_*``):
    cheaper than loading the kernel);
 4. arb balls at rising precision (``precisions``, default 128, 256, 512, 1024 bits).
 
+With ``subcube=True`` a sub-cube pass (``verify.model.subcube``: one rigorous float64 bound
+of T over a set of strings, branching on the most influential bits) runs first. If it settles
+every string, no per-string pass runs; those strings get tier ``subcube``, method float64 and
+T = NaN (no per-string value is computed). Otherwise the tiers above run as without it (same
+numbers), and a string they leave open that a sub-cube settled takes the sub-cube's label
+(tier ``subcube``) instead of going to double-double / arb. Off by default: callers that read
+per-string T (reports, the torch comparison) keep it off.
+
 What is still open is reported as uncertain, never guessed. ``method`` keeps three values:
 float64 (tiers 1-2), high precision (tiers 3-4), uncertain; ``tier`` tells the tiers apart.
 
@@ -36,14 +44,21 @@ from verify.boolean.function import MAX_BIT_STRINGS_N, BooleanFunction, all_bit_
 from verify.errors import ValidationError
 from verify.model.arith import MidRadContext, arb_precision
 from verify.model.enclosure import enclose_output
+from verify.model.labels import (
+    LABEL_UNCERTAIN,
+    LABEL_UNDECIDED,
+    _labels_from_midrad,
+)
 from verify.model.params import Params
 from verify.model.reference import run_generic
 from verify.validation import check_choice, check_int, check_real
 
 METHOD_FLOAT64, METHOD_HIGH_PRECISION, METHOD_UNCERTAIN = 0, 1, 2
 TIER_EXHAUSTIVE, TIER_PER_STRING, TIER_DOUBLE_DOUBLE, TIER_ARB, TIER_UNCERTAIN = 0, 1, 2, 3, 4
-TIER_NAMES = ("float64_exhaustive", "float64_per_string", "double_double", "arb", "uncertain")
-LABEL_UNDECIDED, LABEL_UNCERTAIN = -1, -2
+TIER_SUBCUBE = 5  # settled by a sub-cube bound (``subcube=True``; verify.model.subcube)
+TIER_NAMES = (
+    "float64_exhaustive", "float64_per_string", "double_double", "arb", "uncertain", "subcube",
+)  # fmt: skip
 DEFAULT_PRECISIONS = (128, 256, 512, 1024)
 _CHUNK = 1 << 16
 # strings per exhaustive-kernel call: each call is one parallel launch, which costs up to a
@@ -153,28 +168,6 @@ class CertifiedTruthTable:
                 f"{self.n_uncertain} uncertain, {self.n_undecided} undecided",
             )
         return BooleanFunction(self.label.astype(np.uint8))
-
-
-def _labels_from_bounds(lo: np.ndarray, hi: np.ndarray, margin: float) -> np.ndarray:
-    """Label from rigorous bounds lo <= T <= hi; -2 where they do not settle it (NaN too)."""
-    out = np.full(lo.shape, LABEL_UNCERTAIN, dtype=np.int8)
-    if margin == 0.0:
-        out[lo > 0] = 1
-        out[hi <= 0] = 0
-    else:
-        out[lo >= margin] = 1
-        out[hi <= -margin] = 0
-        out[(lo > -margin) & (hi < margin)] = LABEL_UNDECIDED
-    return out
-
-
-def _labels_from_midrad(mid: np.ndarray, rad: np.ndarray, margin: float) -> np.ndarray:
-    """Labels from a float64 midpoint and radius: |T - mid| <= rad (one ulp outward covers the
-    rounding of mid -/+ rad)."""
-    with np.errstate(invalid="ignore"):
-        lo = np.nextafter(mid - rad, -np.inf)
-        hi = np.nextafter(mid + rad, np.inf)
-    return _labels_from_bounds(lo, hi, margin)
 
 
 def _label_arb(t: arb, margin: float) -> int:
@@ -324,10 +317,12 @@ def truth_table(
     precisions: Sequence[int] = DEFAULT_PRECISIONS,
     engine: str = "numba",
     double_double: bool = True,
+    subcube: bool = False,
 ) -> CertifiedTruthTable:
     """Certified labels of all 2^N strings (see module doc). ``engine``: the rigorous float64
     pass, "numba" (fast kernel) or "numpy" (MidRad arrays; a cross-check). ``double_double``:
-    run the double-double tier before arb (engine "numba" only)."""
+    run the double-double tier before arb (engine "numba" only). ``subcube``: the sub-cube
+    pass first (label-only callers: sub-cube-settled strings have T = NaN)."""
     if not isinstance(params, Params):
         raise ValidationError("params", "a verify.model.Params", type(params).__name__)
     n = check_int("N", N, minimum=1, maximum=MAX_BIT_STRINGS_N, hint="2^N strings are evaluated")
@@ -335,13 +330,27 @@ def truth_table(
     xi = check_real("margin", margin, minimum=0.0)
     precs = [check_int("precisions", p, minimum=53) for p in precisions]
     check_choice("engine", engine, ("numba", "numpy"))
+    if not isinstance(subcube, bool):
+        raise ValidationError("subcube", "True or False", subcube)
     use_dd = double_double and engine == "numba" and (1 << n) >= DOUBLE_DOUBLE_MIN_OPEN
-    t, label, tier = _float64_stage(params, n, xi, engine, skip_to_dd=use_dd)
+    sub = None
+    if subcube:
+        from verify.model.subcube import certify_subcubes
+
+        sub = certify_subcubes(params, n, xi).label
+    if sub is not None and np.all(sub != LABEL_UNCERTAIN):
+        t = np.full(sub.size, np.nan)
+        label, tier = sub.copy(), np.full(sub.size, TIER_SUBCUBE, dtype=np.int8)
+    else:
+        t, label, tier = _float64_stage(params, n, xi, engine, skip_to_dd=use_dd)
+        if sub is not None:
+            take = (label == LABEL_UNCERTAIN) & (sub != LABEL_UNCERTAIN)
+            label[take], tier[take] = sub[take], TIER_SUBCUBE
     n_open = np.count_nonzero(label == LABEL_UNCERTAIN)
     if use_dd and n_open >= DOUBLE_DOUBLE_MIN_OPEN:
         _double_double_stage(params, n, xi, t, label, tier)
     method = np.full(label.shape, METHOD_UNCERTAIN, dtype=np.int8)
-    method[tier <= TIER_PER_STRING] = METHOD_FLOAT64
+    method[(tier <= TIER_PER_STRING) | (tier == TIER_SUBCUBE)] = METHOD_FLOAT64
     method[tier == TIER_DOUBLE_DOUBLE] = METHOD_HIGH_PRECISION
     # strings float64 could not settle: arb balls at rising precision, many strings per call
     todo = np.flatnonzero(label == LABEL_UNCERTAIN)

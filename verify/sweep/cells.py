@@ -57,7 +57,9 @@ def transformer_cell(cell: dict[str, Any]) -> dict[str, Any]:
         **cell.get("model", {}),
     )
     params = init_params(config, cell["scheme"], cell["seed"], cell.get("scale", 1.0))
-    tt = certified_truth_table(params, cell["n_bits"])
+    # "subcube": the sub-cube pass first (verify.model.subcube; same labels and counts
+    # unless it settles a string the per-string tiers leave open); off unless the cell asks
+    tt = certified_truth_table(params, cell["n_bits"], subcube=bool(cell.get("subcube", False)))
     counts = tt.counts  # float64 / high_precision / uncertain / undecided
     out: dict[str, Any] = {f"n_{k}": int(v) for k, v in counts.items()}
     out["decided"] = counts["uncertain"] == 0 and counts["undecided"] == 0

@@ -1,0 +1,379 @@
+"""Rigorous float64 affine arithmetic over the free bits of a sub-cube (issue 29).
+
+An :class:`Affine` array holds, elementwise, the set {mid + sum_k gen[k] e_k + d : e in
+[-1, 1]^G, |d| <= rad}; the noise symbols e_k are shared by every array of one pass, one per
+input position (G = N). A free position's token row is row0/2 + row1/2 + e_k (row1 - row0)/2
+(:meth:`AffineContext.embed`): e_k = -1 gives row 0, +1 row 1. Linear maps carry the
+generators exactly (W applied to a difference of token rows keeps its cancellations, which a
+ball hull loses), so the T enclosure of a sub-cube is far tighter than
+``MidRadContext.hull``'s. Nonlinear steps linearise at the midpoint with a rigorous remainder
+(|t| <= T = sum_k |gen_k| + rad, t = x - mid):
+
+- x y: mid_x mid_y, generators mid_x g_y + mid_y g_x, remainder S_x S_y + |m_x| r_y +
+  r_x (|m_y| + S_y + r_y) + S_x r_y (S = sum_k |g_k|);
+- exp: e^m (1 + t) + e^m (e^t - 1 - t), |e^t - 1 - t| <= T^2 e^T / 2;
+- 1/x on a ball with |x| >= gap > 0: 1/m - t/m^2 + R, |R| <= T^2 / (m^2 gap);
+- x^(-1/2) with x >= gap > 0: m^(-1/2) - t m^(-3/2) / 2 + R, |R| <= 3 T^2 gap^(-5/2) / 8;
+  a variance enclosure reaching 0 gives radius inf (never a number), as in MidRad;
+- relu on [lo, hi] with lo < 0 < hi: lam x + c, lam = hi / (hi - lo) (any lam in [0, 1]),
+  0 <= c <= max(-lam lo, hi (1 - lam)).
+
+Every float64 rounding of the midpoint and the generators goes into ``rad`` with the constants
+of ``verify.model.rounding`` (the rounding model of MidRad and the kernels), each radius
+inflated by ``up``. Affine subclasses MidRad, so mixed expressions take Affine's operators.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from typing import Any
+
+import numpy as np
+
+from verify.model.arith import MidRad, MidRadContext
+from verify.model.rounding import EXP_ULPS, TINY, U, up
+
+
+def _gsum(gen: np.ndarray | None) -> Any:
+    """An upper bound of sum_k |gen_k| (0 without generators)."""
+    if gen is None:
+        return 0.0
+    return up(np.abs(gen).sum(axis=0), gen.shape[0])
+
+
+def _gadd(a: np.ndarray | None, b: np.ndarray | None) -> np.ndarray | None:
+    """Sum of two generator arrays; the shorter is padded with zero generators (symbol k is
+    the same symbol in every array of a pass)."""
+    if a is None:
+        return b
+    if b is None:
+        return a
+    nd = max(a.ndim, b.ndim)  # align the element axes, never the symbol axis
+    a = a.reshape(a.shape[0], *([1] * (nd - a.ndim)), *a.shape[1:])
+    b = b.reshape(b.shape[0], *([1] * (nd - b.ndim)), *b.shape[1:])
+    if a.shape[0] != b.shape[0]:
+        a, b = (a, b) if a.shape[0] > b.shape[0] else (b, a)
+        shape = (a.shape[0], *np.broadcast_shapes(a.shape[1:], b.shape[1:]))
+        out = np.array(np.broadcast_to(a, shape))
+        out[: b.shape[0]] += b
+        return out
+    return a + b
+
+
+def _pad(g: np.ndarray, n: int) -> np.ndarray:
+    if g.shape[0] == n:
+        return g
+    return np.concatenate([g, np.zeros((n - g.shape[0], *g.shape[1:]))])
+
+
+def _gscale(g: np.ndarray | None, s: Any) -> np.ndarray | None:
+    """g * s with s broadcast against the element axes of g (never against its symbol axis)."""
+    if g is None:
+        return None
+    s = np.asarray(s)
+    if s.ndim > g.ndim - 1:
+        g = g.reshape(g.shape[0], *([1] * (s.ndim - g.ndim + 1)), *g.shape[1:])
+    return g * s
+
+
+MAX_SYMBOLS = 1024  # noise symbols per pass at most (arrays carry (symbols, *shape) generators)
+_ACTIVE: list[AffineContext] = []  # the context of the running pass (for fresh symbols)
+
+
+def _fresh(x: Affine) -> Affine:
+    return _ACTIVE[-1].fresh(x) if _ACTIVE else x
+
+
+def _gaxis(axis: int) -> int:
+    return axis + 1 if axis >= 0 else axis
+
+
+class Affine(MidRad):
+    """Affine forms over shared noise symbols (module doc); ``gen`` (G, *shape) or None."""
+
+    def __init__(self, mid: object, gen: np.ndarray | None = None, rad: object = None) -> None:
+        super().__init__(mid, rad)
+        self.gen = None if gen is None else np.asarray(gen, dtype=np.float64)
+
+    @staticmethod
+    def of(x: object) -> Affine:
+        if isinstance(x, Affine):
+            return x
+        if isinstance(x, MidRad):
+            return Affine(x.mid, None, x.rad)
+        return Affine(np.asarray(x, dtype=np.float64))
+
+    @property
+    def spread(self) -> Any:
+        """An upper bound of |x - mid| over the whole set: sum_k |gen_k| + rad."""
+        return up(_gsum(self.gen) + self.rad, 2)
+
+    # -- structure (generators: the leading axis)
+    def _g(self, fn: Any) -> np.ndarray | None:
+        return None if self.gen is None else fn(self.gen)
+
+    def __getitem__(self, index: Any) -> Affine:
+        idx = index if isinstance(index, tuple) else (index,)
+        return Affine(self.mid[index], self._g(lambda g: g[(slice(None), *idx)]), self.rad[index])
+
+    def reshape(self, *shape: Any) -> Affine:
+        shp = shape[0] if len(shape) == 1 and isinstance(shape[0], tuple) else shape
+        g = self._g(lambda g: g.reshape(g.shape[0], *shp))
+        return Affine(self.mid.reshape(*shp), g, self.rad.reshape(*shp))
+
+    def swapaxes(self, a: int, b: int) -> Affine:
+        g = self._g(lambda g: g.swapaxes(_gaxis(a), _gaxis(b)))
+        return Affine(self.mid.swapaxes(a, b), g, self.rad.swapaxes(a, b))
+
+    def transpose(self, *axes: int) -> Affine:
+        raise NotImplementedError("Affine.transpose")
+
+    # -- arithmetic
+    def __add__(self, other: object) -> Affine:
+        o = Affine.of(other)
+        mid = self.mid + o.mid
+        gen = _gadd(self.gen, o.gen)
+        err = U * np.abs(mid) + (
+            U * _gsum(gen) if self.gen is not None and o.gen is not None else 0
+        )
+        return Affine(mid, gen, up(self.rad + o.rad + err, 3))
+
+    __radd__ = __add__
+
+    def __neg__(self) -> Affine:
+        return Affine(-self.mid, self._g(np.negative), self.rad)
+
+    def __sub__(self, other: object) -> Affine:
+        return self + (-Affine.of(other))
+
+    def __rsub__(self, other: object) -> Affine:
+        return Affine.of(other) + (-self)
+
+    def __mul__(self, other: object) -> Affine:
+        o = Affine.of(other)
+        mid = self.mid * o.mid
+        am, bm = np.abs(self.mid), np.abs(o.mid)
+        sa, sb = _gsum(self.gen), _gsum(o.gen)
+        gen = _gadd(_gscale(self.gen, o.mid), _gscale(o.gen, self.mid))
+        rest = sa * sb + am * o.rad + self.rad * (bm + sb + o.rad) + sa * o.rad
+        err = U * np.abs(mid) + 2 * U * (am * sb + bm * sa)
+        out = Affine(mid, gen, up(rest + err, 8))
+        return _fresh(out) if self.gen is not None and o.gen is not None else out
+
+    __rmul__ = __mul__
+
+    def __truediv__(self, other: object) -> Affine:
+        return self * Affine.of(other).reciprocal()
+
+    def __rtruediv__(self, other: object) -> Affine:
+        return Affine.of(other) * self.reciprocal()
+
+    def reciprocal(self) -> Affine:
+        """1/x where the set is bounded away from 0 (else radius inf)."""
+        t = self.spread
+        with np.errstate(all="ignore"):
+            gap = (np.abs(self.mid) - t) * (1 - U)  # <= |x| on the whole set
+            mid = 1.0 / self.mid
+            d2 = mid * mid * (1 + 4 * U)  # >= 1 / m^2
+            gen = _gscale(self.gen, -(mid * mid))
+            rest = d2 * self.rad + t * t * d2 / (gap * (1 - U)) + U * np.abs(mid)
+            rest = rest + 3 * U * _gsum(gen)
+            rad = np.where(gap > 0, up(rest, 8), np.inf)
+        return _fresh(Affine(mid, gen, rad)) if gen is not None else Affine(mid, gen, rad)
+
+    def sum(self, axis: int) -> Affine:
+        n = self.mid.shape[axis]
+        mid = self.mid.sum(axis=axis)
+        gen = self._g(lambda g: g.sum(axis=_gaxis(axis)))
+        err = np.abs(self.mid).sum(axis=axis)
+        if self.gen is not None:
+            err = err + np.abs(self.gen).sum(axis=_gaxis(axis)).sum(axis=0)
+        g = 0 if self.gen is None else self.gen.shape[0]
+        return Affine(mid, gen, up(self.rad.sum(axis=axis) + n * U * err, n + g))
+
+
+class AffineContext(MidRadContext):
+    """Affine arithmetic over the free bits (module doc); the rest as MidRadContext."""
+
+    name = "affine"
+
+    def __init__(self, max_symbols: int = MAX_SYMBOLS) -> None:
+        self.n_symbols = 0
+        self.max_symbols = max_symbols
+
+    @contextmanager
+    def active(self) -> Iterator[AffineContext]:
+        _ACTIVE.append(self)
+        try:
+            yield self
+        finally:
+            _ACTIVE.pop()
+
+    def fresh(self, x: Affine) -> Affine:
+        """The same set with ``rad`` moved into new noise symbols, one per element of the
+        non-batch axes (the batch axis 0 holds independent sub-cubes): d = rad e_new exactly,
+        so later linear maps keep the cancellations of these errors too."""
+        b = x.shape[0] if x.mid.ndim else 0
+        m = int(np.prod(x.shape[1:], dtype=np.int64))
+        if x.gen is None or b == 0 or self.n_symbols + m > self.max_symbols:
+            return x  # past the cap the errors stay in rad: looser, as rigorous
+        new = np.zeros((m, b, m))
+        new[np.arange(m), :, np.arange(m)] = x.rad.reshape(b, m).T
+        base = self.n_symbols
+        self.n_symbols += m
+        gen = np.concatenate([_pad(x.gen, base), new.reshape(m, *x.shape)])
+        return Affine(x.mid, gen, np.zeros_like(x.rad))
+
+    def embed(self, emb: MidRad, tokens: np.ndarray, free: np.ndarray | None) -> Affine:
+        """Token rows (B, S, E); free position k gets generator k (G = N)."""
+        rows = Affine.of(emb[tokens])
+        if free is None or not np.any(free):
+            return rows
+        b, n = free.shape
+        lo, hi = emb[0], emb[1]
+        mid = 0.5 * lo.mid + 0.5 * hi.mid
+        half = 0.5 * hi.mid - 0.5 * lo.mid
+        # |row_t - (mid +/- half)| <= r_t + rounding of mid and half (one each, plus subnormal)
+        slack = np.maximum(lo.rad, hi.rad) + U * (np.abs(mid) + np.abs(half))
+        slack = up(slack, 3)
+        self.n_symbols = max(self.n_symbols, n)
+        gen = np.zeros((n, *rows.mid.shape))
+        out_mid, out_rad = rows.mid.copy(), rows.rad.copy()
+        for k in range(n):
+            sel = np.flatnonzero(free[:, k])
+            gen[k, sel, k] = half
+            out_mid[sel, k] = mid
+            out_rad[sel, k] = slack
+        return Affine(out_mid, gen, out_rad)
+
+    def ln_bound(self, z: MidRad, eps: float) -> MidRad:
+        """|z_i| = |c_i| / sqrt(var + eps) <= sqrt(d var / (var + eps)) <= sqrt(d), and for
+        eps > 0 z is always defined (var >= 0): with eps > 0 an element whose enclosure is not
+        finite (inf or NaN after an overflow) becomes the ball [-sqrt(d), sqrt(d)]. Finite
+        enclosures keep their generators (the bit ranking reads them); at eps = 0 a non-finite
+        enclosure stays (z may be undefined there)."""
+        z = Affine.of(z)
+        if z.gen is None or eps == 0.0:
+            return z
+        bound = math.sqrt(z.shape[-1]) * (1 + 2 * U)  # >= sqrt(d): one rounding
+        with np.errstate(invalid="ignore"):
+            bad = ~(np.isfinite(z.spread) & np.isfinite(z.mid))
+        if not np.any(bad):
+            return z
+        gen = np.where(bad[None], 0.0, z.gen)
+        return Affine(np.where(bad, 0.0, z.mid), gen, np.where(bad, bound, z.rad))
+
+    def matmul(self, x: MidRad, w: MidRad) -> Affine:
+        """x @ w: generators x_g @ w_m + x_m @ w_g; remainder S_x @ S_w + r_x @ (|w_m| + S_w +
+        r_w) + (|x_m| + S_x) @ r_w; rounding n U |x_m| @ |w_m| (midpoint) and
+        (n + 1) U (S_x @ |w_m| + |x_m| @ S_w) (generators)."""
+        x, w = Affine.of(x), Affine.of(w)
+        if x.gen is None and w.gen is None:
+            res = super().matmul(x, w)
+            return Affine(res.mid, None, res.rad)
+        n = x.shape[-1]
+        ax, aw = np.abs(x.mid), np.abs(w.mid)
+        mid = x.mid @ w.mid
+        gen = _gadd(
+            None if x.gen is None else x.gen @ w.mid, None if w.gen is None else x.mid @ w.gen
+        )
+        left = x.rad + n * U * ax  # @ |w_m|
+        right = ax + x.rad  # @ r_w
+        rest = 0.0
+        if x.gen is not None:
+            sx = _gsum(x.gen)
+            left = left + (n + 1) * U * sx
+            right = right + sx
+        if w.gen is not None:
+            sw = _gsum(w.gen)
+            lw = x.rad + (n + 1) * U * ax + (0.0 if x.gen is None else sx)
+            rest = lw @ sw
+        rest = rest + left @ aw
+        if np.any(w.rad):
+            rest = rest + right @ w.rad
+        g = sum(0 if a.gen is None else a.gen.shape[0] for a in (x, w))
+        return Affine(mid, gen, up(rest, 2 * n + g + 8))
+
+    def sum(self, x: MidRad, axis: int) -> MidRad:
+        return x.sum(axis)
+
+    def exp(self, x: MidRad) -> Affine:
+        """e^m (1 + t) + e^m (d + rho), |d| <= r, |rho| <= T^2 e^T / 2 (module doc)."""
+        x = Affine.of(x)
+        if x.gen is None:
+            res = super().exp(x)
+            return Affine(res.mid, None, res.rad)
+        t = x.spread
+        with np.errstate(all="ignore"):
+            mid = np.exp(x.mid)
+            big = mid * (1 + EXP_ULPS * U) + TINY  # >= e^m
+            gen = x.gen * mid
+            s = _gsum(x.gen)
+            rho = t * t * 0.5 * (np.exp(t) * (1 + EXP_ULPS * U) + TINY)
+            rest = EXP_ULPS * U * mid + TINY + ((EXP_ULPS + 1) * U * big + TINY) * s
+            rest = rest + big * (x.rad + rho)
+            rad = np.where(np.isfinite(rest), up(rest, 8), np.inf)
+        return self.fresh(Affine(mid, gen, rad))
+
+    def rsqrt(self, x: MidRad) -> Affine:
+        """m^(-1/2) - t m^(-3/2) / 2 + R, |R| <= 3 T^2 gap^(-5/2) / 8 on x >= gap > 0; radius
+        inf where the set is not bounded away from 0."""
+        x = Affine.of(x)
+        if x.gen is None:
+            res = super().rsqrt(x)
+            return Affine(res.mid, None, res.rad)
+        t = x.spread
+        with np.errstate(all="ignore"):
+            gap = (x.mid - t) * (1 - U)  # <= every value of the set
+            mid = 1.0 / np.sqrt(x.mid)
+            cube = mid * mid * mid * (1 + 8 * U)  # >= m^(-3/2)
+            gen = x.gen * (-0.5 * mid * mid * mid)
+            curv = 0.375 * t * t * (1 + 8 * U) / (gap * gap * np.sqrt(gap) * (1 - 4 * U))
+            rest = 4 * U * np.abs(mid) + 6 * U * _gsum(gen) + 0.5 * cube * x.rad + curv
+            rad = np.where(gap > 0, up(rest, 8), np.inf)
+        return self.fresh(Affine(mid, gen, rad))
+
+    def relu(self, x: MidRad) -> Affine:
+        """Identity on lo >= 0, 0 on hi <= 0, else lam x + c (module doc)."""
+        x = Affine.of(x)
+        if x.gen is None:
+            res = super().relu(x)
+            return Affine(res.mid, None, res.rad)
+        t = x.spread
+        with np.errstate(all="ignore"):
+            lo = np.nextafter(x.mid - t, -np.inf)
+            hi = np.nextafter(x.mid + t, np.inf)
+            pos, neg = lo >= 0, hi <= 0
+            lam = np.clip(np.where(pos, 1.0, np.where(neg, 0.0, hi / (hi - lo))), 0.0, 1.0)
+            lam = np.where(np.isnan(hi - lo), np.nan, lam)
+            top = np.maximum(-lam * lo, hi * (1 - lam)) * (1 + 4 * U) + 1e-300
+            top = np.where(pos | neg, 0.0, top)  # 0 <= relu(x) - lam x <= top
+            lm = lam * x.mid
+            mid = lm + 0.5 * top
+            gen = x.gen * lam
+            rest = lam * x.rad + 0.5 * top + U * (np.abs(mid) + np.abs(lm)) + U * _gsum(gen)
+            rad = np.where(pos, x.rad, np.where(neg, 0.0, up(rest, 8)))
+        return self.fresh(Affine(mid, gen, rad))
+
+    def concat(self, parts: Sequence[MidRad], axis: int) -> MidRad:
+        aff = [Affine.of(p) for p in parts]
+        gens = [a.gen for a in aff if a.gen is not None]
+        if not gens:
+            return super().concat(parts, axis)
+        g = max(x.shape[0] for x in gens)
+        full = [_pad(a.gen, g) if a.gen is not None else np.zeros((g, *a.shape)) for a in aff]
+        return Affine(
+            np.concatenate([a.mid for a in aff], axis=axis),
+            np.concatenate(full, axis=_gaxis(axis)),
+            np.concatenate([a.rad for a in aff], axis=axis),
+        )
+
+    def stack(self, parts: Sequence[MidRad], axis: int) -> MidRad:
+        raise NotImplementedError("AffineContext.stack")
+
+    def broadcast(self, x: MidRad, shape: tuple[int, ...]) -> MidRad:
+        a = Affine.of(x)
+        g = a._g(lambda g: np.broadcast_to(g, (g.shape[0], *shape)))
+        return Affine(np.broadcast_to(a.mid, shape), g, np.broadcast_to(a.rad, shape))
