@@ -59,6 +59,8 @@ __all__ = [
     "train_model",
 ]
 
+# the ``shares`` tag of the statement checks that read check_models: one worker runs them all
+TRAINED_MODELS = "trained models (verify.experiments.train.check_models)"
 FUNCTIONS = ("parity", "sparse_parity", "majority", "first", "dictator")
 
 
