@@ -13,7 +13,7 @@ from verify.checks.estimates import frequency_row
 from verify.checks.hahn_rofin import noisy_blowup_frequency, perturbed
 from verify.checks.random_models import MODELS_PER_SCHEME, random_models
 from verify.checks.summaries import Worst
-from verify.experiments.train import TRAINED_MODELS
+from verify.experiments.train_cache import TRAINED_MODELS
 from verify.model import ModelConfig, Params, forward, init_params
 from verify.registry import (
     CheckContext,
@@ -190,10 +190,9 @@ def random_parameters(ctx: CheckContext) -> Outcome:
 
 
 def _trained(ctx: CheckContext, budget: str):
-    from verify.experiments.train import CHECK_GRIDS, check_models
-    from verify.torch import torch_available
+    from verify.experiments.train import CHECK_GRIDS, check_models, check_models_available
 
-    if not torch_available():
+    if not check_models_available(budget, ctx.seed):  # (cached models need no torch)
         return None, None
     return check_models(budget, ctx.seed), CHECK_GRIDS[budget]
 
