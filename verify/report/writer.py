@@ -281,7 +281,10 @@ def generate_report(
     with ``jobs`` processes, None meaning one per core; "dask", "dask://HOST:PORT", "ray",
     ...). ``jobs=1`` with the local executor runs everything in this process, one thing after
     another; otherwise the checks run on the executor while a local process pool computes the
-    Derivation section, then draws the figures. ``pdf``: a PDF of each figure besides its PNG.
+    Derivation section, then draws the figures. The checks are submitted longest first by the
+    run times of the previous report in ``out_dir`` or of the committed example report
+    (verify.report.schedule), the Derivation section at its cost's place among them when it
+    shares their pool. ``pdf``: a PDF of each figure besides its PNG.
     """
     started = time.perf_counter()
     budget = check_choice("budget", budget, ("quick", "default", "full"))  # type: ignore[assignment]
