@@ -52,3 +52,10 @@ def check_budget(request: pytest.FixtureRequest) -> str:
     if chosen:
         return chosen
     return "full" if request.config.getoption("--runslow") else "quick"
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _private_trained_model_cache(tmp_path_factory: pytest.TempPathFactory) -> None:
+    """The trained-model cache (verify.experiments.train_cache) of a test session is a fresh
+    temporary folder (subprocesses inherit it): tests neither read nor fill the user's."""
+    os.environ["VERIFY_CACHE_DIR"] = str(tmp_path_factory.mktemp("verify-cache"))

@@ -41,3 +41,29 @@ def _draws(ctx: CheckContext) -> Outcome:
         data={"series": [{"label": "u^2", "x": xs, "y": [x * x for x in xs]}]},
     )
     return Outcome([Row(f"u={x}", x * x, x) for x in xs], figures=[fig])
+
+
+# "shared draws, first/second" share an in-process result (Check.shares): a parallel report
+# runs them in one worker, one after another, so the second finds the first's draws, as in a
+# serial run (its row says whether it computed them itself)
+_SHARED: dict[int, np.ndarray] = {}
+SHARES = "parallel shared draws"
+
+
+def _shared_draws(seed: int) -> tuple[np.ndarray, bool]:
+    fresh = seed not in _SHARED
+    if fresh:
+        _SHARED[seed] = np.random.default_rng(seed + 1).random(3)
+    return _SHARED[seed], fresh
+
+
+@_stmt.check("shared draws, first", shares=SHARES)
+def _shared_first(ctx: CheckContext) -> Outcome:
+    u, fresh = _shared_draws(ctx.seed)
+    return Outcome([Row("drew them here", float(fresh), 1.0), Row("sum", float(u.sum()), 3.0)])
+
+
+@_stmt.check("shared draws, second", shares=SHARES)
+def _shared_second(ctx: CheckContext) -> Outcome:
+    u, fresh = _shared_draws(ctx.seed)
+    return Outcome([Row("drew them here", float(fresh), 1.0), Row("max", float(u.max()), 1.0)])

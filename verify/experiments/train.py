@@ -28,7 +28,8 @@ import json
 import math
 import time
 from collections.abc import Iterable, Sequence
-from dataclasses import asdict, dataclass, field, replace
+from dataclasses import asdict, dataclass, field
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -41,6 +42,7 @@ from verify.boolean.sampling import clopper_pearson, estimate_profile
 from verify.checks.hahn_rofin import gaussian_sharpness, measure_tradeoff, parameter_norm_sq
 from verify.checks.summaries import mean_ci
 from verify.errors import ValidationError
+from verify.experiments import train_cache
 from verify.model import ModelConfig, Params, forward, truth_table
 from verify.registry import FigureData
 from verify.validation import check_choice, check_int, check_real
@@ -212,6 +214,11 @@ def _final_vector(module: Any, tokens: Any) -> Any:
 
 
 # ----------------------------------------------------------------------------- evaluation
+# the H&R Cor 5 measurements (verify.checks.hahn_rofin.measure_tradeoff) a record keeps
+TRADEOFF_KEYS = ("xi", "avg_sensitivity", "mean_beta_sq", "w_norm", "log10_c_infl", "lhs",
+                 "log10_bound", "sensitive_dT", "factor")  # fmt: skip
+
+
 def evaluate(
     params: Params,
     function: str,
@@ -302,22 +309,7 @@ def evaluate(
     if n <= settings.tradeoff_max:
         m = measure_tradeoff(params, n)
         if m is not None:
-            rec["tradeoff"] = {
-                k: v
-                for k, v in m.to_dict().items()
-                if k
-                in (
-                    "xi",
-                    "avg_sensitivity",
-                    "mean_beta_sq",
-                    "w_norm",
-                    "log10_c_infl",
-                    "lhs",
-                    "log10_bound",
-                    "sensitive_dT",
-                    "factor",
-                )
-            }
+            rec["tradeoff"] = {k: v for k, v in m.to_dict().items() if k in TRADEOFF_KEYS}
     return rec
 
 
@@ -449,10 +441,6 @@ def _over_seeds(records: Sequence[dict[str, Any]], f: str, n: int, key: str) -> 
     ]
 
 
-def with_overrides(settings: TrainSettings, **kw: Any) -> TrainSettings:
-    return replace(settings, **kw)
-
-
 # ----------------------------------------------------------------------------- for the checks
 # (functions, N values, settings) of the statement checks, by budget: the quick and default
 # versions take seconds (one layer, D = 8, a few hundred steps); "full" is the experiment of
@@ -482,17 +470,30 @@ def check_experiment(budget: str, seed: int) -> list[dict[str, Any]]:
 
 def check_models(budget: str, seed: int) -> list[tuple[dict[str, Any], Params]]:
     """(record, trained params) of every model of the grid of ``budget`` (CHECK_GRIDS), trained
-    once per process and (budget, seed)."""
+    once per process and (budget, seed), and kept on disk between runs (train_cache)."""
     key = ("params:" + budget, int(seed))
     if key not in _PARAMS:
         functions, ns, settings = CHECK_GRIDS[budget]
         out = []
         for n in ns:
             for f in functions:
-                res = train_model(f, n, settings, int(seed))
-                out.append((evaluate(res.params, f, n, settings, int(seed)), res.params))
+                key = train_cache.model_key(f, n, settings, int(seed))
+                params = train_cache.cached(key, partial(train_model, f, n, settings, int(seed)))
+                out.append((evaluate(params, f, n, settings, int(seed)), params))
         _PARAMS[key] = out
     return _PARAMS[key]
+
+
+def check_models_available(budget: str, seed: int) -> bool:
+    """Whether :func:`check_models` can answer: its models in memory or all in train_cache (no
+    torch needed), or torch importable to train them."""
+    functions, ns, settings = CHECK_GRIDS[budget]
+    keys = [train_cache.model_key(f, n, settings, int(seed)) for n in ns for f in functions]
+    if ("params:" + budget, int(seed)) in _PARAMS or train_cache.all_cached(keys):
+        return True
+    from verify.torch import torch_available
+
+    return torch_available()
 
 
 _PARAMS: dict[tuple[str, int], list[tuple[dict[str, Any], Params]]] = {}

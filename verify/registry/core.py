@@ -72,6 +72,9 @@ class Check:
     # optional packages the check needs (e.g. ("torch",)): without them it reports undecided
     # with the reason, and the theorem suite skips it
     requires: tuple[str, ...] = ()
+    # checks with one ``shares`` tag reuse one in-process result (e.g. the trained models of
+    # verify.experiments.train.check_models): a parallel report runs them in one worker
+    shares: str = ""
 
     @property
     def missing(self) -> list[str]:
@@ -149,14 +152,18 @@ class Statement:
         slow: bool = False,
         finding: Finding | None = None,
         requires: tuple[str, ...] = (),
+        shares: str = "",
     ) -> Callable[[Callable[[CheckContext], Outcome]], Callable[[CheckContext], Outcome]]:
         """Decorator attaching a check (``policy`` decides its status from its rows;
-        ``requires`` names optional packages it needs)."""
+        ``requires`` names optional packages it needs; ``shares`` tags checks that reuse one
+        in-process result, run in one worker by a parallel report)."""
 
         def deco(func: Callable[[CheckContext], Outcome]) -> Callable[[CheckContext], Outcome]:
             if any(c.name == name for c in self.checks):
                 raise ValueError(f"{self.id} already has a check named {name!r}")
-            self.checks.append(Check(name, func, Policy(policy), slow, finding, tuple(requires)))
+            self.checks.append(
+                Check(name, func, Policy(policy), slow, finding, tuple(requires), str(shares))
+            )
             return func
 
         return deco

@@ -18,7 +18,7 @@ from __future__ import annotations
 import concurrent.futures as cf
 import time
 import traceback
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -36,6 +36,7 @@ from verify.registry import (
     Status,
     all_statements,
 )
+from verify.report.schedule import plan_tasks
 from verify.validation import check_choice, check_int
 
 ERROR = "error"
@@ -255,33 +256,60 @@ def _lost_outcome(stmt: Statement, check: Check, exc: BaseException) -> CheckOut
     )
 
 
+def run_checks_by_name(
+    checks: Sequence[tuple[str, str]], budget: str, seed: int, imports: Sequence[str] = ()
+) -> list[CheckOutcome]:
+    """:func:`run_check_by_name` of each (statement id, check name) of ``checks``, one after
+    another in this process (checks that share an in-process result: ``Check.shares``)."""
+    return [run_check_by_name(sid, name, budget, seed, imports) for sid, name in checks]
+
+
 def _run_on_executor(
     todo: Sequence[tuple[StatementOutcome, Check]],
     executor: Any,
     ctx: CheckContext,
     finished: Callable[[int, CheckOutcome], None],
+    costs: Mapping[tuple[str, str], float] | None = None,
+    side_jobs: Sequence[tuple[float, Callable[[], Any]]] = (),
 ) -> None:
     """Submit every check of ``todo`` to ``executor`` (concurrent.futures API: a process pool,
     a dask Client's executor, verify.sweep.executors.RayExecutor) and call ``finished(i,
-    outcome)`` as each returns, in completion order. Interrupted, the checks not yet started
-    are cancelled and those already returned are still passed on before re-raising."""
+    outcome)`` as each returns, in completion order. The checks go longest first by their
+    recorded ``costs`` (verify.report.schedule), those sharing an in-process result as one
+    task; each of ``side_jobs`` (cost, submit) is called at its cost's place in that order (it
+    submits its own work, e.g. the Derivation section). Interrupted, the checks not yet
+    started are cancelled and those already returned are still passed on before re-raising."""
     from verify.plugins import requested_modules
 
     imports = requested_modules()
-    futures = {
-        executor.submit(run_check_by_name, o.statement.id, c.name, ctx.budget, ctx.seed, imports): i
-        for i, (o, c) in enumerate(todo)
-    }
+    keys = [(o.statement.id, c.name) for o, c in todo]
+    tasks = plan_tasks(keys, [c.shares for _, c in todo], costs or {})
+    side = sorted(side_jobs, key=lambda job: -job[0])
+    futures: dict[cf.Future, list[int]] = {}
+    for cost, task in tasks:
+        while side and side[0][0] >= cost:
+            side.pop(0)[1]()
+        if len(task) == 1:
+            (i,) = task
+            fut = executor.submit(run_check_by_name, *keys[i], ctx.budget, ctx.seed, imports)
+        else:
+            names = [keys[i] for i in task]
+            fut = executor.submit(run_checks_by_name, names, ctx.budget, ctx.seed, imports)
+        futures[fut] = task
+    for _, submit in side:
+        submit()
     seen: set[int] = set()
 
     def take(fut: cf.Future) -> None:
-        i = futures[fut]
-        seen.add(i)
+        task = futures[fut]
+        seen.update(task)
         try:
-            outcome = fut.result()
+            result = fut.result()
+            outcomes = [result] if len(task) == 1 else list(result)
         except Exception as exc:  # the worker failed outside the check: reported, not lost
-            outcome = _lost_outcome(todo[i][0].statement, todo[i][1], exc)
-        finished(i, outcome)
+            outcomes = [_lost_outcome(todo[i][0].statement, todo[i][1], exc) for i in task]
+        for i, outcome in zip(task, outcomes, strict=True):
+            finished(i, outcome)
 
     try:
         for fut in cf.as_completed(futures):
@@ -289,8 +317,8 @@ def _run_on_executor(
     except KeyboardInterrupt:
         for fut in futures:
             fut.cancel()
-        for fut, i in futures.items():  # returned before the interrupt was noticed
-            if i not in seen and fut.done() and not fut.cancelled():
+        for fut, task in futures.items():  # returned before the interrupt was noticed
+            if not seen.intersection(task) and fut.done() and not fut.cancelled():
                 take(fut)
         raise
 
@@ -304,6 +332,8 @@ def run_statements(
     progress: bool = True,
     on_done: Callable[[int, int], None] | None = None,
     executor: Any = None,
+    costs: Mapping[tuple[str, str], float] | None = None,
+    side_jobs: Sequence[tuple[float, Callable[[], Any]]] = (),
 ) -> list[StatementOutcome]:
     """Run every (non-slow unless ``include_slow``) check of ``statements`` at ``budget`` with
     ``CheckContext(budget, seed)``, showing a tqdm progress bar over the checks. ``on_done(n,
@@ -314,7 +344,8 @@ def run_statements(
     the checks run there, several at once, each in a fresh context with the same seed, so the
     outcomes are those of a serial run; they are kept in the serial run's order. A worker that
     fails outside a check makes that check an ``error`` outcome. The caller owns (and, on an
-    interrupt, stops) the executor."""
+    interrupt, stops) the executor. ``costs``/``side_jobs``: the order of submission (longest
+    first, verify.report.schedule) and jobs submitted at their cost's place in it."""
     budget = check_choice("budget", budget, ("quick", "default", "full"))  # type: ignore[assignment]
     seed = check_int("seed", seed, minimum=0)
     outcomes = [StatementOutcome(statement=s) for s in statements]
@@ -352,7 +383,7 @@ def run_statements(
                 bar.set_postfix_str(f"{o.statement.id}: {c.name}"[:60])
                 finished(i, run_check_outcome(o.statement, c, ctx))
         else:
-            _run_on_executor(todo, executor, ctx, finished)
+            _run_on_executor(todo, executor, ctx, finished, costs, side_jobs)
     except KeyboardInterrupt:  # keep what finished; the rest is reported as interrupted
         pass
     finally:

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import concurrent.futures as cf
 import json
+import math
 import os
 import shutil
 import tempfile
@@ -41,17 +42,21 @@ from verify.report.environment import environment
 from verify.report.export import write_rows_csv
 from verify.report.markdown import render_markdown
 from verify.report.overview import overview_figures
+from verify.report.readme import EXAMPLE_DIR
 from verify.report.runner import (
     REPO_ROOT,
     StatementOutcome,
     run_statements,
     select_statements,
 )
+from verify.report.schedule import DERIVATIONS, recorded_costs
 from verify.report.warmup import compile_kernels
 from verify.sweep.executors import local_executor, open_executor, stop_executor
 from verify.validation import check_choice, check_int
 
 ROWS_CSV = "rows.csv"  # every check row, flat (verify.report.export)
+# the committed example report: its checks' run times order a parallel run (longest first)
+EXAMPLE_REPORT = EXAMPLE_DIR / "report.json"
 
 
 @dataclass
@@ -276,7 +281,10 @@ def generate_report(
     with ``jobs`` processes, None meaning one per core; "dask", "dask://HOST:PORT", "ray",
     ...). ``jobs=1`` with the local executor runs everything in this process, one thing after
     another; otherwise the checks run on the executor while a local process pool computes the
-    Derivation section, then draws the figures. ``pdf``: a PDF of each figure besides its PNG.
+    Derivation section, then draws the figures. The checks are submitted longest first by the
+    run times of the previous report in ``out_dir`` or of the committed example report
+    (verify.report.schedule), the Derivation section at its cost's place among them when it
+    shares their pool. ``pdf``: a PDF of each figure besides its PNG.
     """
     started = time.perf_counter()
     budget = check_choice("budget", budget, ("quick", "default", "full"))  # type: ignore[assignment]
@@ -304,7 +312,17 @@ def generate_report(
             if log:
                 log(f"checks on {handle.description}")
             pool = handle.executor if local else local_executor(n_local)
-            pending = start_derivations(pool, [st.id for st in statements])
+        costs = recorded_costs([out / "report.json", REPO_ROOT / EXAMPLE_REPORT], budget)
+        side: list[tuple[float, Callable[[], Any]]] = []
+        if pool is not None:  # in the checks' order by its cost, when it shares their pool
+
+            def derive() -> None:
+                nonlocal pending
+                pending = start_derivations(pool, [st.id for st in statements])
+
+            side.append(
+                (costs.get(DERIVATIONS, 0.0) if pool is handle.executor else math.inf, derive)
+            )
         t = time.perf_counter()
         outcomes = run_statements(
             statements,
@@ -314,6 +332,8 @@ def generate_report(
             progress=progress,
             on_done=lambda n, total: _count(state, n, total),
             executor=handle.executor if handle is not None else None,
+            costs=costs,
+            side_jobs=side,
         )
         state.phases["checks_s"] = time.perf_counter() - t
         if handle is not None and any(o.interrupted for o in outcomes):

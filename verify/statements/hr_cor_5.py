@@ -15,6 +15,7 @@ from verify.checks.adversarial import SEARCH_EXAMPLES, build_model, draw_model, 
 from verify.checks.hahn_rofin import TradeoffMeasurement, measure_tradeoff
 from verify.checks.random_models import EPS_CHOICES, MODELS_PER_SCHEME, random_models
 from verify.checks.summaries import Worst
+from verify.experiments.train_cache import TRAINED_MODELS
 from verify.model import ModelConfig, Params, forward
 from verify.registry import (
     CheckContext,
@@ -356,10 +357,9 @@ def dictator_construction(ctx: CheckContext) -> Outcome:
 
 
 def _trained_outcome(ctx: CheckContext, budget: str) -> Outcome:
-    from verify.experiments.train import CHECK_GRIDS, check_models
-    from verify.torch import torch_available
+    from verify.experiments.train import CHECK_GRIDS, check_models, check_models_available
 
-    if not torch_available():
+    if not check_models_available(budget, ctx.seed):  # (cached models need no torch)
         return Outcome(unsettled=["torch is not installed (extra `torch`): no model trained"])
     functions, ns, settings = CHECK_GRIDS[budget]
     rows, notes, table = [], [], []
@@ -396,7 +396,12 @@ def _trained_outcome(ctx: CheckContext, budget: str) -> Outcome:
     )
 
 
-@HR_COR_5.check("trained models (small, seconds)", policy=Policy.STRICT, requires=("torch",))
+@HR_COR_5.check(
+    "trained models (small, seconds)",
+    policy=Policy.STRICT,
+    requires=("torch",),
+    shares=TRAINED_MODELS,
+)
 def trained_models(ctx: CheckContext) -> Outcome:
     """Tiny models trained on PARITY, MAJORITY, FIRST (quick) or all five targets (default):
     the learned function's 2 xi as_N against the bound."""
@@ -408,6 +413,7 @@ def trained_models(ctx: CheckContext) -> Outcome:
     policy=Policy.STRICT,
     slow=True,
     requires=("torch",),
+    shares=TRAINED_MODELS,
 )
 def training_experiment(ctx: CheckContext) -> Outcome:
     """The full training grid (verify.experiments.train.CHECK_GRIDS['full']): Cor 5 on every

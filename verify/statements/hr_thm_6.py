@@ -13,6 +13,7 @@ from verify.checks.estimates import frequency_row
 from verify.checks.hahn_rofin import noisy_blowup_frequency, perturbed
 from verify.checks.random_models import MODELS_PER_SCHEME, random_models
 from verify.checks.summaries import Worst
+from verify.experiments.train_cache import TRAINED_MODELS
 from verify.model import ModelConfig, Params, forward, init_params
 from verify.registry import (
     CheckContext,
@@ -189,16 +190,18 @@ def random_parameters(ctx: CheckContext) -> Outcome:
 
 
 def _trained(ctx: CheckContext, budget: str):
-    from verify.experiments.train import CHECK_GRIDS, check_models
-    from verify.torch import torch_available
+    from verify.experiments.train import CHECK_GRIDS, check_models, check_models_available
 
-    if not torch_available():
+    if not check_models_available(budget, ctx.seed):  # (cached models need no torch)
         return None, None
     return check_models(budget, ctx.seed), CHECK_GRIDS[budget]
 
 
 @HR_THM_6.check(
-    "trained models: noise caps the blowup", policy=Policy.STATISTICAL, requires=("torch",)
+    "trained models: noise caps the blowup",
+    policy=Policy.STATISTICAL,
+    requires=("torch",),
+    shares=TRAINED_MODELS,
 )
 def trained_blowup_cap(ctx: CheckContext) -> Outcome:
     """The trained models of the quick/default grid: at the string of largest blowup, how often
@@ -270,6 +273,7 @@ def _ordering_rows(records: list[dict], min_accuracy: float = 0.99) -> tuple[lis
     "sharpness grows with sensitivity (trained, evidence)",
     policy=Policy.ASYMPTOTIC,
     requires=("torch",),
+    shares=TRAINED_MODELS,
 )
 def sharpness_ordering(ctx: CheckContext) -> Outcome:
     """H&R's empirical claim on the small trained models: sharper minima for more sensitive
@@ -291,6 +295,7 @@ def sharpness_ordering(ctx: CheckContext) -> Outcome:
     policy=Policy.ASYMPTOTIC,
     slow=True,
     requires=("torch",),
+    shares=TRAINED_MODELS,
 )
 def training_experiment(ctx: CheckContext) -> Outcome:
     """The full grid of verify.experiments.train (PARITY, sparse PARITY, MAJORITY, FIRST,
