@@ -38,7 +38,10 @@ KERNEL_PACKAGES = ("verify.boolean", "verify.model")
 #: Modules the warm-up leaves alone: kernels no report check calls compile on first use.
 DEFERRED = (
     "verify.model.kernels.per_string_dd",  # the double-double tier (strings float64 left open)
-    "verify.model.kernels.dd_norm",  # its layer norm
+    "verify.model.kernels.dd_norm",  # and its stages
+    "verify.model.kernels.dd_l2",
+    "verify.model.kernels.dd_dense",
+    "verify.model.kernels.dd",
     "verify.model.kernels.diagnostics",  # forward(engine="numba"): check-model, not the report
     "verify.model.forward_numba",  # (imports diagnostics)
 )

@@ -65,12 +65,12 @@ from verify.model.kernels.bundles import (
     f8,
     i8,
 )
-from verify.model.kernels.dd_l2 import l2_from_squares
 from verify.model.kernels.dense import (
     add_into_scalar,
     col_absmax,
     matvec_radius,
 )
+from verify.model.kernels.l2_bounds import l2_from_squares
 from verify.model.kernels.layer_norm import layer_norm_scalar
 from verify.model.kernels.position import finish_position_l2
 from verify.model.kernels.register_sums import LS_ROWS, LS_RZ, LS_Z, norms_rows
