@@ -46,16 +46,25 @@ def kernel_units(modules: list[str]) -> dict[str, frozenset[str]]:
     return {u: graph[u] for u in sorted(graph, key=lambda u: (len(graph[u]), _size(u), u))}
 
 
+def warm_parallel(mod: Any) -> list[Any]:
+    """Compile (or load) the parallel builds of the serial-and-parallel pairs a module lists
+    in ``WARM_PARALLEL`` (``verify.boolean.kernels``); returns their dispatchers."""
+    return [pair.parallel() for pair in getattr(mod, "WARM_PARALLEL", ())]
+
+
 def module_dispatchers(mod: Any) -> list[Any]:
-    """The Numba dispatchers a module defines: its module-level ones and the ``serial`` build
-    of ``verify.boolean.kernels``' serial-and-parallel pairs."""
+    """The Numba dispatchers a module defines: its module-level ones, the ``serial`` build of
+    ``verify.boolean.kernels``' serial-and-parallel pairs and the parallel builds compiled by
+    :func:`warm_parallel`."""
     from numba.core.registry import CPUDispatcher
 
     found: dict[int, Any] = {}
-    for obj in list(vars(mod).values()):
-        for cand in (obj, getattr(obj, "serial", None)):
-            if isinstance(cand, CPUDispatcher) and cand.py_func.__module__ == mod.__name__:
-                found.setdefault(id(cand), cand)
+    cands = [c for obj in list(vars(mod).values()) for c in (obj, getattr(obj, "serial", None))]
+    if getattr(mod, "WARM_PARALLEL", ()):
+        cands += warm_parallel(mod)  # built already: this only looks them up
+    for cand in cands:
+        if isinstance(cand, CPUDispatcher) and cand.py_func.__module__ == mod.__name__:
+            found.setdefault(id(cand), cand)
     return list(found.values())
 
 
@@ -64,6 +73,7 @@ def import_unit(name: str) -> tuple[str, int, float, str]:
     start = time.process_time()
     try:
         mod = importlib.import_module(name)
+        warm_parallel(mod)
     except Exception as exc:  # reported by the caller (its own import meets it again)
         return name, 0, time.process_time() - start, f"{type(exc).__name__}: {exc}"
     compiled = sum(sum(d.stats.cache_misses.values()) for d in module_dispatchers(mod))

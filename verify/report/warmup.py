@@ -32,6 +32,7 @@ from verify.report.compile_pool import (
     import_unit,
     kernel_units,
     module_dispatchers,
+    warm_parallel,
 )
 
 KERNEL_PACKAGES = ("verify.boolean", "verify.model")
@@ -151,7 +152,7 @@ def compile_kernels(
     in_pool = _compile_units(modules, jobs or os.cpu_count() or 1, stats)
     for name in modules:
         try:
-            importlib.import_module(name)
+            warm_parallel(importlib.import_module(name))
         except Exception as exc:  # a module that cannot be imported is reported, not fatal
             stats.errors.append(f"{name}: {type(exc).__name__}: {exc}")
     stats.seconds = time.perf_counter() - start
