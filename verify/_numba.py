@@ -4,18 +4,132 @@ Explicit signatures (compiled eagerly, so no JIT inside a timed Hypothesis examp
 ``cache=True`` (a second process loads the machine code in ~0.2 s), ``error_model="numpy"``
 (x / 0.0 gives inf or nan, as IEEE says, instead of raising: eps = 0 layer norms meet it), and
 no fastmath (it breaks isnan/isfinite and reorders sums, so rounding bounds would not hold).
+
+The cache is salted. Numba keys a function's cache entry on its own source file only, so a
+caller compiled against a callee in another file (whose code it links in) would load its stale
+machine code after the callee changed. Here each entry's source stamp also carries a hash of
+every module of the same package that the kernel's module imports, directly or not (at module
+level: the callees, constants such as ``verify.model.rounding``, the intrinsics of
+``kernels.simd``, this policy): editing any of them recompiles the kernels that depend on it.
 """
 
 from __future__ import annotations
 
+import ast
+import functools
+import hashlib
+import importlib.util
+import sys
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 import numba
+from numba.core.caching import CompileResultCacheImpl, FunctionCache
+
+
+def module_file(name: str) -> Path | None:
+    """The source file of module ``name``, found without importing it (None when it is not a
+    plain source file of its top-level package)."""
+    top = name.split(".", 1)[0]
+    init = getattr(sys.modules.get(top), "__file__", None)
+    if not init:
+        spec = importlib.util.find_spec(top)
+        init = spec.origin if spec is not None else None
+    if not init:
+        return None
+    base = Path(init).parent.joinpath(*name.split(".")[1:])
+    for path in (base.with_suffix(".py"), base / "__init__.py"):
+        if path.is_file():
+            return path
+    return None
+
+
+@functools.cache
+def module_imports(name: str) -> frozenset[str]:
+    """The modules of ``name``'s own top-level package that its source imports at module
+    level (``from pkg.a import b`` counts ``pkg.a.b`` when that is a module)."""
+    path = module_file(name)
+    if path is None:
+        return frozenset()
+    top = name.split(".", 1)[0]
+    found: set[str] = set()
+    for node in ast.parse(path.read_text(), filename=str(path)).body:
+        if isinstance(node, ast.Import):
+            found.update(a.name for a in node.names if a.name.split(".")[0] == top)
+        elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+            if node.module.split(".")[0] == top:
+                found.add(node.module)
+                found.update(f"{node.module}.{a.name}" for a in node.names)
+    return frozenset(m for m in found if m != name and module_file(m) is not None)
+
+
+def dependencies(name: str, *, packages: bool = False) -> frozenset[str]:
+    """``name`` and every module of its package it imports at module level, transitively;
+    with ``packages`` also the parent packages every such import runs (their ``__init__``)."""
+    seen = {name}
+    todo = [name]
+    while todo:
+        mod = todo.pop()
+        found = set(module_imports(mod))
+        if packages:
+            parts = mod.split(".")
+            found.update(".".join(parts[:i]) for i in range(1, len(parts)))
+        for dep in found:
+            if dep not in seen:
+                seen.add(dep)
+                todo.append(dep)
+    return frozenset(seen)
+
+
+@functools.cache
+def source_salt(name: str) -> str:
+    """SHA-256 over the sources of :func:`dependencies` of module ``name`` (sorted by name)."""
+    h = hashlib.sha256()
+    for dep in sorted(dependencies(name)):
+        path = module_file(dep)
+        h.update(dep.encode() + b"\0")
+        h.update(path.read_bytes() if path else b"")
+    return h.hexdigest()
+
+
+class _SaltedLocator:
+    """A Numba cache locator whose source stamp is the wrapped one's plus the salt."""
+
+    def __init__(self, inner: Any, salt: str) -> None:
+        self._inner = inner
+        self._salt = salt
+
+    def __getattr__(self, attr: str) -> Any:
+        return getattr(self._inner, attr)
+
+    def get_source_stamp(self) -> Any:
+        return (self._inner.get_source_stamp(), self._salt)
+
+
+class _SaltedCacheImpl(CompileResultCacheImpl):
+    def __init__(self, py_func: Callable) -> None:
+        super().__init__(py_func)
+        self._locator = _SaltedLocator(self._locator, source_salt(py_func.__module__))
+
+
+class SaltedFunctionCache(FunctionCache):
+    """Numba's function cache, with the salted source stamp (module doc)."""
+
+    _impl_class = _SaltedCacheImpl
 
 
 def kernel(signature: Any, *, parallel: bool = False) -> Callable[[Callable], Any]:
-    """Decorate a pure numerical kernel with the project's Numba policy."""
-    return numba.njit(
-        signature, cache=True, error_model="numpy", nogil=True, parallel=parallel, fastmath=False
-    )
+    """Decorate a pure numerical kernel with the project's Numba policy: compile every
+    signature now (or load it from the salted cache), then no other."""
+    sigs = signature if isinstance(signature, list) else [signature]
+
+    def deco(fn: Callable) -> Any:
+        disp = numba.njit(error_model="numpy", nogil=True, parallel=parallel, fastmath=False)(fn)
+        disp._cache = SaltedFunctionCache(fn)  # what cache=True does, with the salted stamp
+        for sig in sigs:
+            disp.compile(sig)
+        disp.disable_compile()
+        return disp
+
+    return deco

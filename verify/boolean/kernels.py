@@ -309,3 +309,6 @@ rows_have_zero_sensitive = _serial_and_parallel("boolean[::1](uint8[:, ::1], int
 packed_rows_have_zero_sensitive = _serial_and_parallel("boolean[::1](uint64[:, ::1], int64)")(
     _packed_rows_have_zero_sensitive
 )
+#: the pairs whose parallel build the report calls (Monte Carlo over random functions: large
+#: inputs): the warm-up compiles those builds too (verify.report.compile_pool.warm_parallel)
+WARM_PARALLEL = (rows_have_zero_sensitive, packed_rows_have_zero_sensitive)

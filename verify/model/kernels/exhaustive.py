@@ -65,12 +65,12 @@ from verify.model.kernels.bundles import (
     f8,
     i8,
 )
-from verify.model.kernels.dd_l2 import l2_from_squares
 from verify.model.kernels.dense import (
     add_into_scalar,
     col_absmax,
     matvec_radius,
 )
+from verify.model.kernels.l2_bounds import l2_from_squares
 from verify.model.kernels.layer_norm import layer_norm_scalar
 from verify.model.kernels.position import finish_position_l2
 from verify.model.kernels.register_sums import LS_ROWS, LS_RZ, LS_Z, norms_rows
@@ -105,18 +105,17 @@ def table_quotient_radius(e_num, e_den, a1, low):  # pragma: no cover - jitted
 
 @kernel(
     types.void(
-        i8, i8, i8, i8, SCALARS, EXHAUSTIVE_LAYER0, LAYER_WEIGHTS, NORM_AFFINE, READOUT,
+        i8, i8, i8, i8, i8, i8, SCALARS, EXHAUSTIVE_LAYER0, LAYER_WEIGHTS, NORM_AFFINE, READOUT,
         WEIGHT_BOUNDS, b1, A1, A1,
     ),
-    parallel=True,
 )  # fmt: skip
-def exhaustive_T(
-    n, lo_bits, blk0, blk1, sc, l0, lw, ln, ro, wb, bounds, t_out, r_out
+def exhaustive_chunk(
+    chunk, n_chunks, n, lo_bits, blk0, blk1, sc, l0, lw, ln, ro, wb, bounds, t_out, r_out
 ):  # pragma: no cover - jitted
-    """T(x) (and, with bounds, a rigorous radius) of the strings lo + 2^lo_bits hi of n bits,
-    for every lo and blk0 <= hi < blk1, written at index (hi - blk0) 2^lo_bits + lo of t_out,
-    r_out. The tables ``l0`` and the bounds they carry are described in
-    ``kernels.bundles.ExhaustiveLayer0`` and derived in ``verify.model.exhaustive``."""
+    """Chunk ``chunk`` of ``n_chunks`` (the blocks blk0 + [chunk, chunk + 1) (blk1 - blk0) /
+    n_chunks) of :func:`exhaustive_T`, serial: the parallel driver only spreads the chunks over
+    the threads (a prange over this body compiled 3x slower: Numba's parfor passes ran over all
+    of it)."""
     s = n + 1 if sc.eos else n
     norm_first = sc.norm_first
     n_heads = sc.n_heads
@@ -137,276 +136,296 @@ def exhaustive_T(
     sq_d = math.sqrt(d) * (1 + 2 * U)
     sq_f = math.sqrt(f) * (1 + 2 * U)
     w2_spec0 = wb.l2[0, WN_SPEC, 3 * n_heads + 2]  # |W_2|_2 of layer 0 (inf when L = 1)
-    n_chunks = min(n_blk, 64)  # work arrays are allocated once per chunk of blocks
-    for chunk in prange(n_chunks):
-        c_lo = chunk * n_blk // n_chunks
-        c_hi = (chunk + 1) * n_blk // n_chunks
-        toks = np.empty((KB, s), dtype=np.int64)  # tokens of the positions >= lo_bits
-        yms = np.empty((KB, s, d, BS))  # the residual stream of KB blocks
-        yrs = np.zeros((KB, s, BS))
-        ynew = np.empty((s, d, BS))
-        ynr = np.zeros((s, BS))
-        xs = np.empty((s, d, BS))
-        xsr = np.zeros((s, BS))
-        xsm = np.zeros((s, BS))
-        xsn = np.zeros((s, BS))
-        am = np.empty((d, BS))
-        ar = np.zeros(BS)
-        att = np.empty((d, BS))
-        ratt = np.zeros(BS)
-        hid = np.empty((f, BS))
-        rhid = np.zeros(BS)
-        tmp = np.empty((d, BS))
-        rtmp = np.zeros(BS)
-        xmax = np.zeros(BS)
-        ls = np.empty((LS_ROWS, BS))
-        zero = np.zeros((d, BS))  # stays zero: zero radii and the low part of 2-norm rules
-        zero1 = zero[0]
-        one = np.ones(BS)
-        rho = np.zeros(BS)
-        lip = np.zeros(BS)
-        pm = np.empty((s, BS))
-        pr = np.zeros((s, BS))
-        sig = np.zeros((s, BS))
-        p0 = np.zeros((s, BS))
-        sv = np.zeros((SV_ROWS, BS))
-        l0s = np.zeros((L0_ROWS, BS))
-        qm = np.empty((d, BS))
-        rq = np.zeros(BS)
-        um = np.empty((d, BS))
-        ru = np.zeros(BS)
-        width = d + 1 + f
-        hi = np.zeros((2, n_heads, width))  # sums over j >= lo_bits, per query token slot
-        inv = np.empty((n_heads, BS))
-        den = l0s[L0_DEN]
-        ra_sum = l0s[L0_RA]
-        a1_sum = l0s[L0_A1]
-        rg_sum = l0s[L0_RG]
-        g1_sum = l0s[L0_G1]
-        for g_off in range(c_lo, c_hi, KB):
-            nk = min(KB, c_hi - g_off)
-            for kb in range(nk):
-                blk = blk0 + g_off + kb
-                for j in range(lo_bits, s):
-                    toks[kb, j] = EOS if j == n else (blk >> (j - lo_bits)) & 1
-            # ---------------- layer 0, from the tables
-            first_q = 0 if n_layers > 1 else s - 1
-            for i in range(first_q, s):
-                lo_q = i < lo_bits  # the query token varies with lo
-                for kb in range(nk):  # the blocks of the group: the tables of i stay in cache
-                    ym = yms[kb]
-                    yr = yrs[kb]
-                    tok_hi = toks[kb]
-                    tq = 0 if lo_q else tok_hi[i]
-                    slot = 1 if tq == 1 and not lo_q else 0  # table slot of the query token
-                    # sums over the high positions: num (0..d-1), den (d), G = M num (d+1..)
-                    for c in range(2 if lo_q else 1):
-                        t_i = c if lo_q else tq
-                        for hd in range(n_heads):
-                            for e in range(width):
-                                hi[c, hd, e] = 0.0
-                            for j in range(lo_bits, s):
-                                tj = tok_hi[j]
-                                ev = sce_m[t_i, i, tj, j, hd]
-                                for e in range(d):
-                                    hi[c, hd, e] += ev * vo_m[tj, j, hd, e]
-                                hi[c, hd, d] += ev
-                                for e in range(f):
-                                    hi[c, hd, d + 1 + e] += ev * mv_m[tj, j, hd, e]
-                    # attention output (after out_proj) into am; per head 1/den into inv
-                    for e in range(d):
-                        for b in range(BS):
-                            am[e, b] = lw.out_b[0, e]
-                    for b in range(BS):
-                        ra_sum[b] = 0.0
-                        a1_sum[b] = 0.0
-                        rg_sum[b] = 0.0
-                        g1_sum[b] = 0.0
-                    for hd in range(n_heads):
-                        lt = l0.lo_sums[i, slot, hd]
-                        iv = inv[hd]
-                        if lo_q:
-                            for b in range(BS):
-                                den[b] = lt[d, b] + hi[(b >> i) & 1, hd, d]
-                                iv[b] = 1.0 / den[b]
-                        else:
-                            for b in range(BS):
-                                den[b] = lt[d, b] + hi[0, hd, d]
-                                iv[b] = 1.0 / den[b]
-                        add_weighted(am, lt, 0, hi[0, hd], hi[1, hd], 0, d, iv, i, lo_q)
-                        if bounds:
-                            bd = l0.lo_bound[i, slot, hd]
-                            e_num, e_den, a_max = bd[LB_E_NUM], bd[LB_E_DEN], bd[LB_A_MAX]
-                            e_g, g_max = bd[LB_E_G], bd[LB_G_MAX]
-                            for b in range(BS):
-                                low = (den[b] - e_den) * (1 - U)
-                                # A_h (bound e_num, magnitude a_max) and G_h / den (e_g, g_max)
-                                a1 = (a_max * (den[b] + e_den) + e_num) / den[b] * (1 + 3 * U)
-                                g1 = (g_max * (den[b] + e_den) + e_g) / den[b] * (1 + 3 * U)
-                                ra_sum[b] += table_quotient_radius(e_num, e_den, a1, low)
-                                rg_sum[b] += table_quotient_radius(e_g, e_den, g1, low)
-                                a1_sum[b] += a1
-                                g1_sum[b] += g1
-                    if bounds:
-                        for b in range(BS):
-                            ar[b] = (
-                                ra_sum[b] + (n_heads + 2) * U * (wb.out_bias0_max + a1_sum[b])
-                            ) * (1 + (2 * n_heads + 5) * U) + ETA
-                    # the residual stream at i: the embedding of the token at i
-                    fill_rows(ym[i], y0m[0 if lo_q else tq, i], y0m[1, i], i, lo_q)
-                    for b in range(BS):
-                        yr[i, b] = y0r[(b >> i) & 1 if lo_q else tq, i]
-                    # the layer norm in front of the MLP (post-LN: LN1, pre-LN: LN2) of d = y + A
-                    nm = wb.layer[0]
-                    if norm_first:
-                        add_into_scalar(ym[i], yr[i], am, ar, bounds)  # d = h, the residual stream
-                        layer_norm_scalar(
-                            ym[i], yr[i], gains[1], biases[1], nm[NB_LN2_GAIN], nm[NB_LN2_BIAS],
-                            eps, tmp, rtmp, ls, bounds,
-                        )  # fmt: skip
-                    else:
-                        add_into_scalar(am, ar, ym[i], yr[i], bounds)
-                        layer_norm_scalar(
-                            am, ar, gains[0], biases[0], nm[NB_LN1_GAIN], nm[NB_LN1_BIAS], eps,
-                            ym[i], yr[i], ls, bounds,
-                        )  # ym[i] <- h = LN1(d)  # fmt: skip
-                    z = ls[LS_Z]
-                    # MLP hidden pre-activation u = z (g0 + sum_h G_h / den_h) + c0 = W1 LN(d) + b1
-                    if bounds:
-                        rz = ls[LS_RZ]
-                        c0max = l0.c0_bound[BD_MAX]
-                        c0rad = l0.c0_bound[BD_RAD]
-                        for b in range(BS):
-                            tg = (b >> i) & 1 if lo_q else tq
-                            g0max = l0.g0_bound[tg, i, BD_MAX]
-                            r_b = (
-                                l0.g0_bound[tg, i, BD_RAD] + rg_sum[b]
-                                + (n_heads + 2) * U * (g0max + g1_sum[b])
-                            ) * (1 + (2 * n_heads + 5) * U) + ETA  # fmt: skip
-                            bmax = (g0max + g1_sum[b]) * (1 + (n_heads + 3) * U)
-                            rhid[b] = (
-                                rz[b] * (bmax + r_b) + z[b] * r_b + c0rad
-                                + 2 * U * (z[b] * bmax + c0max)
-                            ) * (1 + 4 * U) + ETA  # fmt: skip
-                    # u, relu and the second MLP layer with u in registers (kernels.simd)
-                    mlp_from_tables(
-                        l0.lo_sums[i, slot], d + 1, hi, inv, z, l0.g0[0 if lo_q else tq, i],
-                        l0.g0[1, i], l0.c0, lw.lin2_wt[0], lw.lin2_b[0], tmp, xmax, i, lo_q,
-                    )  # fmt: skip
-                    if bounds and l2:  # from here on 2-norm radii (kernels.stage_l2)
-                        # FFN: |W_2|_2 |relu(u') - relu(u)|_2 <= |W_2|_2 sqrt(f) rhid, plus rounding
-                        matvec_radius(f, zero1, xmax, nm[NB_W2], nm[NB_B2], rtmp)
-                        to_l2(rhid, one, w2_spec0 * sq_f, rtmp, sq_d, rtmp)
-                        for b in range(BS):  # rho: the data error of the residual sum
-                            rho[b] = (rtmp[b] + sq_d * yr[i, b]) * (1 + U)
-                            rtmp[b] = 0.0
-                            yr[i, b] = 0.0
-                    elif bounds:
-                        matvec_radius(f, rhid, xmax, nm[NB_W2], nm[NB_B2], rtmp)
-                    if norm_first:
-                        add_into_scalar(ym[i], yr[i], tmp, rtmp, bounds)  # y' = h + FFN(LN2(h))
-                        if bounds and l2:
-                            to_l2(rho, one, 1.0, yr[i], sq_d, yr[i])
-                    else:
-                        add_into_scalar(tmp, rtmp, ym[i], yr[i], bounds)  # h + FFN(h)
-                        if l2:
-                            if bounds:
-                                to_l2(rho, one, 1.0, rtmp, sq_d, rho)
-                            layer_norm_l2(
-                                tmp, rho, gains[1], biases[1], nm[NB_LN2_GAIN], nm[NB_LN2_BIAS],
-                                eps, ym[i], yr[i], ls, zero, lip, bounds,
-                            )  # fmt: skip
-                        else:
-                            layer_norm_scalar(
-                                tmp, rtmp, gains[1], biases[1], nm[NB_LN2_GAIN], nm[NB_LN2_BIAS],
-                                eps, ym[i], yr[i], ls, bounds,
-                            )  # fmt: skip
-            for kb in range(nk):  # layers 1.. and the readout, block by block
+    c_lo = chunk * n_blk // n_chunks
+    c_hi = (chunk + 1) * n_blk // n_chunks
+    toks = np.empty((KB, s), dtype=np.int64)  # tokens of the positions >= lo_bits
+    yms = np.empty((KB, s, d, BS))  # the residual stream of KB blocks
+    yrs = np.zeros((KB, s, BS))
+    ynew = np.empty((s, d, BS))
+    ynr = np.zeros((s, BS))
+    xs = np.empty((s, d, BS))
+    xsr = np.zeros((s, BS))
+    xsm = np.zeros((s, BS))
+    xsn = np.zeros((s, BS))
+    am = np.empty((d, BS))
+    ar = np.zeros(BS)
+    att = np.empty((d, BS))
+    ratt = np.zeros(BS)
+    hid = np.empty((f, BS))
+    rhid = np.zeros(BS)
+    tmp = np.empty((d, BS))
+    rtmp = np.zeros(BS)
+    xmax = np.zeros(BS)
+    ls = np.empty((LS_ROWS, BS))
+    zero = np.zeros((d, BS))  # stays zero: zero radii and the low part of 2-norm rules
+    zero1 = zero[0]
+    one = np.ones(BS)
+    rho = np.zeros(BS)
+    lip = np.zeros(BS)
+    pm = np.empty((s, BS))
+    pr = np.zeros((s, BS))
+    sig = np.zeros((s, BS))
+    p0 = np.zeros((s, BS))
+    sv = np.zeros((SV_ROWS, BS))
+    l0s = np.zeros((L0_ROWS, BS))
+    qm = np.empty((d, BS))
+    rq = np.zeros(BS)
+    um = np.empty((d, BS))
+    ru = np.zeros(BS)
+    width = d + 1 + f
+    hi = np.zeros((2, n_heads, width))  # sums over j >= lo_bits, per query token slot
+    inv = np.empty((n_heads, BS))
+    den = l0s[L0_DEN]
+    ra_sum = l0s[L0_RA]
+    a1_sum = l0s[L0_A1]
+    rg_sum = l0s[L0_RG]
+    g1_sum = l0s[L0_G1]
+    for g_off in range(c_lo, c_hi, KB):
+        nk = min(KB, c_hi - g_off)
+        for kb in range(nk):
+            blk = blk0 + g_off + kb
+            for j in range(lo_bits, s):
+                toks[kb, j] = EOS if j == n else (blk >> (j - lo_bits)) & 1
+        # ---------------- layer 0, from the tables
+        first_q = 0 if n_layers > 1 else s - 1
+        for i in range(first_q, s):
+            lo_q = i < lo_bits  # the query token varies with lo
+            for kb in range(nk):  # the blocks of the group: the tables of i stay in cache
                 ym = yms[kb]
                 yr = yrs[kb]
-                blk_off = g_off + kb
-                # ---------------- layers 1..L-1 (the last one at the readout position only), with
-                # 2-norm radii: |y_exact - y|_2 <= yr
-                for layer in range(1, n_layers):
-                    last = layer == n_layers - 1
-                    k1 = 2 * layer
-                    nm = wb.layer[layer]
-                    wn = wb.l2[layer]
-                    # attention inputs: the stream itself (post-LN) or LN1 of it (pre-LN)
-                    src = ym
-                    srcr = yr
-                    if norm_first:
-                        for j in range(s):
-                            layer_norm_l2(
-                                ym[j], yr[j], gains[k1], biases[k1], nm[NB_LN1_GAIN],
-                                nm[NB_LN1_BIAS], eps, xs[j], xsr[j], ls, zero, lip, bounds,
-                            )  # fmt: skip
-                        src = xs
-                        srcr = xsr
+                tok_hi = toks[kb]
+                tq = 0 if lo_q else tok_hi[i]
+                slot = 1 if tq == 1 and not lo_q else 0  # table slot of the query token
+                # sums over the high positions: num (0..d-1), den (d), G = M num (d+1..)
+                for c in range(2 if lo_q else 1):
+                    t_i = c if lo_q else tq
+                    for hd in range(n_heads):
+                        for e in range(width):
+                            hi[c, hd, e] = 0.0
+                        for j in range(lo_bits, s):
+                            tj = tok_hi[j]
+                            ev = sce_m[t_i, i, tj, j, hd]
+                            for e in range(d):
+                                hi[c, hd, e] += ev * vo_m[tj, j, hd, e]
+                            hi[c, hd, d] += ev
+                            for e in range(f):
+                                hi[c, hd, d + 1 + e] += ev * mv_m[tj, j, hd, e]
+                # attention output (after out_proj) into am; per head 1/den into inv
+                for e in range(d):
+                    for b in range(BS):
+                        am[e, b] = lw.out_b[0, e]
+                for b in range(BS):
+                    ra_sum[b] = 0.0
+                    a1_sum[b] = 0.0
+                    rg_sum[b] = 0.0
+                    g1_sum[b] = 0.0
+                for hd in range(n_heads):
+                    lt = l0.lo_sums[i, slot, hd]
+                    iv = inv[hd]
+                    if lo_q:
+                        for b in range(BS):
+                            den[b] = lt[d, b] + hi[(b >> i) & 1, hd, d]
+                            iv[b] = 1.0 / den[b]
+                    else:
+                        for b in range(BS):
+                            den[b] = lt[d, b] + hi[0, hd, d]
+                            iv[b] = 1.0 / den[b]
+                    add_weighted(am, lt, 0, hi[0, hd], hi[1, hd], 0, d, iv, i, lo_q)
                     if bounds:
-                        norms_rows(src, xsn, xsm)  # max |x_j| and the sum of squares
-                        for j in range(s):  # |x_j|_2 as dd_l2.abs_l2
-                            for b in range(BS):
-                                xsn[j, b] = l2_from_squares(xsn[j, b], d)
-                    for i in range(s - 1 if last else 0, s):
-                        attention_row_l2(
-                            src, srcr, xsm, xsn, i, lw.in_wt[layer], lw.in_b[layer],
-                            wb.head[layer], wn, n_heads, cm, cr, zero1, att, ratt, qm, rq, um,
-                            ru, pm, pr, sig, p0, sv, bounds,
-                        )  # fmt: skip
-                        for e in range(d):
-                            for b in range(BS):
-                                ynew[i, e, b] = ym[i, e, b]
+                        bd = l0.lo_bound[i, slot, hd]
+                        e_num, e_den, a_max = bd[LB_E_NUM], bd[LB_E_DEN], bd[LB_A_MAX]
+                        e_g, g_max = bd[LB_E_G], bd[LB_G_MAX]
                         for b in range(BS):
-                            ynr[i, b] = yr[i, b]
-                        finish_position_l2(
-                            layer, sc, lw, ln, wb, ynew[i], ynr[i], att, ratt, am, ar, hid, rhid,
-                            tmp, rtmp, xmax, ls, zero, one, rho, lip, bounds,
-                        )  # fmt: skip
-                    for i in range(s - 1 if last else 0, s):
-                        for e in range(d):
-                            for b in range(BS):
-                                ym[i, e, b] = ynew[i, e, b]
-                        for b in range(BS):
-                            yr[i, b] = ynr[i, b]
-                # ---------------- final norm (pre-LN) and readout
-                r = s - 1
-                if sc.final_norm:
-                    fn = wb.layer[n_layers]
-                    gf, bf = gains[n_norms - 1], biases[n_norms - 1]
+                            low = (den[b] - e_den) * (1 - U)
+                            # A_h (bound e_num, magnitude a_max) and G_h / den (e_g, g_max)
+                            a1 = (a_max * (den[b] + e_den) + e_num) / den[b] * (1 + 3 * U)
+                            g1 = (g_max * (den[b] + e_den) + e_g) / den[b] * (1 + 3 * U)
+                            ra_sum[b] += table_quotient_radius(e_num, e_den, a1, low)
+                            rg_sum[b] += table_quotient_radius(e_g, e_den, g1, low)
+                            a1_sum[b] += a1
+                            g1_sum[b] += g1
+                if bounds:
+                    for b in range(BS):
+                        ar[b] = (ra_sum[b] + (n_heads + 2) * U * (wb.out_bias0_max + a1_sum[b])) * (
+                            1 + (2 * n_heads + 5) * U
+                        ) + ETA
+                # the residual stream at i: the embedding of the token at i
+                fill_rows(ym[i], y0m[0 if lo_q else tq, i], y0m[1, i], i, lo_q)
+                for b in range(BS):
+                    yr[i, b] = y0r[(b >> i) & 1 if lo_q else tq, i]
+                # the layer norm in front of the MLP (post-LN: LN1, pre-LN: LN2) of d = y + A
+                nm = wb.layer[0]
+                if norm_first:
+                    add_into_scalar(ym[i], yr[i], am, ar, bounds)  # d = h, the residual stream
+                    layer_norm_scalar(
+                        ym[i], yr[i], gains[1], biases[1], nm[NB_LN2_GAIN], nm[NB_LN2_BIAS],
+                        eps, tmp, rtmp, ls, bounds,
+                    )  # fmt: skip
+                else:
+                    add_into_scalar(am, ar, ym[i], yr[i], bounds)
+                    layer_norm_scalar(
+                        am, ar, gains[0], biases[0], nm[NB_LN1_GAIN], nm[NB_LN1_BIAS], eps,
+                        ym[i], yr[i], ls, bounds,
+                    )  # ym[i] <- h = LN1(d)  # fmt: skip
+                z = ls[LS_Z]
+                # MLP hidden pre-activation u = z (g0 + sum_h G_h / den_h) + c0 = W1 LN(d) + b1
+                if bounds:
+                    rz = ls[LS_RZ]
+                    c0max = l0.c0_bound[BD_MAX]
+                    c0rad = l0.c0_bound[BD_RAD]
+                    for b in range(BS):
+                        tg = (b >> i) & 1 if lo_q else tq
+                        g0max = l0.g0_bound[tg, i, BD_MAX]
+                        r_b = (
+                            l0.g0_bound[tg, i, BD_RAD] + rg_sum[b]
+                            + (n_heads + 2) * U * (g0max + g1_sum[b])
+                        ) * (1 + (2 * n_heads + 5) * U) + ETA  # fmt: skip
+                        bmax = (g0max + g1_sum[b]) * (1 + (n_heads + 3) * U)
+                        rhid[b] = (
+                            rz[b] * (bmax + r_b) + z[b] * r_b + c0rad
+                            + 2 * U * (z[b] * bmax + c0max)
+                        ) * (1 + 4 * U) + ETA  # fmt: skip
+                # u, relu and the second MLP layer with u in registers (kernels.simd)
+                mlp_from_tables(
+                    l0.lo_sums[i, slot], d + 1, hi, inv, z, l0.g0[0 if lo_q else tq, i],
+                    l0.g0[1, i], l0.c0, lw.lin2_wt[0], lw.lin2_b[0], tmp, xmax, i, lo_q,
+                )  # fmt: skip
+                if bounds and l2:  # from here on 2-norm radii (kernels.stage_l2)
+                    # FFN: |W_2|_2 |relu(u') - relu(u)|_2 <= |W_2|_2 sqrt(f) rhid, plus rounding
+                    matvec_radius(f, zero1, xmax, nm[NB_W2], nm[NB_B2], rtmp)
+                    to_l2(rhid, one, w2_spec0 * sq_f, rtmp, sq_d, rtmp)
+                    for b in range(BS):  # rho: the data error of the residual sum
+                        rho[b] = (rtmp[b] + sq_d * yr[i, b]) * (1 + U)
+                        rtmp[b] = 0.0
+                        yr[i, b] = 0.0
+                elif bounds:
+                    matvec_radius(f, rhid, xmax, nm[NB_W2], nm[NB_B2], rtmp)
+                if norm_first:
+                    add_into_scalar(ym[i], yr[i], tmp, rtmp, bounds)  # y' = h + FFN(LN2(h))
+                    if bounds and l2:
+                        to_l2(rho, one, 1.0, yr[i], sq_d, yr[i])
+                else:
+                    add_into_scalar(tmp, rtmp, ym[i], yr[i], bounds)  # h + FFN(h)
                     if l2:
+                        if bounds:
+                            to_l2(rho, one, 1.0, rtmp, sq_d, rho)
                         layer_norm_l2(
-                            ym[r], yr[r], gf, bf, fn[NB_LN2_GAIN], fn[NB_LN2_BIAS], eps, tmp, rtmp,
-                            ls, zero, lip, bounds,
+                            tmp, rho, gains[1], biases[1], nm[NB_LN2_GAIN], nm[NB_LN2_BIAS],
+                            eps, ym[i], yr[i], ls, zero, lip, bounds,
                         )  # fmt: skip
                     else:
                         layer_norm_scalar(
-                            ym[r], yr[r], gf, bf, fn[NB_LN2_GAIN], fn[NB_LN2_BIAS], eps, tmp, rtmp,
-                            ls, bounds,
+                            tmp, rtmp, gains[1], biases[1], nm[NB_LN2_GAIN], nm[NB_LN2_BIAS],
+                            eps, ym[i], yr[i], ls, bounds,
                         )  # fmt: skip
+        for kb in range(nk):  # layers 1.. and the readout, block by block
+            ym = yms[kb]
+            yr = yrs[kb]
+            blk_off = g_off + kb
+            # ---------------- layers 1..L-1 (the last one at the readout position only), with
+            # 2-norm radii: |y_exact - y|_2 <= yr
+            for layer in range(1, n_layers):
+                last = layer == n_layers - 1
+                k1 = 2 * layer
+                nm = wb.layer[layer]
+                wn = wb.l2[layer]
+                # attention inputs: the stream itself (post-LN) or LN1 of it (pre-LN)
+                src = ym
+                srcr = yr
+                if norm_first:
+                    for j in range(s):
+                        layer_norm_l2(
+                            ym[j], yr[j], gains[k1], biases[k1], nm[NB_LN1_GAIN],
+                            nm[NB_LN1_BIAS], eps, xs[j], xsr[j], ls, zero, lip, bounds,
+                        )  # fmt: skip
+                    src = xs
+                    srcr = xsr
+                if bounds:
+                    norms_rows(src, xsn, xsm)  # max |x_j| and the sum of squares
+                    for j in range(s):  # |x_j|_2 as dd_l2.abs_l2
+                        for b in range(BS):
+                            xsn[j, b] = l2_from_squares(xsn[j, b], d)
+                for i in range(s - 1 if last else 0, s):
+                    attention_row_l2(
+                        src, srcr, xsm, xsn, i, lw.in_wt[layer], lw.in_b[layer],
+                        wb.head[layer], wn, n_heads, cm, cr, zero1, att, ratt, qm, rq, um,
+                        ru, pm, pr, sig, p0, sv, bounds,
+                    )  # fmt: skip
                     for e in range(d):
                         for b in range(BS):
-                            ym[r, e, b] = tmp[e, b]
+                            ynew[i, e, b] = ym[i, e, b]
                     for b in range(BS):
-                        yr[r, b] = rtmp[b]
-                omega = sc.omega
-                w = ro.weight
-                for b in range(BS):
-                    tmp[0, b] = omega
+                        ynr[i, b] = yr[i, b]
+                    finish_position_l2(
+                        layer, sc, lw, ln, wb, ynew[i], ynr[i], att, ratt, am, ar, hid, rhid,
+                        tmp, rtmp, xmax, ls, zero, one, rho, lip, bounds,
+                    )  # fmt: skip
+                for i in range(s - 1 if last else 0, s):
+                    for e in range(d):
+                        for b in range(BS):
+                            ym[i, e, b] = ynew[i, e, b]
+                    for b in range(BS):
+                        yr[i, b] = ynr[i, b]
+            # ---------------- final norm (pre-LN) and readout
+            r = s - 1
+            if sc.final_norm:
+                fn = wb.layer[n_layers]
+                gf, bf = gains[n_norms - 1], biases[n_norms - 1]
+                if l2:
+                    layer_norm_l2(
+                        ym[r], yr[r], gf, bf, fn[NB_LN2_GAIN], fn[NB_LN2_BIAS], eps, tmp, rtmp,
+                        ls, zero, lip, bounds,
+                    )  # fmt: skip
+                else:
+                    layer_norm_scalar(
+                        ym[r], yr[r], gf, bf, fn[NB_LN2_GAIN], fn[NB_LN2_BIAS], eps, tmp, rtmp,
+                        ls, bounds,
+                    )  # fmt: skip
                 for e in range(d):
-                    we = w[e]
                     for b in range(BS):
-                        tmp[0, b] += we * ym[r, e, b]
+                        ym[r, e, b] = tmp[e, b]
+                for b in range(BS):
+                    yr[r, b] = rtmp[b]
+            omega = sc.omega
+            w = ro.weight
+            for b in range(BS):
+                tmp[0, b] = omega
+            for e in range(d):
+                we = w[e]
+                for b in range(BS):
+                    tmp[0, b] += we * ym[r, e, b]
+            if bounds:
+                col_absmax(ym[r], xmax)
+            base = blk_off * n_lo
+            wsum = wb.readout_abs_sum
+            w_rad = wb.readout_l2 if l2 else wsum  # |w . e| <= |w|_2 |e|_2, or |w|_1 max|e|
+            for b in range(n_lo):
+                t_out[base + b] = tmp[0, b]
                 if bounds:
-                    col_absmax(ym[r], xmax)
-                base = blk_off * n_lo
-                wsum = wb.readout_abs_sum
-                w_rad = wb.readout_l2 if l2 else wsum  # |w . e| <= |w|_2 |e|_2, or |w|_1 max|e|
-                for b in range(n_lo):
-                    t_out[base + b] = tmp[0, b]
-                    if bounds:
-                        r_out[base + b] = (
-                            w_rad * yr[r, b] + (d + 2) * U * (wsum * xmax[b] + abs(omega))
-                        ) * (1 + (d + 5) * U) + ETA
-                    else:
-                        r_out[base + b] = 0.0
+                    r_out[base + b] = (
+                        w_rad * yr[r, b] + (d + 2) * U * (wsum * xmax[b] + abs(omega))
+                    ) * (1 + (d + 5) * U) + ETA
+                else:
+                    r_out[base + b] = 0.0
+
+
+@kernel(
+    types.void(
+        i8, i8, i8, i8, SCALARS, EXHAUSTIVE_LAYER0, LAYER_WEIGHTS, NORM_AFFINE, READOUT,
+        WEIGHT_BOUNDS, b1, A1, A1,
+    ),
+    parallel=True,
+)  # fmt: skip
+def exhaustive_T(
+    n, lo_bits, blk0, blk1, sc, l0, lw, ln, ro, wb, bounds, t_out, r_out
+):  # pragma: no cover - jitted
+    """T(x) (and, with bounds, a rigorous radius) of the strings lo + 2^lo_bits hi of n bits,
+    for every lo and blk0 <= hi < blk1, written at index (hi - blk0) 2^lo_bits + lo of t_out,
+    r_out. The tables ``l0`` and the bounds they carry are described in
+    ``kernels.bundles.ExhaustiveLayer0`` and derived in ``verify.model.exhaustive``. Chunks of
+    blocks run in parallel (:func:`exhaustive_chunk`)."""
+    n_chunks = min(blk1 - blk0, 64)  # work arrays are allocated once per chunk of blocks
+    for chunk in prange(n_chunks):
+        exhaustive_chunk(
+            chunk, n_chunks, n, lo_bits, blk0, blk1, sc, l0, lw, ln, ro, wb, bounds, t_out, r_out
+        )

@@ -15,8 +15,8 @@ from numba import types
 
 from verify._numba import kernel
 from verify.model.kernels.bundles import A1, A2, BS, b1, f8, i8
-from verify.model.kernels.dd_l2 import lipschitz_from_sums
 from verify.model.kernels.dense import matvec_scalar
+from verify.model.kernels.l2_bounds import lipschitz_from_sums
 from verify.model.kernels.layer_norm import layer_norm_scalar
 from verify.model.kernels.register_sums import LS_CSUM, LS_SC, LS_SS
 from verify.model.rounding import U

@@ -1,0 +1,137 @@
+"""The Numba cache and the warm-up: a callee edited in another file recompiles its callers (the
+salted cache of verify._numba), the warm-up leaves the deferred modules alone, and the kernel
+modules compile in worker processes, in import order, into the cache this process loads."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import uuid
+from pathlib import Path
+
+from verify._numba import dependencies
+from verify.report.compile_pool import compile_units, kernel_units
+from verify.report.warmup import DEFERRED, kernel_modules
+
+REPO = Path(__file__).resolve().parents[1]
+
+# a callee module and two callers: one with the project's policy (salted cache), one with plain
+# numba.njit(cache=True), the policy before the salt
+CALLEE = """import numba
+from verify._numba import kernel
+
+
+@kernel("int64(int64)")
+def f(x):
+    return x + {k}
+
+
+@numba.njit("int64(int64)", cache=True)
+def f_plain(x):
+    return x + {k}
+"""
+CALLER = """from verify._numba import kernel
+from {pkg}.callee import f
+
+
+@kernel("int64(int64)")
+def g(x):
+    return 2 * f(x)
+"""
+CALLER_PLAIN = """import numba
+from {pkg}.callee import f_plain
+
+
+@numba.njit("int64(int64)", cache=True)
+def g(x):
+    return 2 * f_plain(x)
+"""
+RUN = (
+    "import {pkg}.caller as a, {pkg}.caller_plain as b; "
+    "print(a.g(1), b.g(1), sum(a.g.stats.cache_hits.values()))"
+)
+
+
+def _package(root: Path, k: int) -> str:
+    pkg = "kern_" + uuid.uuid4().hex[:8]
+    (root / pkg).mkdir()
+    (root / pkg / "__init__.py").write_text("")
+    _write_callee(root, pkg, k)
+    (root / pkg / "caller.py").write_text(CALLER.format(pkg=pkg))
+    (root / pkg / "caller_plain.py").write_text(CALLER_PLAIN.format(pkg=pkg))
+    return pkg
+
+
+def _write_callee(root: Path, pkg: str, k: int) -> None:
+    (root / pkg / "callee.py").write_text(CALLEE.format(k=k))
+
+
+def _run(root: Path, pkg: str) -> list[int]:
+    env = {
+        **os.environ,
+        "PYTHONPATH": os.pathsep.join([str(root), str(REPO)]),
+        "NUMBA_CACHE_DIR": str(root / "cache"),
+    }
+    out = subprocess.run(
+        [sys.executable, "-c", RUN.format(pkg=pkg)],
+        env=env, capture_output=True, text=True, check=True, timeout=300,
+    )  # fmt: skip
+    return [int(v) for v in out.stdout.split()]
+
+
+def test_editing_a_callee_recompiles_its_callers(tmp_path: Path) -> None:
+    pkg = _package(tmp_path, 1)
+    assert _run(tmp_path, pkg) == [4, 4, 0]  # compiled
+    assert _run(tmp_path, pkg) == [4, 4, 1]  # loaded from the cache
+    _write_callee(tmp_path, pkg, 2)  # the callee changes, its callers' files do not
+    salted, plain, hits = _run(tmp_path, pkg)
+    assert (salted, hits) == (6, 0)  # 2 (1 + 2): the caller was recompiled
+    # the trap the salt closes: Numba's own cache serves the caller's stale code (if Numba
+    # fixes this one day, plain == 6 and this line may go)
+    assert plain == 4
+
+
+def test_the_salt_covers_callees_and_constants() -> None:
+    deps = dependencies("verify.model.kernels.exhaustive")
+    for mod in (
+        "verify._numba",
+        "verify.model.rounding",
+        "verify.model.kernels.simd",
+        "verify.model.kernels.position",
+        "verify.model.kernels.dense",
+    ):
+        assert mod in deps
+
+
+def test_the_warm_up_leaves_the_deferred_modules_alone() -> None:
+    warm = kernel_modules()
+    assert not set(DEFERRED) & set(warm)
+    imported = set().union(*(dependencies(m) for m in warm))
+    assert not set(DEFERRED) & imported  # no warm module imports one at module level
+    assert set(DEFERRED) <= set(kernel_modules(deferred=True))
+    units = kernel_units(warm)
+    assert {"verify.model.kernels.per_string", "verify.model.kernels.exhaustive"} <= set(units)
+    assert "verify.boolean.kernels" in units
+
+
+def test_units_come_after_the_units_they_import() -> None:
+    units = kernel_units(kernel_modules())
+    order = list(units)
+    for i, u in enumerate(order):
+        assert units[u] <= set(order[:i])
+
+
+def test_worker_processes_fill_the_cache_this_process_loads(tmp_path, monkeypatch) -> None:
+    pkg = _package(tmp_path, 5)
+    monkeypatch.syspath_prepend(str(tmp_path))  # the spawned workers get this sys.path too
+    units = kernel_units([f"{pkg}.caller"])
+    assert list(units) == [f"{pkg}.callee", f"{pkg}.caller"]
+    compiled, errors, processes = compile_units(units, 2, set())
+    assert (compiled, errors, processes) == (3, [], 2)  # f, f_plain, then g
+    import importlib
+
+    caller = importlib.import_module(f"{pkg}.caller")
+    assert caller.g(1) == 12
+    assert sum(caller.g.stats.cache_hits.values()) == 1
+    assert sum(caller.g.stats.cache_misses.values()) == 0
