@@ -25,6 +25,7 @@ from pathlib import Path
 from typing import Any
 
 import numba
+from numba.core import typeinfer
 from numba.core.caching import CompileResultCacheImpl, FunctionCache
 
 
@@ -127,9 +128,12 @@ def kernel(signature: Any, *, parallel: bool = False) -> Callable[[Callable], An
     def deco(fn: Callable) -> Any:
         disp = numba.njit(error_model="numpy", nogil=True, parallel=parallel, fastmath=False)(fn)
         disp._cache = SaltedFunctionCache(fn)  # what cache=True does, with the salted stamp
-        for sig in sigs:
-            disp.compile(sig)
-        disp.disable_compile()
+        # registered with type inference before the decorator returns, as njit(sigs) does, so
+        # that a self-recursive kernel (diagnostics.pairwise_split) can type its own calls
+        with typeinfer.register_dispatcher(disp):
+            for sig in sigs:
+                disp.compile(sig)
+            disp.disable_compile()
         return disp
 
     return deco
