@@ -127,6 +127,8 @@ def kernel(signature: Any, *, parallel: bool = False) -> Callable[[Callable], An
 
     def deco(fn: Callable) -> Any:
         disp = numba.njit(error_model="numpy", nogil=True, parallel=parallel, fastmath=False)(fn)
+        if numba.config.DISABLE_JIT:  # NUMBA_DISABLE_JIT=1: the plain function, as njit(sigs)
+            return disp
         disp._cache = SaltedFunctionCache(fn)  # what cache=True does, with the salted stamp
         # registered with type inference before the decorator returns, as njit(sigs) does, so
         # that a self-recursive kernel (diagnostics.pairwise_split) can type its own calls
