@@ -49,12 +49,8 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "benchmarks"))
 
 from bench_check_model import flops_per_string as full_pass_flops  # noqa: E402
+from bench_report import uptime  # noqa: E402
 from limit import flops_per_string, machine_rate  # noqa: E402
-
-
-def uptime() -> str:
-    out = subprocess.run(["uptime"], capture_output=True, text=True).stdout.strip()
-    return out or "load average: {:.2f}, {:.2f}, {:.2f}".format(*os.getloadavg())
 
 
 @dataclass

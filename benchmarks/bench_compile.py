@@ -29,6 +29,9 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "benchmarks"))
+
+from bench_report import uptime  # noqa: E402
 
 WARM = "from verify.report.warmup import compile_kernels; print(compile_kernels({args}).summary())"
 ALL = (
@@ -36,14 +39,6 @@ ALL = (
     "[importlib.import_module(m) for m in kernel_modules(deferred=True)]; "
     "print(compile_kernels(jobs=1).summary())"
 )
-
-
-def uptime() -> str:
-    try:
-        return subprocess.run(["uptime"], capture_output=True, text=True).stdout.strip()
-    except OSError:
-        one, five, fifteen = os.getloadavg()
-        return f"load average: {one:.2f}, {five:.2f}, {fifteen:.2f} (os.getloadavg)"
 
 
 def _cpu() -> float:
