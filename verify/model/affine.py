@@ -299,12 +299,17 @@ class AffineContext(MidRadContext):
     def sum(self, x: MidRad, axis: int) -> MidRad:
         return x.sum(axis)
 
+    @staticmethod
+    def _as_ball(op: Any, x: Affine) -> Affine:
+        """``op`` of MidRadContext on an operand with no noise symbols, as an Affine ball."""
+        res = op(x)
+        return Affine(res.mid, None, res.rad)
+
     def exp(self, x: MidRad) -> Affine:
         """e^m (1 + t) + e^m (d + rho), |d| <= r, |rho| <= T^2 e^T / 2 (module doc)."""
         x = Affine.of(x)
         if x.gen is None:
-            res = super().exp(x)
-            return Affine(res.mid, None, res.rad)
+            return self._as_ball(super().exp, x)
         t = x.spread
         with np.errstate(all="ignore"):
             mid = np.exp(x.mid)
@@ -322,8 +327,7 @@ class AffineContext(MidRadContext):
         inf where the set is not bounded away from 0."""
         x = Affine.of(x)
         if x.gen is None:
-            res = super().rsqrt(x)
-            return Affine(res.mid, None, res.rad)
+            return self._as_ball(super().rsqrt, x)
         t = x.spread
         with np.errstate(all="ignore"):
             gap = (x.mid - t) * (1 - U)  # <= every value of the set
@@ -339,8 +343,7 @@ class AffineContext(MidRadContext):
         """Identity on lo >= 0, 0 on hi <= 0, else lam x + c (module doc)."""
         x = Affine.of(x)
         if x.gen is None:
-            res = super().relu(x)
-            return Affine(res.mid, None, res.rad)
+            return self._as_ball(super().relu, x)
         t = x.spread
         with np.errstate(all="ignore"):
             lo = np.nextafter(x.mid - t, -np.inf)
