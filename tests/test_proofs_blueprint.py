@@ -7,12 +7,18 @@ from pathlib import Path
 
 from verify.proofs import load
 from verify.proofs.blueprint import (
+    NO_OBLIGATIONS,
+    STATEMENT_DEPS,
     blueprint_graph,
+    blueprint_markdown,
     derivation_markdown,
+    derivation_scope,
     draw_blueprint,
+    not_discharged,
     statement_entries,
 )
 from verify.proofs.core import PROSE, Outcome, Verdict
+from verify.proofs.runner import STATEMENTS
 
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
 
@@ -73,3 +79,25 @@ def test_figure_and_derivation_section(tmp_path: Path) -> None:
     md = "\n".join(derivation_markdown(entries))
     assert "### Derivation (Lemma 4.2)" in md and "`lemma_4_2.sequential_exp` | arb" in md
     assert "`axiom.markov` (Markov's inequality" in md
+
+
+def test_a_report_of_some_statements_discharges_what_their_derivations_use() -> None:
+    """``report --only``: the selected statements' obligations and, transitively, those of the
+    statements they use (declared, or a fact taken from another statement's obligation); a
+    plug-in statement without obligations discharges none; the whole report all of them."""
+    assert derivation_scope() == list(STATEMENTS)
+    assert derivation_scope(["Fault 1"]) == [] and derivation_scope(["Sec 5 MAJORITY"]) == []
+    assert derivation_scope(["Lemma 3.2"]) == ["Lemma 3.2", "Trivial bounds", "Small-ball bound"]
+    scope = derivation_scope(["Cor 4.6"])
+    for st in ("Cor 4.6", *STATEMENT_DEPS["Cor 4.6"], *STATEMENT_DEPS["Thm 4.5"]):
+        assert st in scope
+    assert "H&R Cor 5" not in scope and "Prop 3.5" not in scope
+    owner = {ob.id: ob.statement for ob in load()}
+    for ob in load():  # closed: every fact an obligation in the scope takes is in the scope
+        if ob.statement in scope:
+            assert all(owner[f] in scope for f in ob.facts if f in owner), ob.id
+    graph = blueprint_graph([o for o in outcomes() if o.obligation.statement in scope], scope=scope)
+    drawn = {n["statement"] for n in graph["nodes"] if n["kind"] != "axiom"}
+    assert drawn == set(scope)
+    none = not_discharged(NO_OBLIGATIONS)
+    assert "no statement of this report has derivation obligations" in blueprint_markdown(none)[2]

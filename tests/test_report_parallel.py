@@ -14,8 +14,10 @@ from typing import Any
 
 import pytest
 
+from verify.proofs.blueprint import NO_OBLIGATIONS, report_derivations
 from verify.report.document import jsonable
 from verify.report.runner import StatementOutcome, run_statements, select_statements
+from verify.report.writer import RunState, _derivations, start_derivations
 from verify.sweep.executors import local_executor
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -144,9 +146,10 @@ def test_report_parallel_and_pdf_flag(tmp_path: Path, serial: dict[str, Any]) ->
     ]
     for f in figs["draws"][0]["files"]:  # every file the report lists is there
         assert (parallel["_out"] / f).is_file(), f
-    for doc in (serial, parallel):
-        assert doc["derivations"]["figure"]["file"] == "figures/blueprint.png"
-        assert (doc["_out"] / "figures" / "blueprint.png").is_file()
+    for doc in (serial, parallel):  # a plug-in statement has no derivation obligations
+        assert doc["derivations"]["n_obligations"] == 0
+        assert doc["derivations"]["figure"]["error"] == NO_OBLIGATIONS
+        assert not (doc["_out"] / "figures" / "blueprint.png").exists()
     assert (parallel["_out"] / "figures" / "parallel_square.pdf").read_bytes()[:5] == b"%PDF-"
 
 
@@ -156,3 +159,32 @@ def test_report_on_a_dask_local_cluster(tmp_path: Path, serial: dict[str, Any]) 
     dask = _report(tmp_path, "dask", "--executor", "dask", "-j", "2")
     assert _checks(dask) == _checks(serial)
     _assert_raised_check_reported(dask)
+
+
+def test_derivations_on_a_worker_are_the_ones_computed_here(tmp_path: Path) -> None:
+    """The Derivation section submitted to the report's pool (as ``report`` does with -j >= 2)
+    equals the one computed in this process, and its blueprint figure is moved into the
+    report's figures folder."""
+    pool = local_executor(1)
+    try:
+        pending = start_derivations(pool, ["Lemma 4.2"])
+        state = RunState(out_dir=tmp_path)
+        got = _derivations([], tmp_path / "figures", state, pending)
+    finally:
+        pool.shutdown()
+    assert got["figure"] == {
+        "name": "blueprint",
+        "file": "figures/blueprint.png",
+        "files": ["figures/blueprint.png"],  # no PDF without --pdf
+        "error": None,
+    }
+    assert (tmp_path / "figures" / "blueprint.png").is_file()
+    here = report_derivations(tmp_path / "here" / "figures", ["Lemma 4.2"])
+    assert list(got["statements"]) == ["Trivial bounds", "Small-ball bound", "Lemma 4.2"]
+    for d in (got, here):
+        d.pop("seconds")
+        for entry in d["statements"].values():
+            for step in entry["steps"]:
+                for ob in step["obligations"]:
+                    ob.pop("seconds", None)
+    assert got == here

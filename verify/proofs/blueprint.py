@@ -28,12 +28,15 @@ __all__ = [
     "STATEMENT_DEPS",
     "blueprint_graph",
     "blueprint_markdown",
+    "derivation_scope",
     "derivation_markdown",
     "draw_blueprint",
+    "not_discharged",
     "report_derivations",
     "statement_entries",
 ]
 
+NO_OBLIGATIONS = "no statement of this report has derivation obligations"
 COLOURS = {
     "machine-checked": "#2ca02c",
     "numerically checked only": "#ff7f0e",
@@ -64,18 +67,24 @@ def _step_status(outs: Sequence[Outcome]) -> str:
     return "machine-checked"
 
 
-def blueprint_graph(outcomes: Sequence[Outcome], statements: Sequence[str] = ()) -> dict[str, Any]:
+def blueprint_graph(
+    outcomes: Sequence[Outcome],
+    statements: Sequence[str] = (),
+    *,
+    scope: Sequence[str] = STATEMENTS,
+) -> dict[str, Any]:
     """Nodes (id, kind, label, status, statement) and edges (from, to) of the blueprint:
     axiom -> step, step -> step (a fact from another step), step -> statement, statement ->
     statement. ``statements``: registered statements without obligations, drawn as
-    numerically checked only."""
+    numerically checked only; ``scope``: the statements with obligations drawn (those whose
+    obligations ``outcomes`` holds, :func:`derivation_scope`)."""
     steps: dict[tuple[str, str], list[Outcome]] = {}
     for o in outcomes:
         steps.setdefault((o.obligation.statement, o.obligation.step), []).append(o)
     step_of = {o.obligation.id: f"step:{st}:{name}" for (st, name), os in steps.items() for o in os}
     nodes: list[dict[str, Any]] = []
     edges: set[tuple[str, str]] = set()
-    all_st = list(dict.fromkeys([*STATEMENTS, *statements]))
+    all_st = list(dict.fromkeys([*scope, *statements]))
     for st in all_st:
         outs = [o for (s, _), os in steps.items() if s == st for o in os]
         # a statement's derivation is machine-checked when every obligation (the chain to the
@@ -113,6 +122,8 @@ def blueprint_graph(outcomes: Sequence[Outcome], statements: Sequence[str] = ())
                 elif f in step_of and step_of[f] != sid:
                     edges.add((step_of[f], sid))
     for p in PROSE.values():
+        if p.statement not in all_st:
+            continue
         nodes.append(
             {
                 "id": p.id,
@@ -223,14 +234,39 @@ def draw_blueprint(
     return written
 
 
-_RUN: list[Outcome] = []
+_RUN: dict[str, Outcome] = {}  # obligation id -> its outcome, discharged once per process
+STANDALONE = ("Trivial bounds",)  # the trivial bounds every "vacuous" verdict compares with
 
 
-def _outcomes() -> list[Outcome]:
-    """Every obligation discharged once per process (the report may be written several times)."""
-    if not _RUN:
-        _RUN.extend(run(load()))
-    return _RUN
+def derivation_scope(statements: Sequence[str] = ()) -> list[str]:
+    """The statements (of STATEMENTS, in that order) whose obligations a report of
+    ``statements`` discharges: every one when ``statements`` is empty; else the selected ones,
+    transitively every statement their derivations use (STATEMENT_DEPS, and a fact taken from
+    another statement's obligation), and STANDALONE when any is left. A report of statements
+    without obligations (a plug-in's) discharges none."""
+    if not statements:
+        return list(STATEMENTS)
+    uses: dict[str, set[str]] = {st: set(STATEMENT_DEPS.get(st, ())) for st in STATEMENTS}
+    owner = {ob.id: ob.statement for ob in load()}
+    for ob in load():
+        uses[ob.statement] |= {owner[f] for f in ob.facts if f in owner}
+    todo, seen = list(statements), set()
+    while todo:
+        st = todo.pop()
+        if st not in seen:
+            seen.add(st)
+            todo.extend(uses.get(st, ()))
+    scope = [st for st in STATEMENTS if st in seen]
+    return [st for st in STATEMENTS if st in scope or st in STANDALONE] if scope else []
+
+
+def _outcomes(scope: Sequence[str]) -> list[Outcome]:
+    """The outcomes of the obligations of the statements ``scope`` (in load order), each
+    discharged once per process (the report may be written several times)."""
+    obligations = [ob for ob in load() if ob.statement in scope]
+    for o in run([ob for ob in obligations if ob.id not in _RUN]):
+        _RUN[o.obligation.id] = o
+    return [_RUN[ob.id] for ob in obligations]
 
 
 def _entry(st: str, outs: Sequence[Outcome]) -> dict[str, Any]:
@@ -260,19 +296,35 @@ def _entry(st: str, outs: Sequence[Outcome]) -> dict[str, Any]:
     }
 
 
-def report_derivations(fig_dir: Path, statements: Sequence[str] = ()) -> dict[str, Any]:
-    """The report's derivation data: per statement (those with obligations; "Small-ball bound"
-    goes with Lemma 4.2) its steps, obligations, axioms and prose, and the blueprint figure
-    drawn into ``fig_dir`` (``blueprint.png``, ``.pdf``)."""
-    outs = _outcomes()
+def not_discharged(reason: str) -> dict[str, Any]:
+    """The report's derivation data when no obligation is discharged, and why (``reason``,
+    also the blueprint figure's error): none of the report's statements has obligations, or
+    the run was interrupted."""
+    figure = {"name": "blueprint", "file": None, "files": [], "error": reason}
+    return {"ok": True, "n_obligations": 0, "seconds": 0.0, "statements": {}, "figure": figure}
+
+
+def report_derivations(
+    fig_dir: Path, statements: Sequence[str] = (), *, pdf: bool = False
+) -> dict[str, Any]:
+    """The report's derivation data for the statements ``statements`` (all when empty) and
+    those their derivations use (:func:`derivation_scope`): per statement with obligations
+    ("Small-ball bound" goes with Lemma 4.2) its steps, obligations, axioms and prose, and the
+    blueprint figure drawn into ``fig_dir`` (``blueprint.png``, with ``pdf`` also ``.pdf``)."""
+    scope = derivation_scope(statements)
+    outs = _outcomes(scope)
     by_st: dict[str, list[Outcome]] = {}
     for o in outs:
         by_st.setdefault(o.obligation.statement, []).append(o)
-    entries = {st: _entry(st, by_st.get(st, [])) for st in STATEMENTS}
+    entries = {st: _entry(st, by_st.get(st, [])) for st in scope}
     figure: dict[str, Any] = {"name": "blueprint", "file": None, "files": [], "error": None}
+    if not scope:  # no statement of the report has derivation obligations: nothing to draw
+        return not_discharged(NO_OBLIGATIONS)
     try:
         fig_dir.mkdir(parents=True, exist_ok=True)
-        paths = draw_blueprint(blueprint_graph(outs, statements), fig_dir / "blueprint")
+        graph = blueprint_graph(outs, statements, scope=scope)
+        formats = (".png", ".pdf") if pdf else (".png",)
+        paths = draw_blueprint(graph, fig_dir / "blueprint", formats)
         figure["file"] = f"{fig_dir.name}/{paths[0].name}"
         figure["files"] = [f"{fig_dir.name}/{p.name}" for p in paths]
     except Exception as exc:  # recorded, never costs the report
@@ -298,6 +350,10 @@ def blueprint_markdown(derivations: dict[str, Any] | None) -> list[str]:
     if not derivations:
         return []
     out = ["## Blueprint: derivation steps as proof obligations", ""]
+    if not derivations["n_obligations"]:
+        why = derivations["figure"].get("error") or NO_OBLIGATIONS
+        return [*out, f"(no obligation discharged: {why}; `python -m verify prove` checks them"
+                " all)", ""]  # fmt: skip
     fig = derivations["figure"]
     if fig.get("file"):
         out += [f"![blueprint]({fig['file']})", ""]

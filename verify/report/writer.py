@@ -119,13 +119,16 @@ class PendingDerivations:
         shutil.rmtree(self.folder, ignore_errors=True)
 
 
-def start_derivations(pool: Any, statements: Sequence[str]) -> PendingDerivations:
+def start_derivations(
+    pool: Any, statements: Sequence[str], pdf: bool = False
+) -> PendingDerivations:
     """Submit issue 28's Derivation section (verify.proofs.blueprint.report_derivations) to the
-    local process ``pool``, its blueprint figure drawn into a temporary folder."""
+    local process ``pool``, its blueprint figure drawn into a temporary folder (PDF too with
+    ``pdf``)."""
     from verify.proofs.blueprint import report_derivations
 
     folder = Path(tempfile.mkdtemp(prefix="verify-derivations-"))
-    future = pool.submit(report_derivations, folder / FIGURES_DIR, list(statements))
+    future = pool.submit(report_derivations, folder / FIGURES_DIR, list(statements), pdf=pdf)
     return PendingDerivations(future, folder)
 
 
@@ -134,6 +137,7 @@ def _derivations(
     fig_dir: Path,
     state: RunState,
     pending: PendingDerivations | None = None,
+    pdf: bool = False,
 ) -> dict[str, Any]:
     """Issue 28's section: the proof obligations' "Derivation" entries and the blueprint figure
     drawn into ``fig_dir`` (verify.proofs.blueprint; the obligations are discharged once per
@@ -141,11 +145,14 @@ def _derivations(
     interrupt there is not deferred). ``pending``: computed in a worker since the run began
     (waited for here, its figure moved into ``fig_dir``); when that worker failed or was
     stopped, computed here."""
-    from verify.proofs.blueprint import report_derivations
+    from verify.proofs.blueprint import not_discharged, report_derivations
 
     state.phase = "derivations"
     started = time.perf_counter()
     derivations = None
+    if pending is None and state.interrupted_in:  # like the overview: not computed
+        state.phases["derivations_s"] = 0.0
+        return not_discharged("not computed: the run was interrupted")
     if pending is not None:
         try:
             derivations = pending.future.result()
@@ -155,7 +162,7 @@ def _derivations(
         except (Exception, cf.CancelledError):  # (a stopped pool) computed here instead
             derivations = None
     if derivations is None:
-        derivations = report_derivations(fig_dir, [o.statement.id for o in outcomes])
+        derivations = report_derivations(fig_dir, [o.statement.id for o in outcomes], pdf=pdf)
     state.phases["derivations_s"] = time.perf_counter() - started
     return derivations
 
@@ -206,7 +213,7 @@ def write_report(
             outcomes, stage, overview, progress=progress, state=state, pool=pool, pdf=pdf
         )
         state.phases["figures_s"] = time.perf_counter() - drawing
-        derived = _derivations(outcomes, stage / FIGURES_DIR, state, derivations)
+        derived = _derivations(outcomes, stage / FIGURES_DIR, state, derivations, pdf)
         state.phase = "writing"
         with guard.deferred() if guard is not None else nullcontext():
             doc = build_document(
@@ -318,7 +325,7 @@ def generate_report(
 
             def derive() -> None:
                 nonlocal pending
-                pending = start_derivations(pool, [st.id for st in statements])
+                pending = start_derivations(pool, [st.id for st in statements], pdf)
 
             side.append(
                 (costs.get(DERIVATIONS, 0.0) if pool is handle.executor else math.inf, derive)
@@ -340,6 +347,9 @@ def generate_report(
             stop_executor(handle.executor)  # the running checks end now
             if pool is handle.executor:  # (the figures are drawn here, one after another)
                 pool = None
+                if pending is not None:  # its worker was stopped too: its future may never
+                    pending.discard()  # complete (a broken pool may leave it running)
+                    pending = None
         return _finish(
             outcomes,
             out,
