@@ -10,9 +10,11 @@ repository changes) and runs with this virtual environment, so only the code dif
 trees run in turn, A B A B ..., ``--rounds`` times per scenario, each run a new process
 (``sys.executable -m verify ...`` with the tree on ``PYTHONPATH``); each tree keeps its own
 Numba cache (``NUMBA_CACHE_DIR``), warmed by one untimed run before a warm scenario and fresh
-for every run of ``report-cold``. Printed per scenario: min / median / max wall and CPU seconds
-of each tree, the ratio baseline / this tree of the medians and of each round's pair, the
-issue's target, and, where the work is one kind of pass over 2^N strings, the flop limit:
+for every run of ``report-cold``. ``--cache-dir DIR`` keeps the caches and the baseline's tree
+in DIR between invocations; ``--warm-only`` fills them (e.g. while the machine is busy) and
+``--no-warmup`` then skips the untimed runs. Printed per scenario: min / median / max wall and
+CPU seconds of each tree, the ratio baseline / this tree of the medians and of each round's
+pair, the issue's target, and, where the work is one kind of pass over 2^N strings, the flop limit:
 flops per string (``benchmarks/limit.py``) x strings / (the machine rate measured at the start
 of this run x cores) and how far each tree is from it. ``uptime`` is printed before and after.
 
@@ -106,9 +108,11 @@ class Scenario:
     after: Callable[[Path], str] | None = None  # a note read from the scratch folder
 
 
-def measure(sc: Scenario, trees: list[Tree], rounds: int, scratch: Path) -> dict[str, Timing]:
+def measure(
+    sc: Scenario, trees: list[Tree], rounds: int, scratch: Path, warmup: bool = True
+) -> dict[str, Timing]:
     out = {t.name: Timing() for t in trees}
-    if sc.warm:
+    if sc.warm and warmup:
         for t in trees:  # fill this tree's cache; not timed
             run(t, sc.argv(Path(tempfile.mkdtemp(dir=scratch))))
     for _ in range(rounds):
@@ -187,7 +191,18 @@ def main() -> None:
     ap.add_argument(
         "--cache-dir",
         type=Path,
-        help="keep each tree's warm Numba cache here between invocations (default: temporary)",
+        help="keep each tree's warm Numba cache (and the baseline's tree) here between"
+        " invocations (default: temporary)",
+    )
+    ap.add_argument(
+        "--warm-only",
+        action="store_true",
+        help="only fill both trees' caches (the untimed runs), e.g. before an idle moment",
+    )
+    ap.add_argument(
+        "--no-warmup",
+        action="store_true",
+        help="no untimed run before a warm scenario: --cache-dir holds warm caches already",
     )
     args = ap.parse_args()
     print(f"# {time.strftime('%Y-%m-%d %H:%M:%S UTC', time.gmtime())}; {os.cpu_count()} cores")
@@ -201,13 +216,16 @@ def main() -> None:
     print(f"# machine rate {rate:.2f} GFLOP/s per core (limit.machine_rate), {cores} cores")
     with tempfile.TemporaryDirectory(prefix="against-commit-") as tmp:
         scratch = Path(tmp)
-        base_root = scratch / "baseline"
-        base_root.mkdir()
-        archive = subprocess.run(
-            ["git", "archive", args.baseline], cwd=ROOT, capture_output=True, check=True
-        ).stdout
-        subprocess.run(["tar", "-x", "-C", str(base_root)], input=archive, check=True)
         caches = args.cache_dir or scratch
+        # with --cache-dir the baseline tree stays there too: Numba's cache is keyed by the
+        # source files' paths, so a warm cache needs the same tree at the same place
+        base_root = caches / f"tree-{args.baseline}"
+        if not (base_root / "verify").is_dir():
+            base_root.mkdir(parents=True, exist_ok=True)
+            archive = subprocess.run(
+                ["git", "archive", args.baseline], cwd=ROOT, capture_output=True, check=True
+            ).stdout
+            subprocess.run(["tar", "-x", "-C", str(base_root)], input=archive, check=True)
         (caches / f"cache-{head}").mkdir(parents=True, exist_ok=True)
         (caches / f"cache-{args.baseline}").mkdir(parents=True, exist_ok=True)
         trees = [
@@ -217,10 +235,17 @@ def main() -> None:
         model = scratch / "model_32x4.npz"
         write_model(model)
         table = scenarios(args, model)
+        if args.warm_only:
+            for name in args.scenario:
+                if table[name].warm:
+                    for t in trees:
+                        run(t, table[name].argv(Path(tempfile.mkdtemp(dir=scratch))))
+            print(f"# caches filled in {caches}")
+            return
         for name in args.scenario:
             sc = table[name]
             print(f"\n## {name} (target: {sc.target}); {args.rounds} rounds, A B A B ...")
-            res = measure(sc, trees, args.rounds, scratch)
+            res = measure(sc, trees, args.rounds, scratch, not args.no_warmup)
             print(f"{'tree':28} {'wall min/med/max (s)':>28} {'cpu min/med/max (s)':>28}")
             for t in trees:
                 r = res[t.name]
