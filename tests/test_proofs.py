@@ -533,3 +533,13 @@ def test_the_composition_uses_the_proved_step_expressions(monkeypatch) -> None:
     hyps = [s["S"] >= 1, s["E"] >= 1, s["a"] >= 0, s["b"] >= 0, s["V"] >= 0, s["Y"] >= 0]
     claim = sp.Le(s["E"] * s["V"] * s["a"], weaker * s["a"])  # the value part alone
     assert _z3_prove(hyps, claim).status == "failed"
+
+
+def test_the_memoised_compositions_follow_a_re_pointed_step(monkeypatch) -> None:
+    """The compositions are memoised on (norm summary, the step expressions they read): C_Lip's
+    chain proved once still sees a re-pointed step (value term dropped) and fails."""
+    from verify.proofs.lipschitz import LIP
+
+    assert OBLIGATIONS["lemma_3_1.chain_coefficients"].prove().status == "proved"
+    monkeypatch.setitem(LIP, "value_w", LIP["value_w"] * 0)
+    assert OBLIGATIONS["lemma_3_1.chain_coefficients"].prove().status == "failed"

@@ -361,9 +361,11 @@ def _series_composed(
 ) -> tuple[sp.Expr, sp.Symbol]:
     """a_N from the derivation (section 5): the family 2 N^e, (N + 1) positions, the
     sequential tail with (1 + x^{1/a})^a <= 2^a (1 + x) and Q(K, y) = e^{-y} sum y^j / j!."""
+    from verify.theory.zero_sensitivity import rational_constant
+
     n = sp.Symbol("N", positive=True)
     alpha, kk = d - 1, 2 * ll
-    c = sp.nsimplify(code("small_ball.chain_constant")(d, 2.0 * box), rational=True)
+    c = rational_constant(code("small_ball.chain_constant")(d, 2.0 * box))
     y = alpha * zeta * sp.log(n) / 2
     tail = 2 ** (alpha * kk) * (1 + (n + 1) * c) ** kk * n ** (-zeta * alpha / 2)
     return 2 * n**e * (n + 1) * tail * sum(y**j / sp.factorial(j) for j in range(kk)), n

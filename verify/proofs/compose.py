@@ -11,8 +11,10 @@ post-LN (a, bt) <- lambda_2 (1 + F) lambda_1 ((a, bt) + attention(a, bt)); pre-L
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from fractions import Fraction
-from typing import Any
+from functools import lru_cache, wraps
+from typing import Any, TypeVar
 
 import sympy as sp
 
@@ -21,6 +23,8 @@ from verify.proofs.interval import Iv, compile_expr
 from verify.proofs.lipschitz import LIP
 
 __all__ = ["c_infl_composed", "iv", "lipschitz_composed", "sqrt_iv"]
+
+T = TypeVar("T")
 
 
 def iv(x: float | int | Fraction) -> Iv:
@@ -71,8 +75,46 @@ def _attention(lay: Any, y_in: Iv, d_head: int, a: Iv, bt: Iv) -> tuple[Iv, Iv]:
     return c["na"] * a + c["nb"] * bt, c["oa"] * a + c["ob"] * bt
 
 
+_MEMO_SIZE = 1024
+
+
+def _memoised(steps: Callable[[], tuple]) -> Callable[[Callable[[Any], T]], Callable[[Any], T]]:
+    """Memoise a composition on (norm summary, ``steps()``): it is a pure function of the
+    (frozen, hashable) summary and of the step expressions it reads, which ``steps`` lists as
+    they are now (module globals a test may re-point), so a re-pointed step is composed anew.
+    Several chain obligations compare against the same summaries: each is composed once."""
+
+    def wrap(fn: Callable[[Any], T]) -> Callable[[Any], T]:
+        @lru_cache(maxsize=_MEMO_SIZE)
+        def cached(nm: Any, key: tuple) -> T:
+            return fn(nm)
+
+        @wraps(fn)
+        def composed(nm: Any) -> T:
+            return cached(nm, steps())
+
+        return composed
+
+    return wrap
+
+
+def _infl_steps() -> tuple:
+    """The step expressions :func:`c_infl_composed` reads."""
+    return (
+        inf.E_SOFTMAX,
+        inf.ATT_N_A,
+        inf.ATT_N_B,
+        inf.ATT_OTHER_A,
+        inf.ATT_OTHER_B,
+        inf.LN_FACTOR,
+        inf.FFN_FACTOR,
+    )
+
+
+@_memoised(_infl_steps)
 def c_infl_composed(nm: Any) -> tuple[Iv, Iv]:
-    """(a_L, bt_L) of Lemma 2.9 composed from the steps, for a norm summary ``nm``."""
+    """(a_L, bt_L) of Lemma 2.9 composed from the steps, for a norm summary ``nm``
+    (memoised: :func:`_memoised`)."""
     cfg = nm.config
     rd = sqrt_iv(iv(cfg.d_model))
     a, bt = iv(nm.token_diff), _ZERO
@@ -118,7 +160,13 @@ def _scale(s: Iv, f: Form) -> Form:
 
 def lipschitz_composed(nm: Any) -> Form:
     """The per-group coefficients L_g of Lemma 3.1 composed from the steps (group names as
-    in ``verify.theory.bounds.lipschitz_coefficients``); groups with coefficient 0 dropped."""
+    in ``verify.theory.bounds.lipschitz_coefficients``); groups with coefficient 0 dropped.
+    A fresh dict of the memoised composition (:func:`_memoised`)."""
+    return dict(_lipschitz_composed(nm))
+
+
+@_memoised(lambda: tuple(LIP.items()))
+def _lipschitz_composed(nm: Any) -> tuple[tuple[str, Iv], ...]:
     cfg = nm.config
     d = cfg.d_model
     rd = sqrt_iv(iv(d))
@@ -185,4 +233,4 @@ def lipschitz_composed(nm: Any) -> Form:
         _scale(iv(nm.w), e),
         {"readout.weight": ev(LIP["readout_w"], Y_out=y_out), "readout.bias": ev(LIP["readout_b"])},
     )
-    return {k: v for k, v in sorted(t.items()) if not (v.lo == 0 and v.hi == 0)}
+    return tuple((k, v) for k, v in sorted(t.items()) if not (v.lo == 0 and v.hi == 0))

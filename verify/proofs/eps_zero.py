@@ -4,6 +4,8 @@ small-ball constant (section 1), Lemma 4.2's union and sequential bounds (sectio
 
 from __future__ import annotations
 
+from functools import lru_cache
+
 import sympy as sp
 
 from verify.proofs.core import Verdict
@@ -325,6 +327,13 @@ sympy_identity(
 GRID = ((16, 1), (32, 2))
 
 
+@lru_cache(maxsize=64)
+def _limit_at_infinity(expr: sp.Expr, n: sp.Symbol) -> sp.Expr:
+    """sympy's lim_{n -> oo} expr, memoised on the expression: series_order and both sides of
+    series_convergence ask the same limits (a pure function of the expression)."""
+    return sp.limit(expr, n, sp.oo)
+
+
 def _order(shift: sp.Expr = sp.S.Zero) -> list[tuple]:
     from verify.theory.zero_sensitivity import bad_event_series_term
 
@@ -334,7 +343,7 @@ def _order(shift: sp.Expr = sp.S.Zero) -> list[tuple]:
         zz = sp.Rational(dd - 2, dd - 1)
         term, n = bad_event_series_term(dd, ll, ee, zz, box=1.0)
         pq = ee + 1 + 2 * ll - zz * (dd - 1) / 2 + shift
-        ratio = sp.limit(term / (n**pq * sp.log(n) ** (2 * ll - 1)), n, sp.oo)
+        ratio = _limit_at_infinity(term / (n**pq * sp.log(n) ** (2 * ll - 1)), n)
         out.append(((dd, ll), pq, ratio))
     return out
 

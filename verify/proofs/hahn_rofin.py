@@ -43,17 +43,20 @@ NB = 3  # the exhaustive check runs over every f on {0,1}^3 and both readout pos
 def _edge_sums(f: tuple[int, ...], readout: int, drop_readout_term: bool = False):
     """(sum over sensitive ordered edges of beta(x^n)^2 w_n, the same with beta(x)^2,
     sum_x beta(x)^2 omega_f(x)) with symbolic beta_x; readout r in 1..N+1 (N+1: eos)."""
+    # each sum is sum_x c_x beta_x^2: collect the rational c_x, then build the sympy sum once
+    # (the same canonical Add as adding the terms one by one, without re-flattening each time)
     beta = sp.symbols(f"b0:{2**NB}", positive=True)
-    s_flip = s_here = s_omega = sp.Integer(0)
+    flip, here, om = ([sp.Integer(0)] * 2**NB for _ in range(3))
     for x in range(2**NB):
         sens = [n for n in range(1, NB + 1) if f[x] != f[x ^ (1 << (n - 1))]]
         for n in sens:
             wn = sp.Rational(1, NB) + (1 if n == readout else 0)
-            s_flip += beta[x ^ (1 << (n - 1))] ** 2 * wn
-            s_here += beta[x] ** 2 * wn
-        omega = sp.Rational(len(sens), NB) + (0 if drop_readout_term else int(readout in sens))
-        s_omega += beta[x] ** 2 * omega
-    return s_flip, s_here, s_omega
+            flip[x ^ (1 << (n - 1))] += wn
+            here[x] += wn
+        om[x] += sp.Rational(len(sens), NB) + (0 if drop_readout_term else int(readout in sens))
+    return tuple(
+        sp.Add(*(c * b**2 for c, b in zip(cs, beta, strict=True))) for cs in (flip, here, om)
+    )
 
 
 def _edges() -> Verdict:

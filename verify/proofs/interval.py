@@ -48,19 +48,13 @@ def _hi(x: arb) -> arb:
 
 
 def _min(xs: Sequence[arb]) -> arb:
-    best = xs[0]
-    for x in xs[1:]:
-        if x < best:
-            best = x
-    return best
+    """The first smallest (builtin min: keeps the first x with no later x < it)."""
+    return min(xs)
 
 
 def _max(xs: Sequence[arb]) -> arb:
-    best = xs[0]
-    for x in xs[1:]:
-        if x > best:
-            best = x
-    return best
+    """The first largest (builtin max: keeps the first x with no later x > it)."""
+    return max(xs)
 
 
 class Undefined(ArithmeticError):
@@ -68,7 +62,7 @@ class Undefined(ArithmeticError):
     log of an interval reaching 0, ...): the box decides nothing."""
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Iv:
     """The interval [lo, hi] with exact arb endpoints."""
 
@@ -85,14 +79,18 @@ class Iv:
         return Iv(_lo(_exact(lo)), _hi(_exact(hi)))
 
     def __add__(self, o: Iv) -> Iv:
-        return Iv(_lo(self.lo + o.lo), _hi(self.hi + o.hi))
+        return Iv((self.lo + o.lo).lower(), (self.hi + o.hi).upper())
 
     def __neg__(self) -> Iv:
         return Iv(-self.hi, -self.lo)
 
     def __mul__(self, o: Iv) -> Iv:
-        c = [self.lo * o.lo, self.lo * o.hi, self.hi * o.lo, self.hi * o.hi]
-        return Iv(_min([_lo(x) for x in c]), _max([_hi(x) for x in c]))
+        # the outer ends of the four corner products' balls (the hot path: no helper calls)
+        a, b, c, d = self.lo * o.lo, self.lo * o.hi, self.hi * o.lo, self.hi * o.hi
+        return Iv(
+            min(a.lower(), b.lower(), c.lower(), d.lower()),
+            max(a.upper(), b.upper(), c.upper(), d.upper()),
+        )
 
     def inv(self) -> Iv:
         if not (self.lo > 0 or self.hi < 0):
@@ -103,7 +101,7 @@ class Iv:
         a, b = f(self.lo), f(self.hi)
         if not (a.is_finite() and b.is_finite()):
             raise Undefined("non-finite value")
-        return Iv(_lo(a), _hi(b)) if increasing else Iv(_lo(b), _hi(a))
+        return Iv(a.lower(), b.upper()) if increasing else Iv(b.lower(), a.upper())
 
     def ipow(self, n: int) -> Iv:
         if n < 0:

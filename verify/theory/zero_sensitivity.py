@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from functools import lru_cache
 
 import sympy as sp
 
@@ -26,10 +27,19 @@ __all__ = [
     "bad_event_probability_bound",
     "bad_event_series_order",
     "bad_event_series_term",
+    "rational_constant",
     "smallest_biting_n",
     "theorem_bound",
     "theorem_exponent",
 ]
+
+
+@lru_cache(maxsize=256)
+def rational_constant(x: float) -> sp.Rational:
+    """``sp.nsimplify(x, rational=True)``: the float constant as the rational sympy finds for it
+    (a small-denominator identification, else its decimal string), cached: nsimplify is a pure
+    function of the float and runs a pslq search each time."""
+    return sp.nsimplify(x, rational=True)
 
 
 def theorem_exponent(d_model: int, n_layers: int) -> float:
@@ -67,7 +77,7 @@ def bad_event_series_term(
     n = sp.Symbol("N", positive=True)
     alpha = d_model - 1
     big_k = 2 * n_layers
-    c = sp.nsimplify(small_ball_constant(d_model, 2.0 * box), rational=True)
+    c = rational_constant(small_ball_constant(d_model, 2.0 * box))
     poly = sum(
         (sp.Rational(alpha) * zeta * sp.log(n) / 2) ** j / sp.factorial(j) for j in range(big_k)
     )
