@@ -42,6 +42,17 @@ def test_recorded_costs_of_the_budget_earlier_file_first(tmp_path: Path) -> None
     assert recorded_costs([a], "default") == {}
 
 
+def test_the_derivation_task_costs_its_whole_time_when_recorded(tmp_path: Path) -> None:
+    """derivations.task_s (loading, obligations and the figure) over .seconds (the obligations
+    alone), which older reports hold only."""
+    doc = tmp_path / "a.json"
+    _report(doc, "quick", {("S", "x"): 2.0}, 5.0)
+    data = json.loads(doc.read_text())
+    data["derivations"]["task_s"] = 8.5
+    doc.write_text(json.dumps(data))
+    assert recorded_costs([doc], "quick")[DERIVATIONS] == 8.5
+
+
 def test_plan_longest_first_shared_checks_one_task() -> None:
     keys = [("A", "a"), ("A", "b"), ("B", "c"), ("B", "d"), ("C", "e")]
     shares = ["", "t", "", "t", ""]

@@ -16,6 +16,7 @@ overview and :func:`derivation_markdown` in each statement's section.
 from __future__ import annotations
 
 import textwrap
+import time
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -301,7 +302,14 @@ def not_discharged(reason: str) -> dict[str, Any]:
     also the blueprint figure's error): none of the report's statements has obligations, or
     the run was interrupted."""
     figure = {"name": "blueprint", "file": None, "files": [], "error": reason}
-    return {"ok": True, "n_obligations": 0, "seconds": 0.0, "statements": {}, "figure": figure}
+    return {
+        "ok": True,
+        "n_obligations": 0,
+        "seconds": 0.0,
+        "task_s": 0.0,
+        "statements": {},
+        "figure": figure,
+    }
 
 
 def report_derivations(
@@ -311,6 +319,7 @@ def report_derivations(
     those their derivations use (:func:`derivation_scope`): per statement with obligations
     ("Small-ball bound" goes with Lemma 4.2) its steps, obligations, axioms and prose, and the
     blueprint figure drawn into ``fig_dir`` (``blueprint.png``, with ``pdf`` also ``.pdf``)."""
+    started = time.perf_counter()
     scope = derivation_scope(statements)
     outs = _outcomes(scope)
     by_st: dict[str, list[Outcome]] = {}
@@ -333,6 +342,7 @@ def report_derivations(
         "ok": all(o.ok for o in outs),
         "n_obligations": len(outs),
         "seconds": round(sum(o.seconds for o in outs), 2),
+        "task_s": round(time.perf_counter() - started, 2),  # with loading and the figure
         "statements": entries,
         "figure": figure,
     }

@@ -17,7 +17,9 @@ import json
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 
-# the key of the Derivation section's recorded cost (report.json's derivations.seconds)
+# the key of the Derivation section's recorded cost (report.json's derivations.task_s: the
+# whole task with the obligations' loading and the blueprint figure; else .seconds, the
+# obligations alone, in reports written before it was recorded)
 DERIVATIONS = ("", "derivations")
 
 
@@ -36,7 +38,8 @@ def recorded_costs(reports: Iterable[str | Path], budget: str) -> dict[tuple[str
                 for st in doc["statements"]
                 for c in st["checks"]
             }
-            seconds = (doc.get("derivations") or {}).get("seconds")
+            derived = doc.get("derivations") or {}
+            seconds = derived.get("task_s", derived.get("seconds"))
             if seconds is not None:
                 found[DERIVATIONS] = float(seconds)
         except (OSError, ValueError, KeyError, TypeError):  # no usable record: no costs from it
