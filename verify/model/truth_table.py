@@ -66,10 +66,11 @@ _ARB_BATCH = 64  # strings per arb call
 # the double-double tier runs when at least this many strings are open: loading its kernel
 # costs ~0.3-0.7 s (compiling it once per machine ~1-3 min), arb ~5-50 ms per string
 DOUBLE_DOUBLE_MIN_OPEN = 64
-# up to this many strings the exhaustive kernel runs on all of them at once (one thread) and the
-# probe block is read from that call, the same numbers (verify.model.float64_pass); should the
-# probe send the strings to the per-string kernel, the call cost at most ~1 ms
-_WHOLE_PROBE = 1 << 12
+# up to this many strings (4 probe blocks) the exhaustive kernel runs on all of them in one call
+# and the probe block is read from it, the same numbers (verify.model.float64_pass): one kernel
+# launch instead of two; should the probe send the strings to the per-string kernel, at most 3
+# blocks were evaluated in vain
+_WHOLE_PROBE = 1 << 8
 
 
 @dataclass(frozen=True)
