@@ -11,25 +11,28 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 
 from verify.model import ModelConfig, Params, init_params
-from verify.model.exhaustive import exhaustive_T
+from verify.model.float64_pass import Float64Pass, float64_pass_for
 from verify.model.truth_table import (
     LABEL_UNCERTAIN,
     LABEL_UNDECIDED,
     CertifiedTruthTable,
     truth_table,
+    truth_tables,
 )
 
 __all__ = [
+    "K0Survey",
     "NonConstantSample",
     "fit_growth",
     "k0_at_margin",
     "k0_bounds",
     "k0_over_models",
+    "k0_survey",
     "k0_table",
     "recognises",
     "sample_nonconstant",
@@ -65,7 +68,11 @@ def k0_at_margin(params: Params, n: int, margin: float) -> tuple[bool | None, in
     """(recognised, K_0 lower, K_0 upper): whether T(theta, .) recognises its own function with
     margin xi (every string certified with |T| >= xi: True; some certified inside: False; else
     None) and, if it does, the K_0 bounds of that function (else (0, 0))."""
-    table = truth_table(params, n, margin=margin)
+    return margin_verdict(truth_table(params, n, margin=margin))
+
+
+def margin_verdict(table: CertifiedTruthTable) -> tuple[bool | None, int, int]:
+    """``k0_at_margin`` read off a certified table at the margin."""
     lab = table.label
     if np.any(table.certified & (lab == LABEL_UNDECIDED)):
         return False, 0, 0
@@ -80,14 +87,50 @@ def k0_over_models(
 ) -> tuple[np.ndarray, np.ndarray, int]:
     """(K_0 lower, K_0 upper) arrays of shape (models, len(ns)) and the total number of uncertain
     bits, from each model's certified truth table at margin 0 at each N (models in order)."""
+    s = k0_survey(models, ns)
+    return s.lo, s.hi, s.n_uncertain
+
+
+@dataclass
+class K0Survey:
+    """``k0_over_models`` (``lo``, ``hi``: shape (models, len(ns)); uncertain bits) and, per N
+    of ``margin_ns``, ``k0_at_margin`` of each model (``at_margin[N]``, models in order)."""
+
+    lo: np.ndarray
+    hi: np.ndarray
+    n_uncertain: int
+    at_margin: dict[int, list[tuple[bool | None, int, int]]]
+
+
+def k0_survey(
+    models: Sequence[Params],
+    ns: Sequence[int],
+    margin: float = 0.0,
+    margin_ns: Sequence[int] = (),
+    passes: Sequence[dict[int, Float64Pass]] | None = None,
+) -> K0Survey:
+    """K_0 bounds of each model's certified table at margin 0 at each N of ``ns``, and its
+    verdict at ``margin`` at each N of ``margin_ns`` (a subset of ``ns``): the same numbers as
+    ``k0_table`` and ``k0_at_margin`` call by call, with one float64 stage per (model, N) for
+    both margins (``truth_tables``) and the N-independent weights once per model. ``passes``:
+    per model, float64 passes already run (``NonConstantSample.passes``), read instead of rerun."""
     k0_lo = np.zeros((len(models), len(ns)), dtype=np.int64)
     k0_hi = np.zeros_like(k0_lo)
     n_unc = 0
+    at_margin: dict[int, list[tuple[bool | None, int, int]]] = {n: [] for n in margin_ns}
     for mi, params in enumerate(models):
+        kept = passes[mi] if passes is not None else {}
+        weights = next((p.weights for p in kept.values()), None)
         for j, n in enumerate(ns):
-            k0_lo[mi, j], k0_hi[mi, j], u = k0_table(params, n)
-            n_unc += u
-    return k0_lo, k0_hi, n_unc
+            ev = kept.get(n) or Float64Pass(params, n, weights)
+            weights = ev.weights
+            margins = (0.0, margin) if n in at_margin else (0.0,)
+            tables = truth_tables(params, n, margins, passes=ev)
+            k0_lo[mi, j], k0_hi[mi, j] = k0_bounds(tables[0])
+            n_unc += tables[0].n_uncertain
+            if n in at_margin:
+                at_margin[n].append(margin_verdict(tables[1]))
+    return K0Survey(k0_lo, k0_hi, n_unc, at_margin)
 
 
 def recognises(table: CertifiedTruthTable, target: np.ndarray) -> bool | None:
@@ -119,11 +162,12 @@ def fit_growth(ns: Sequence[int], k0: Sequence[float]) -> dict[str, float]:
     return out
 
 
-def certified_nonconstant(params: Params, n: int) -> bool | None:
+def certified_nonconstant(params: Params, n: int, passes: Float64Pass | None = None) -> bool | None:
     """Is the computed function 1[T > 0] on {0,1}^n non-constant? True when some string is
     certified positive (T - r > 0) and some certified non-positive (T + r <= 0); False when
-    every string is certified on one side; None when uncertain bits leave it open."""
-    t, r = exhaustive_T(params, n, bounds=True)
+    every string is certified on one side; None when uncertain bits leave it open. From the
+    exhaustive kernel's (T, r) (of ``passes`` when given: it keeps them for later tables)."""
+    t, r = float64_pass_for(params, n, passes).exhaustive_all()
     pos, neg = t - r > 0, t + r <= 0
     if pos.any() and neg.any():
         return True
@@ -135,12 +179,14 @@ class NonConstantSample:
     """Models theta ~ Unif[-box, box]^M conditioned on computing a non-constant function at
     every N of ``ns`` (rejection sampling): the accepted models, the draws it took, and per N
     how many draws were rejected as certified constant there (the N are tried in increasing
-    order and a draw is rejected at the first N where it is constant)."""
+    order and a draw is rejected at the first N where it is constant). ``passes``: per
+    accepted model, its float64 passes at the N of ``ns`` (for ``k0_survey``)."""
 
     models: list[Params]
     draws: int
     constant_at: dict[int, int]
     undetermined: int
+    passes: list[dict[int, Float64Pass]] = field(default_factory=list, repr=False, compare=False)
 
     @property
     def acceptance_rate(self) -> float:
@@ -167,13 +213,20 @@ def sample_nonconstant(
         params = init_params(config, "uniform", seed + sample.draws, box)
         sample.draws += 1
         verdicts = []
+        passes: dict[int, Float64Pass] = {}
+        weights = None
         for n in sorted(ns):  # the cheapest N first; stop at the first constant one
-            verdicts.append(certified_nonconstant(params, n))
+            passes[n] = ev = Float64Pass(params, n, weights)
+            verdicts.append(certified_nonconstant(params, n, ev))
+            weights = ev.weights
             if verdicts[-1] is False:
                 sample.constant_at[n] += 1
                 break
         if all(v is True for v in verdicts):
             sample.models.append(params)
+            for ev in passes.values():
+                ev.compact()  # keep the kernel's output, drop its largest tables
+            sample.passes.append(passes)
         elif None in verdicts and False not in verdicts:
             sample.undetermined += 1
     return sample

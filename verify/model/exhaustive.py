@@ -32,7 +32,7 @@ from verify._threads import one_blas_thread
 from verify.errors import ValidationError
 from verify.model.arith import MidRad, MidRadContext
 from verify.model.double_double import layer_norms
-from verify.model.fast import FastTables, norm_affine, prepare
+from verify.model.fast import FastTables, ModelWeights, model_weights, norm_affine, prepare
 from verify.model.kernels import exhaustive as kernel
 from verify.model.kernels.bundles import (
     BD_MAX,
@@ -191,9 +191,7 @@ def _layer0_tables(params: Params, n: int, per_string: FastTables) -> Exhaustive
     )  # fmt: skip
 
 
-def _weights(
-    params: Params, lt: LayerWeightsT
-) -> tuple[LayerWeights, NormAffine, Readout, WeightBounds]:
+def _weights(params: Params, lt: LayerWeightsT) -> tuple[LayerWeights, WeightBounds]:
     """The kernel's weights (the transposed stacks ``lt`` of the per-string tables) and their
     infinity norms (rounded up) for the scalar radii."""
     cfg = params.config
@@ -245,18 +243,40 @@ def _weights(
         out_bias0_max=float(np.abs(lw.out_b[0]).max()),
         l2=l2, readout_l2=l2_upper(w),
     )  # fmt: skip
-    return lw, NormAffine(f64(gains), f64(biases)), Readout(w, np.abs(w)), bounds
+    return lw, bounds
 
 
-def prepare_exhaustive(params: Params, n_bits: int) -> ExhaustiveTables:
-    """The layer-0 tables and weight norms of the exhaustive kernel for strings of n_bits."""
+@dataclass(frozen=True)
+class ExhaustiveWeights:
+    """The N-independent part of :class:`ExhaustiveTables`: the per-string kernel's weights,
+    the exhaustive kernel's weights and their norms (one per params, shared across N)."""
+
+    per_string: ModelWeights
+    layers: LayerWeights
+    bounds: WeightBounds
+
+
+def exhaustive_weights(params: Params) -> ExhaustiveWeights:
+    """The weights and (rounded-up) norms of ``params`` that every N shares."""
+    mw = model_weights(params)
+    layers, bounds = _weights(params, mw.layers)
+    return ExhaustiveWeights(per_string=mw, layers=layers, bounds=bounds)
+
+
+def prepare_exhaustive(
+    params: Params, n_bits: int, weights: ExhaustiveWeights | None = None
+) -> ExhaustiveTables:
+    """The layer-0 tables and weight norms of the exhaustive kernel for strings of n_bits.
+    ``weights``: ``exhaustive_weights(params)`` computed once for several N (of these very
+    params, unchanged since; the same numbers as computing it here)."""
     cfg = params.config
     n = cfg.check_n_bits(n_bits)
-    per_string = prepare(params, n)
-    layers, norms, readout, bounds = _weights(params, per_string.layers)
+    w = exhaustive_weights(params) if weights is None else weights
+    per_string = prepare(params, n, w.per_string)
     return ExhaustiveTables(
         n_bits=n, lo_bits=min(n, LO_BITS), layer0=_layer0_tables(params, n, per_string),
-        layers=layers, norms=norms, readout=readout, bounds=bounds, per_string=per_string,
+        layers=w.layers, norms=w.per_string.norms, readout=w.per_string.readout, bounds=w.bounds,
+        per_string=per_string,
     )  # fmt: skip
 
 

@@ -88,8 +88,30 @@ def kernel_scalars(params: Params) -> Scalars:
     )  # fmt: skip
 
 
-def prepare(params: Params, n_bits: int) -> FastTables:
-    """Tabulate layer 0 over (token, position) in MidRad arithmetic and stack the layers."""
+@dataclass(frozen=True)
+class ModelWeights:
+    """The N-independent part of :class:`FastTables` (one per params, shared across N)."""
+
+    scalars: Scalars
+    layers: LayerWeightsT
+    norms: NormAffine
+    readout: Readout
+
+
+def model_weights(params: Params) -> ModelWeights:
+    """The kernel's scalars, stacked layers, norm affines and readout of ``params``."""
+    gains, biases = norm_affine(params)
+    w = f64(params["readout.weight"])
+    return ModelWeights(
+        scalars=kernel_scalars(params), layers=layer_weights_t(params),
+        norms=NormAffine(f64(gains), f64(biases)), readout=Readout(w, np.abs(w)),
+    )  # fmt: skip
+
+
+def prepare(params: Params, n_bits: int, weights: ModelWeights | None = None) -> FastTables:
+    """Tabulate layer 0 over (token, position) in MidRad arithmetic and stack the layers.
+    ``weights``: ``model_weights(params)`` computed once for several N (it must be of these
+    very params, unchanged since)."""
     cfg = params.config
     n = cfg.check_n_bits(n_bits)
     s = cfg.seq_len(n)
@@ -142,11 +164,10 @@ def prepare(params: Params, n_bits: int) -> FastTables:
         y0_mid=f64(y0.mid), y0_rad=f64(y0.rad), exp_scores_mid=f64(sce_m),
         exp_scores_rad=f64(sce_r), values_out_mid=f64(vo.mid), values_out_rad=f64(vo.rad),
     )  # fmt: skip
-    gains, biases = norm_affine(params)
-    w = f64(params["readout.weight"])
+    mw = model_weights(params) if weights is None else weights
     return FastTables(
-        n_bits=n, scalars=kernel_scalars(params), layer0=layer0, layers=layer_weights_t(params),
-        norms=NormAffine(f64(gains), f64(biases)), readout=Readout(w, np.abs(w)),
+        n_bits=n, scalars=mw.scalars, layer0=layer0, layers=mw.layers, norms=mw.norms,
+        readout=mw.readout,
     )  # fmt: skip
 
 

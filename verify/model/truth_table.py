@@ -44,6 +44,7 @@ from verify.boolean.function import MAX_BIT_STRINGS_N, BooleanFunction, all_bit_
 from verify.errors import ValidationError
 from verify.model.arith import MidRadContext, arb_precision
 from verify.model.enclosure import enclose_output
+from verify.model.float64_pass import EXHAUSTIVE_CHUNK, Float64Pass, bits_of, float64_pass_for
 from verify.model.labels import (
     LABEL_UNCERTAIN,
     LABEL_UNDECIDED,
@@ -61,13 +62,15 @@ TIER_NAMES = (
 )  # fmt: skip
 DEFAULT_PRECISIONS = (128, 256, 512, 1024)
 _CHUNK = 1 << 16
-# strings per exhaustive-kernel call: each call is one parallel launch, which costs up to a
-# scheduler time slice (~4 ms measured) when another process holds a core
-_EXHAUSTIVE_CHUNK = 1 << 20
 _ARB_BATCH = 64  # strings per arb call
 # the double-double tier runs when at least this many strings are open: loading its kernel
 # costs ~0.3-0.7 s (compiling it once per machine ~1-3 min), arb ~5-50 ms per string
 DOUBLE_DOUBLE_MIN_OPEN = 64
+# up to this many strings (4 probe blocks) the exhaustive kernel runs on all of them in one call
+# and the probe block is read from it, the same numbers (verify.model.float64_pass): one kernel
+# launch instead of two; should the probe send the strings to the per-string kernel, at most 3
+# blocks were evaluated in vain
+_WHOLE_PROBE = 1 << 8
 
 
 @dataclass(frozen=True)
@@ -202,15 +205,17 @@ def certified_float64(
     return fast_T(params, bits, bounds=True, tables=tables)
 
 
-def _bits_of(idx: np.ndarray, n: int) -> np.ndarray:
-    return ((idx[:, None] >> np.arange(n)[None, :]) & 1).astype(np.uint8)
-
-
 def _float64_stage(
-    params: Params, n: int, xi: float, engine: str, skip_to_dd: bool = False
+    params: Params,
+    n: int,
+    xi: float,
+    engine: str,
+    skip_to_dd: bool = False,
+    ev: Float64Pass | None = None,
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """(T, label, tier) of all 2^n strings from the rigorous float64 passes; label -2 (and tier
-    TIER_UNCERTAIN) where they do not settle the string.
+    TIER_UNCERTAIN) where they do not settle the string. ``ev``: the memoised kernel passes of
+    engine "numba" (``verify.model.float64_pass``; a new one if None), shared across margins.
 
     engine "numba": first the exhaustive kernel (one radius per vector, layer 0 from tables:
     ``verify.model.exhaustive``), then, for the strings its radius leaves open, the per-string
@@ -255,31 +260,29 @@ def _float64_stage(
             settle(start, stop, mid, rad)
         tier[label != LABEL_UNCERTAIN] = TIER_PER_STRING
         return t, label, tier
-    from verify.model.exhaustive import exhaustive_T, prepare_exhaustive
-
-    tables = prepare_exhaustive(params, n)
+    ev = float64_pass_for(params, n, ev)
+    if size <= _WHOLE_PROBE:  # one call for all: the probe block is read from it
+        ev.exhaustive(0, size)
     # probe one block: models whose radii settle little go to the per-string kernel
-    mid, rad = exhaustive_T(params, n, tables=tables, start=0, stop=1 << tables.lo_bits)
+    mid, rad = ev.exhaustive(0, 1 << ev.lo_bits)
     open_probe = np.count_nonzero(_labels_from_midrad(mid, rad, xi) == LABEL_UNCERTAIN)
     first_pass = open_probe <= mid.size // 2
     if not first_pass and skip_to_dd:
-        probe = np.arange(min(size, 1 << tables.lo_bits))
-        mid, rad = certified_float64(params, _bits_of(probe, n), engine, tables.per_string)
+        mid, rad = ev.per_string(np.arange(min(size, 1 << ev.lo_bits)))
         if np.count_nonzero(_labels_from_midrad(mid, rad, xi) == LABEL_UNCERTAIN) > mid.size // 2:
             t.fill(np.nan)
             label.fill(LABEL_UNCERTAIN)
             return t, label, tier
-    for start in range(0, size, _EXHAUSTIVE_CHUNK):
-        stop = min(size, start + _EXHAUSTIVE_CHUNK)
+    for start in range(0, size, EXHAUSTIVE_CHUNK):
+        stop = min(size, start + EXHAUSTIVE_CHUNK)
         if first_pass:
-            mid, rad = exhaustive_T(params, n, tables=tables, start=start, stop=stop)
+            mid, rad = ev.exhaustive(start, stop)
             open_idx = settle(start, stop, mid, rad)
             first_pass = open_idx.size <= (stop - start) // 2
         else:
             open_idx = np.arange(start, stop)
         if open_idx.size:
-            bits = _bits_of(open_idx, n)
-            mid, rad = certified_float64(params, bits, engine, tables.per_string)
+            mid, rad = ev.per_string(open_idx)
             t[open_idx] = mid
             label[open_idx] = lab = _labels_from_midrad(mid, rad, xi)
             tier[open_idx[lab != LABEL_UNCERTAIN]] = TIER_PER_STRING
@@ -298,7 +301,7 @@ def _double_double_stage(
     inputs = prepare_dd(params, n)
     for start in range(0, todo.size, _CHUNK):
         idx = todo[start : start + _CHUNK]
-        mid, rad = dd_T(params, _bits_of(idx, n), inputs=inputs)
+        mid, rad = dd_T(params, bits_of(idx, n), inputs=inputs)
         lab = _labels_from_midrad(mid, rad, xi)
         done = lab != LABEL_UNCERTAIN
         label[idx[done]] = lab[done]
@@ -323,15 +326,53 @@ def truth_table(
     pass, "numba" (fast kernel) or "numpy" (MidRad arrays; a cross-check). ``double_double``:
     run the double-double tier before arb (engine "numba" only). ``subcube``: the sub-cube
     pass first (label-only callers: sub-cube-settled strings have T = NaN)."""
+    return truth_tables(
+        params, N, (margin,), precisions=precisions, engine=engine,
+        double_double=double_double, subcube=subcube,
+    )[0]  # fmt: skip
+
+
+@one_blas_thread
+def truth_tables(
+    params: Params,
+    N: int,
+    margins: Sequence[float],
+    *,
+    precisions: Sequence[int] = DEFAULT_PRECISIONS,
+    engine: str = "numba",
+    double_double: bool = True,
+    subcube: bool = False,
+    passes: Float64Pass | None = None,
+) -> list[CertifiedTruthTable]:
+    """``truth_table(params, N, xi)`` for each xi of ``margins``, equal table for table to
+    separate calls, with the float64 kernels run once for all of them: their (T, radius) do not
+    depend on the margin (``verify.model.float64_pass``); each margin's labels, routing between
+    the float64 passes and higher tiers are its own. ``passes``: the memoised float64 passes of
+    (params, N) to read from and add to (engine "numba"), e.g. kept from a constancy test."""
     if not isinstance(params, Params):
         raise ValidationError("params", "a verify.model.Params", type(params).__name__)
     n = check_int("N", N, minimum=1, maximum=MAX_BIT_STRINGS_N, hint="2^N strings are evaluated")
     params.config.check_n_bits(n)
-    xi = check_real("margin", margin, minimum=0.0)
+    xis = [check_real("margin", margin, minimum=0.0) for margin in margins]
     precs = [check_int("precisions", p, minimum=53) for p in precisions]
     check_choice("engine", engine, ("numba", "numpy"))
     if not isinstance(subcube, bool):
         raise ValidationError("subcube", "True or False", subcube)
+    ev = float64_pass_for(params, n, passes) if engine == "numba" else None
+    return [_truth_table(params, n, xi, precs, engine, double_double, subcube, ev) for xi in xis]
+
+
+def _truth_table(
+    params: Params,
+    n: int,
+    xi: float,
+    precs: list[int],
+    engine: str,
+    double_double: bool,
+    subcube: bool,
+    ev: Float64Pass | None,
+) -> CertifiedTruthTable:
+    """One margin's table (arguments validated by ``truth_tables``)."""
     use_dd = double_double and engine == "numba" and (1 << n) >= DOUBLE_DOUBLE_MIN_OPEN
     sub = None
     if subcube:
@@ -342,7 +383,7 @@ def truth_table(
         t = np.full(sub.size, np.nan)
         label, tier = sub.copy(), np.full(sub.size, TIER_SUBCUBE, dtype=np.int8)
     else:
-        t, label, tier = _float64_stage(params, n, xi, engine, skip_to_dd=use_dd)
+        t, label, tier = _float64_stage(params, n, xi, engine, use_dd, ev)
         if sub is not None:
             take = (label == LABEL_UNCERTAIN) & (sub != LABEL_UNCERTAIN)
             label[take], tier[take] = sub[take], TIER_SUBCUBE
@@ -358,7 +399,7 @@ def truth_table(
         still: list[np.ndarray] = []
         for start in range(0, todo.size, _ARB_BATCH):
             idx = todo[start : start + _ARB_BATCH]
-            balls = enclose_output(params, _bits_of(idx, n), prec=prec)
+            balls = enclose_output(params, bits_of(idx, n), prec=prec)
             labs = np.array([_label_arb(ball, xi) for ball in balls], dtype=np.int8)
             done = labs != LABEL_UNCERTAIN
             label[idx[done]] = labs[done]

@@ -18,12 +18,7 @@ import numpy as np
 
 from verify.boolean.sampling import clopper_pearson
 from verify.checks.blowup_tails import beta_tail_rows, rate_rows, rate_series, sample_beta
-from verify.checks.certified_k0 import (
-    fit_growth,
-    k0_at_margin,
-    k0_over_models,
-    sample_nonconstant,
-)
+from verify.checks.certified_k0 import fit_growth, k0_survey, sample_nonconstant
 from verify.checks.summaries import mean_ci
 from verify.experiments.random_init import experiment_outcome, run_experiment
 from verify.model import ModelConfig
@@ -228,14 +223,17 @@ def k0_growth(ctx: CheckContext) -> Outcome:
             "undetermined": sample.undetermined,
             "conditioning N": cond_ns,
         }
-        k0_lo, k0_hi, n_unc = k0_over_models(models, ns)
+        # margin 0 at every N, margin xi at the row N: one float64 stage per (model, N), the
+        # conditioning N's read from the sampling
+        survey = k0_survey(models, ns, MARGIN, row_ns, sample.passes)
+        k0_lo, k0_hi, n_unc = survey.lo, survey.hi, survey.n_uncertain
         for j, n in enumerate(ns):
             bound = theorem_bound(d, layers, n)
             if n not in row_ns:
                 continue  # N^e > 2^N: K_0 >= N^e is impossible, "large N" has not started
             tag = f"D={d}, L={layers}, N={n}"
             nonconst = k0_hi[:, j] < (1 << n)  # certified non-constant at this N
-            verdicts = [k0_at_margin(p, n, MARGIN) for p in models]
+            verdicts = survey.at_margin[n]
             rec = [v[1] for v, nc in zip(verdicts, nonconst, strict=True) if v[0] is True and nc]
             extra = {
                 "K0_margin0": k0_lo[:, j].tolist(),
