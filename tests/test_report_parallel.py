@@ -17,7 +17,7 @@ import pytest
 from verify.proofs.blueprint import NO_OBLIGATIONS, report_derivations
 from verify.report.document import jsonable
 from verify.report.runner import StatementOutcome, run_statements, select_statements
-from verify.report.writer import RunState, _derivations, start_derivations
+from verify.report.writer import RunState, _derivations, _tasks, generate_report, start_derivations
 from verify.sweep.executors import local_executor
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -182,9 +182,27 @@ def test_derivations_on_a_worker_are_the_ones_computed_here(tmp_path: Path) -> N
     here = report_derivations(tmp_path / "here" / "figures", ["Lemma 4.2"])
     assert list(got["statements"]) == ["Trivial bounds", "Small-ball bound", "Lemma 4.2"]
     for d in (got, here):
-        d.pop("seconds")
+        d.pop("seconds"), d.pop("task_s")
         for entry in d["statements"].values():
             for step in entry["steps"]:
                 for ob in step["obligations"]:
                     ob.pop("seconds", None)
     assert got == here
+
+
+def test_a_run_of_one_task_starts_no_worker(tmp_path: Path) -> None:
+    """One check and no derivation obligations: the run stays in this process (a worker would
+    add only its start-up); a statement with obligations adds the Derivation task."""
+    assert _tasks(select_statements(["Sec 5 declared families"]), include_slow=False) == 1
+    cor = select_statements(["Cor 4.6"])
+    assert _tasks(cor, include_slow=False) == len(cor[0].checks) + 1
+    lines: list[str] = []
+    report = generate_report(
+        tmp_path / "r",
+        only=["Sec 5 declared families"],
+        progress=False,
+        log=lines.append,
+        jobs=None,
+    )
+    assert report.exit_code == 0
+    assert not any(line.startswith("checks on") for line in lines), lines

@@ -247,6 +247,8 @@ def derivation_scope(statements: Sequence[str] = ()) -> list[str]:
     without obligations (a plug-in's) discharges none."""
     if not statements:
         return list(STATEMENTS)
+    if not any(st in STATEMENTS for st in statements):  # (without loading the obligations)
+        return []
     uses: dict[str, set[str]] = {st: set(STATEMENT_DEPS.get(st, ())) for st in STATEMENTS}
     owner = {ob.id: ob.statement for ob in load()}
     for ob in load():

@@ -287,7 +287,8 @@ def generate_report(
     ``jobs``/``executor``: where the checks run (verify.sweep.executors.open_executor: "local"
     with ``jobs`` processes, None meaning one per core; "dask", "dask://HOST:PORT", "ray",
     ...). ``jobs=1`` with the local executor runs everything in this process, one thing after
-    another; otherwise the checks run on the executor while a local process pool computes the
+    another (so does a local run of one task: one check, and no derivation obligations);
+    otherwise the checks run on the executor while a local process pool computes the
     Derivation section, then draws the figures. The checks are submitted longest first by the
     run times of the previous report in ``out_dir`` or of the committed example report
     (verify.report.schedule), the Derivation section at its cost's place among them when it
@@ -312,6 +313,8 @@ def generate_report(
     spec = (executor or "local").strip()
     local = spec == "local"
     n_local = jobs or os.cpu_count() or 1
+    if local and _tasks(statements, include_slow) <= 1:
+        n_local = 1  # one check and no derivation: worker processes would add only start-up
     handle = pool = pending = None
     try:
         if not (local and n_local == 1):
@@ -379,6 +382,17 @@ def generate_report(
             pool.shutdown(wait=True, cancel_futures=True)
         if handle is not None:
             handle.close()
+
+
+def _tasks(statements: Sequence[Any], include_slow: bool) -> int:
+    """How many tasks a run of ``statements`` has at most: the checks it runs, and the
+    Derivation section when one of them has derivation obligations."""
+    from verify.proofs.blueprint import derivation_scope
+
+    checks = sum(
+        1 for st in statements for c in st.checks if not c.missing and (include_slow or not c.slow)
+    )
+    return checks + bool(derivation_scope([st.id for st in statements]))
 
 
 def _finish(
