@@ -64,8 +64,7 @@ def audit_figure(fig: Any) -> list[str]:
             problems.append(
                 f"series {s.get('label')!r}: y outside [ylo, yhi] at {np.flatnonzero(bad)}"
             )
-    mfig = render(fig)
-    mfig.set_dpi(DPI)
+    mfig = render(fig, dpi=DPI)  # as draw_figure draws it
     FigureCanvasAgg(mfig).draw()
     ax = mfig.axes[0]
     for text in _texts(mfig, ax):

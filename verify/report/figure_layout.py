@@ -56,8 +56,11 @@ COVER_TOL = 0.5  # covered: every point within this many marker widths of anothe
 
 def dodge_covered(mfig: Any, ax: Any, n_series: int) -> None:
     """After the layout is fixed: a series whose every drawn point sits under another series'
-    points is shifted sideways by DODGE_PT (one step more per series already shifted)."""
-    mfig.draw_without_rendering()
+    points is shifted sideways by DODGE_PT (one step more per series already shifted). Lays
+    ``mfig`` out first (its layout engine only: where a draw would place the axes)."""
+    engine = mfig.get_layout_engine()
+    if engine is not None:
+        engine.execute(mfig)
     tol = 1.5 * COVER_TOL * marker_px(mfig)  # stricter than the audit: a margin for layout
     pts = {i: drawn_points(ax, f"series{i}") for i in range(n_series)}
     pts = {i: p for i, p in pts.items() if len(p)}

@@ -121,8 +121,11 @@ def _series(fig: Any) -> list[dict[str, Any]]:
 
 
 # ------------------------------------------------------------------------ drawing
-def render(fig: Any):  # -> matplotlib.figure.Figure
-    """The matplotlib Figure of ``fig`` (object API; nothing global is touched)."""
+def render(fig: Any, dpi: float | None = None):  # -> matplotlib.figure.Figure
+    """The matplotlib Figure of ``fig`` (object API; nothing global is touched), at ``dpi``
+    (default: matplotlib's). A "lines" figure is laid out here (its series are moved apart in
+    pixels of the laid-out axes, :func:`verify.report.figure_layout.dodge_covered`) and keeps
+    that layout: render at the dpi it is drawn at (:data:`DPI` for files)."""
     import matplotlib
     from matplotlib.figure import Figure
     from matplotlib.ticker import MaxNLocator
@@ -144,7 +147,7 @@ def render(fig: Any):  # -> matplotlib.figure.Figure
             size = (6.4, 1.0 + 0.22 * n)
         else:
             size = (6.4 if n > 3 or fig.kind == "bars" else 4.6, 3.0)
-        mfig = Figure(figsize=size, layout="constrained")
+        mfig = Figure(figsize=size, dpi=dpi, layout="constrained")
         ax = mfig.add_subplot()
         ax.set_title(fd.wrap_title(getattr(fig, "title", ""), int(size[0] * 15)))
         draw = {
@@ -186,6 +189,7 @@ def render(fig: Any):  # -> matplotlib.figure.Figure
         fl.compact_legend(mfig, ax, legend, note=note, inside=fig.kind == "lines")
         if fig.kind == "lines":
             fl.dodge_covered(mfig, ax, len(series))
+            mfig.set_layout_engine("none")  # drawn with the layout the dodging measured
     return mfig
 
 
@@ -244,11 +248,12 @@ def draw_figure(fig: Any, path: str | Path, *, also: Sequence[str] = ()) -> Path
             raise ValidationError(
                 "figure path", "a file ending in " + ", ".join(FORMATS), str(target)
             )
-    mfig = render(fig)
+    mfig = render(fig, dpi=DPI)
     path.parent.mkdir(parents=True, exist_ok=True)
     with matplotlib.rc_context(STYLE):
         for target in targets:
             mfig.savefig(target, dpi=DPI, metadata=_metadata(target))
+            mfig.set_layout_engine("none")  # one layout: the next formats draw the same
     return path
 
 

@@ -249,7 +249,7 @@ def build_gallery(report_json: str | Path, docs_dir: str | Path, extra: Sequence
     for e in entries:
         fig = SimpleNamespace(name=e["name"], title=e["title"], kind=e["kind"], data=e["data"])
         problems = audit_figure(fig)
-        mfig = render(fig)
+        mfig = render(fig, dpi=GALLERY_DPI)
         mfig.savefig(fig_dir / f"{e['name']}.png", dpi=GALLERY_DPI)
         payload = {k: fig.__dict__[k] for k in ("name", "title", "kind", "data")}
         (fig_dir / f"{e['name']}.json").write_text(
