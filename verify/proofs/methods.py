@@ -32,22 +32,27 @@ Z3_TIMEOUT_MS = 30_000
 
 # ----------------------------------------------------------------------------- sympy -> z3
 class _Z3:
+    """The encoding of one check, in a z3 context of its own: a model z3 returns then depends
+    on that check alone, not on what the process asked z3 before (with the shared main context
+    the refuting points of a `report --only` differed from the whole report's)."""
+
     def __init__(self) -> None:
+        self.ctx = z3.Context()
         self.vars: dict[sp.Symbol, z3.ArithRef] = {}
         self.side: list[z3.BoolRef] = []
         self.n_aux = 0
 
     def aux(self) -> z3.ArithRef:
         self.n_aux += 1
-        return z3.Real(f"_aux{self.n_aux}")
+        return z3.Real(f"_aux{self.n_aux}", self.ctx)
 
     def term(self, e: sp.Expr) -> z3.ArithRef:
         if e.is_Symbol:
             if e not in self.vars:
-                self.vars[e] = z3.Real(e.name)
+                self.vars[e] = z3.Real(e.name, self.ctx)
             return self.vars[e]
         if e.is_Rational:
-            return z3.RealVal(f"{e.p}/{e.q}")
+            return z3.RealVal(f"{e.p}/{e.q}", self.ctx)
         if isinstance(e, sp.Add):
             return z3.Sum([self.term(a) for a in e.args])
         if isinstance(e, sp.Mul):
@@ -57,7 +62,7 @@ class _Z3:
             if x.is_Integer:
                 n = int(x)
                 base = self.term(b)
-                p = z3.Product([base] * abs(n)) if n != 0 else z3.RealVal(1)
+                p = z3.Product([base] * abs(n)) if n != 0 else z3.RealVal(1, self.ctx)
                 return p if n > 0 else 1 / p
             if x.is_Rational:
                 num, den = int(x.p), int(x.q)
@@ -83,7 +88,7 @@ class _Z3:
 
     def rel(self, r: sp.Basic) -> z3.BoolRef:
         if r is sp.true:
-            return z3.BoolVal(True)
+            return z3.BoolVal(True, self.ctx)
         lhs, rhs = self.term(r.lhs), self.term(r.rhs)
         ops = {
             sp.LessThan: lambda: lhs <= rhs,
@@ -139,7 +144,7 @@ def _fmt_point(pt: Mapping[sp.Symbol, Fraction]) -> dict[str, str]:
 
 def _z3_check(hyps: Sequence[sp.Basic], goal: sp.Basic, strict_hyps: bool = False):
     enc = _Z3()
-    s = z3.Solver()
+    s = z3.Solver(ctx=enc.ctx)
     s.set("timeout", Z3_TIMEOUT_MS)
     for h in hyps:
         s.add(enc.rel(_strict(h) if strict_hyps else h))
