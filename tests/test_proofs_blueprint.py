@@ -14,6 +14,7 @@ from verify.proofs.blueprint import (
     derivation_markdown,
     derivation_scope,
     draw_blueprint,
+    has_obligations,
     not_discharged,
     statement_entries,
 )
@@ -87,6 +88,14 @@ def test_a_report_of_some_statements_discharges_what_their_derivations_use() -> 
     plug-in statement without obligations discharges none; the whole report all of them."""
     assert derivation_scope() == list(STATEMENTS)
     assert derivation_scope(["Fault 1"]) == [] and derivation_scope(["Sec 5 MAJORITY"]) == []
+    for sel in (
+        [],
+        ["Fault 1"],
+        ["Sec 5 MAJORITY", "Cor 5.1"],
+        ["Lemma 3.2"],
+        ["Fault 1", "Cor 4.6"],
+    ):
+        assert has_obligations(sel) == bool(derivation_scope(sel)), sel  # the cheap test
     assert derivation_scope(["Lemma 3.2"]) == ["Lemma 3.2", "Trivial bounds", "Small-ball bound"]
     scope = derivation_scope(["Cor 4.6"])
     for st in ("Cor 4.6", *STATEMENT_DEPS["Cor 4.6"], *STATEMENT_DEPS["Thm 4.5"]):

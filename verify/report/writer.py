@@ -387,12 +387,12 @@ def generate_report(
 def _tasks(statements: Sequence[Any], include_slow: bool) -> int:
     """How many tasks a run of ``statements`` has at most: the checks it runs, and the
     Derivation section when one of them has derivation obligations."""
-    from verify.proofs.blueprint import derivation_scope
+    from verify.proofs.blueprint import has_obligations
 
     checks = sum(
         1 for st in statements for c in st.checks if not c.missing and (include_slow or not c.slow)
     )
-    return checks + bool(derivation_scope([st.id for st in statements]))
+    return checks + has_obligations([st.id for st in statements])
 
 
 def _finish(
