@@ -7,6 +7,7 @@ from pathlib import Path
 
 from verify.proofs import load
 from verify.proofs.blueprint import (
+    BLUEPRINT,
     NO_OBLIGATIONS,
     STATEMENT_DEPS,
     blueprint_graph,
@@ -110,3 +111,21 @@ def test_a_report_of_some_statements_discharges_what_their_derivations_use() -> 
     assert drawn == set(scope)
     none = not_discharged(NO_OBLIGATIONS)
     assert "no statement of this report has derivation obligations" in blueprint_markdown(none)[2]
+
+
+def test_a_figure_named_blueprint_does_not_take_the_blueprints_file(tmp_path: Path) -> None:
+    """The Derivation section's figure is figures/blueprint.png: a check's (or the overview's)
+    figure of that name is drawn beside it, not over it."""
+    from verify.registry import FigureData
+    from verify.report.drawing import draw_figures
+
+    xs = [0.25, 0.5, 0.75]
+    fig = FigureData(
+        name=BLUEPRINT,
+        title="u against u",
+        kind="lines",
+        data={"series": [{"label": "u", "x": xs, "y": xs}]},
+    )
+    _, (entry,), _ = draw_figures([], tmp_path, [fig])
+    assert entry["file"] == "figures/blueprint_2.png"
+    assert (tmp_path / "figures" / "blueprint_2.png").is_file()

@@ -25,6 +25,7 @@ from verify.proofs.core import AXIOMS, PROSE, Outcome
 from verify.proofs.runner import STATEMENTS, load, run
 
 __all__ = [
+    "BLUEPRINT",
     "COLOURS",
     "STATEMENT_DEPS",
     "blueprint_graph",
@@ -38,6 +39,9 @@ __all__ = [
     "statement_entries",
 ]
 
+BLUEPRINT = (
+    "blueprint"  # the figure's file stem in the report's figures/ (no check figure takes it)
+)
 NO_OBLIGATIONS = "no statement of this report has derivation obligations"
 COLOURS = {
     "machine-checked": "#2ca02c",
@@ -343,7 +347,7 @@ def report_derivations(
         fig_dir.mkdir(parents=True, exist_ok=True)
         graph = blueprint_graph(outs, statements, scope=scope)
         formats = (".png", ".pdf") if pdf else (".png",)
-        paths = draw_blueprint(graph, fig_dir / "blueprint", formats)
+        paths = draw_blueprint(graph, fig_dir / BLUEPRINT, formats)
         figure["file"] = f"{fig_dir.name}/{paths[0].name}"
         figure["files"] = [f"{fig_dir.name}/{p.name}" for p in paths]
     except Exception as exc:  # recorded, never costs the report

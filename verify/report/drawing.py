@@ -90,7 +90,9 @@ def draw_figures(
     over = [_entry(fig) for fig in overview]
     jobs += over
     figs += list(overview)
-    taken: set[str] = set()
+    from verify.proofs.blueprint import BLUEPRINT
+
+    taken: set[str] = {BLUEPRINT}  # the Derivation section's figure joins these files
     targets = [fig_dir / figure_filename(str(e["name"] or "figure"), taken) for e in jobs]
     also = figure_formats(pdf)[1:]
     bar = tqdm(total=len(jobs), desc="figures", unit="fig", disable=not progress)
