@@ -145,7 +145,7 @@ def test_first_and_dictator_are_settled_by_three_bounds(i: int) -> None:
 
 def test_a_balanced_function_gains_nothing() -> None:
     sub = certify_subcubes(majority_params(), 5)
-    assert sub.n_settled == 0 and sub.n_bounds == 3  # the cube, one level, stop
+    assert sub.n_settled == 0 and sub.n_bounds <= 3  # the cube (and one level), stop
 
 
 def test_near_threshold_and_zero_variance_stay_open() -> None:
@@ -186,9 +186,49 @@ def test_subcube_T_weights_rank_the_influential_bit() -> None:
 # ------------------------------------------------------------------------------- mutations
 AFFINE_MUTANTS = {
     "hull_half": ("gen[k, sel, k] = half", "gen[k, sel, k] = 0.5 * half"),
-    "mul_quadratic_dropped": ("rest = sa * sb + am * o.rad", "rest = am * o.rad"),
+    "mul_quadratic_dropped": ("rest = quad_rest + am * o.rad", "rest = am * o.rad"),
+    "mul_offdiag_dropped": (
+        "quad_rest = np.maximum(up(sa * sb, 2) - quad[1], 0.0)",
+        "quad_rest = 0.0",
+    ),
+    "matmul_offdiag_dropped": (
+        "rest = rest + np.maximum(up(sx @ sw, n + 2) - quad[1], 0.0) + diag_err",
+        "rest = rest + diag_err",
+    ),
+    "square_lower_unclamped": (
+        "q_lo = np.maximum(2 * d_lo - q_hi, 0.0) * (1 - 2 * U)",
+        "q_lo = 2 * d_lo * (1 - 2 * U)",
+    ),
+    "square_range_half": (
+        "quad_rest = up(0.5 * (q_hi - q_lo), 2) + 2 * U * q_hi",
+        "quad_rest = up(0.25 * (q_hi - q_lo), 2) + 2 * U * q_hi",
+    ),
+    "readout_ln_bias_dropped": (
+        "bias = self.matmul(ln_affine[1][None, :], w)[0, 0] + bias",
+        "bias = bias + 0.0",
+    ),
+    "readout_ln_gain_dropped": ("w = ln_affine[0][:, None] * w", "w = w + 0.0"),
+    "attend_den_range_from_upper": (
+        "den_lo = (np.exp(np.nextafter(s_lo, -np.inf))",
+        "den_lo = (np.exp(np.nextafter(s_hi, -np.inf))",
+    ),
+    "attend_hull_half": (
+        "rad = up(0.5 * (v_hi - v_lo), 2) + U * np.abs(mid)",
+        "rad = up(0.25 * (v_hi - v_lo), 2) + U * np.abs(mid)",
+    ),
     "exp_remainder_dropped": ("rest = rest + big * (x.rad + rho)", "rest = rest + big * x.rad"),
     "rsqrt_curvature_dropped": ("* cube * x.rad + curv", "* cube * x.rad"),
+}
+# edits of verify.model.affine_split (the split on the dominant bit and the chord relaxations)
+SPLIT_MUTANTS = {
+    "split_cross_dropped": ("+ ad * wmax + ac * (rad", "+ ac * (rad"),
+    "split_rest_half": ("rest = np.maximum(rp, rm) +", "rest = 0.5 * np.maximum(rp, rm) +"),
+    "chord_band_half": ("rho = 0.5 * (g_max - g_min) +", "rho = 0.25 * (g_max - g_min) +"),
+    "relu_band_dropped": ("up(0.5 * top + 2 * U", "up(2 * U"),
+    "fresh_symbols_as_bits": (
+        "k = min(nb, ga.shape[0], gb.shape[0])",
+        "k = min(ga.shape[0], gb.shape[0])",
+    ),
 }
 MIDRAD_MUTANT = (
     "rad = np.maximum(np.abs(a.mid - mid) + a.rad, np.abs(b.mid - mid) + b.rad)",
@@ -204,6 +244,24 @@ def _mutated(module_name: str, old: str, new: str) -> types.ModuleType:
     mod.__file__ = importlib.import_module(module_name).__file__
     exec(compile(mutants.edit_source(module_name, old, new), mod.__file__, "exec"), mod.__dict__)
     return mod
+
+
+def _split_mutated(name: str) -> types.ModuleType:
+    """verify.model.affine with the split functions of an edited verify.model.affine_split
+    (the copy looks them up in its own namespace at call time)."""
+    split = _mutated("verify.model.affine_split", *SPLIT_MUTANTS[name])
+    mod = _mutated("verify.model.affine", "MAX_SYMBOLS = 1024", "MAX_SYMBOLS = 1024 + 0")
+    for fn in ("split_dominant", "relax_exp", "relax_rsqrt", "relax_reciprocal", "relax_relu"):
+        setattr(mod, fn, getattr(split, fn))
+    mod.vertex_square_terms = split.vertex_square_terms
+    return mod
+
+
+def _any_mutated(name: str) -> types.ModuleType:
+    """verify.model.affine with the mutant ``name`` of either table."""
+    if name in SPLIT_MUTANTS:
+        return _split_mutated(name)
+    return _mutated("verify.model.affine", *AFFINE_MUTANTS[name])
 
 
 def _kill_cases() -> Iterator[tuple[Params, np.ndarray, np.ndarray]]:
@@ -310,6 +368,97 @@ def test_op_mutants_are_caught() -> None:
         assert _op_failures(_mutated("verify.model.affine", *AFFINE_MUTANTS[name]), op) > 0, name
 
 
+# op-level containment at the vertices: symbols 0 and 1 are bits (+-1 at every string, where
+# the split on the dominant bit and the e_k^2 = 1 diagonal apply), symbol 2 an earlier step's
+# remainder (any value in [-1, 1]); checked exactly (mpmath) at e0, e1 = +-1 and a grid of e2
+_VERTEX_CASES = [(1.3, 0.5), (0.2, 0.1), (-0.7, 0.4), (4.0, 2.5), (0.05, 0.2), (-2.0, 0.5),
+                 (1.0, 0.02), (3.0, 1.2)]  # fmt: skip
+_VERTEX_OPS = {  # step(ctx, x, y, z) and its exact value at (x, y, z)
+    "exp": (lambda ctx, x, y, z: ctx.exp(x), lambda v, w, u: mpmath.exp(v)),
+    "rsqrt": (lambda ctx, x, y, z: ctx.rsqrt(x), lambda v, w, u: 1 / mpmath.sqrt(v)),
+    "reciprocal": (lambda ctx, x, y, z: x.reciprocal(), lambda v, w, u: 1 / v),
+    "relu": (lambda ctx, x, y, z: ctx.relu(x), lambda v, w, u: max(v, 0)),
+    "square": (lambda ctx, x, y, z: x * x, lambda v, w, u: v * v),
+    "product": (lambda ctx, x, y, z: x * y, lambda v, w, u: v * w),
+    "matmul": (
+        lambda ctx, x, y, z: ctx.matmul(x.reshape(1, 1), y.reshape(1, 1)),
+        lambda v, w, u: v * w,
+    ),
+    # z is mostly the remainder symbol: e2^2 is not 1 there
+    "square_of_remainder": (lambda ctx, x, y, z: z * z, lambda v, w, u: u * u),
+    "matmul_of_remainder": (
+        lambda ctx, x, y, z: ctx.matmul(z.reshape(1, 1), z.reshape(1, 1)),
+        lambda v, w, u: u * u,
+    ),
+}
+
+
+def _vertex_op_failures(affine_mod: types.ModuleType, op: str) -> int:
+    step, exact = _VERTEX_OPS[op]
+    ctx = affine_mod.AffineContext()
+    bad = 0
+    with mpmath.workdps(80), ctx.active():
+        for m, g in _VERTEX_CASES:
+            if op in ("rsqrt", "reciprocal") and abs(m) <= 1.2 * g:  # the split may still work
+                continue
+            ctx.n_symbols, ctx.n_bits = 3, 2
+            gens = (
+                np.array([g, 0.4 * g, 0.3 * g]),
+                np.array([-0.5 * g, 0.9 * g, 0.6 * g]),
+                np.array([0.02 * g, 0.0, g]),
+            )
+            mids = (m, 0.5 - m, 0.3 * m)
+            forms = [
+                affine_mod.Affine(np.array([mi]), gi[:, None], np.array([0.0]))
+                for mi, gi in zip(mids, gens, strict=True)
+            ]
+            out = step(ctx, *forms)
+            gen = None if out.gen is None else out.gen.reshape(out.gen.shape[0], -1)[:, 0]
+            extra = mpmath.mpf(float(np.ravel(out.rad)[0]))
+            if gen is not None and gen.size > 3:
+                extra += sum(abs(mpmath.mpf(float(v))) for v in gen[3:])
+            for e0 in (-1.0, 1.0):
+                for e1 in (-1.0, 1.0):
+                    for e2 in _GRID:
+                        e = [mpmath.mpf(e0), mpmath.mpf(e1), mpmath.mpf(e2)]
+                        vals = [
+                            mpmath.mpf(mi) + sum(mpmath.mpf(float(gi[i])) * e[i] for i in range(3))
+                            for mi, gi in zip(mids, gens, strict=True)
+                        ]
+                        lin = mpmath.mpf(float(np.ravel(out.mid)[0]))
+                        for g, ei in zip([] if gen is None else gen[:3], e, strict=False):
+                            lin += mpmath.mpf(float(g)) * ei
+                        bad += abs(exact(*vals) - lin) > extra
+    return bad
+
+
+@pytest.mark.parametrize("op", sorted(_VERTEX_OPS))
+def test_each_step_contains_the_exact_values_at_the_vertices(op: str) -> None:
+    import verify.model.affine as affine_mod
+
+    assert _vertex_op_failures(affine_mod, op) == 0
+
+
+@pytest.mark.parametrize(
+    ("name", "ops"),
+    [("mul_offdiag_dropped", ("product",)), ("matmul_offdiag_dropped", ("matmul",)),
+     ("square_lower_unclamped", ("square",)), ("square_range_half", ("square",)),
+     ("fresh_symbols_as_bits", ("square_of_remainder", "matmul_of_remainder"))],
+)  # fmt: skip
+def test_vertex_product_mutants_are_caught(name: str, ops: tuple[str, ...]) -> None:
+    mod = _any_mutated(name)
+    for op in ops:
+        assert _vertex_op_failures(mod, op) > 0, (name, op)
+
+
+@pytest.mark.parametrize("name", sorted(set(SPLIT_MUTANTS) - {"fresh_symbols_as_bits"}))
+def test_split_mutants_are_caught(name: str) -> None:
+    """Each edit of the split or of a chord relaxation fails the vertex check of some step."""
+    mod = _split_mutated(name)
+    fails = {op: _vertex_op_failures(mod, op) for op in ("exp", "rsqrt", "reciprocal", "relu")}
+    assert sum(fails.values()) > 0, (name, fails)
+
+
 def test_midrad_hull_holds_both_rows_exactly() -> None:
     """The hull's radius covers |row_t - mid| + r_t exactly (rational arithmetic), and the
     halved-radius mutant fails the same check."""
@@ -332,13 +481,116 @@ def test_midrad_hull_holds_both_rows_exactly() -> None:
     assert not holds(_mutated("verify.model.arith", *MIDRAD_MUTANT))
 
 
-def test_deep_levels_paint_the_right_strings() -> None:
+@pytest.mark.parametrize(
+    ("scheme", "eps", "seed"), [("uniform", 0.0, 8), ("gaussian", 1e-5, 4)]
+)  # settled at levels up to 4 (9 bounds) and 3 (15 bounds)
+def test_deep_levels_paint_the_right_strings(scheme: str, eps: float, seed: int) -> None:
     """A random model at N = 6 explored down to single strings: every settled string's label
     equals the per-string table's (the code -> string painting of levels >= 2)."""
-    cfg = ModelConfig(d_model=16, n_layers=1, n_heads=2, ln_eps=0.0)
-    p = init_params(cfg, "xavier_uniform", 3)  # settled at levels 2 and 3 (15 bounds)
+    cfg = ModelConfig(d_model=16, n_layers=1, n_heads=2, ln_eps=eps)
+    p = init_params(cfg, scheme, seed)
     sub = certify_subcubes(p, 6, cap=1 << 6)
     plain = truth_table(p, 6)
     settled = sub.label != LABEL_UNCERTAIN
     assert sub.depth >= 2 and np.count_nonzero(settled) > 0
     np.testing.assert_array_equal(sub.label[settled], plain.label[settled])
+
+
+def test_one_free_bit_is_exact_at_the_vertices() -> None:
+    """A sub-cube with one free bit encloses its two strings' T within rounding: the split on
+    the dominant bit and e_k^2 = 1 leave no linearisation remainder (before them the whole
+    gap between the two token rows went through each nonlinear step's curvature)."""
+    for layers in (1, 2):
+        cfg = ModelConfig(d_model=16, n_layers=layers, n_heads=2, ln_eps=0.0)
+        p = init_params(cfg, "xavier_uniform", 0)
+        bits = np.zeros((1, 8), dtype=np.uint8)
+        free = np.zeros((1, 8), dtype=bool)
+        free[0, 3] = True
+        mid, rad, _ = subcube_T(p, bits, free)
+        pair = np.zeros((2, 8), dtype=np.uint8)
+        pair[1, 3] = 1
+        exact = run_generic(Float64Context(), p, pair, readout_only=True).T
+        half = abs(exact[1] - exact[0]) / 2
+        assert half <= rad[0] <= half + 1e-9, (layers, half, rad[0])
+
+
+def _ln_readout_model(seed: int) -> Params:
+    """A post-LN model with random layer-norm gains and biases (the fused readout uses both)."""
+    cfg = ModelConfig(d_model=4, n_layers=1, n_heads=2, ln_eps=1e-5)
+    arrays = dict(init_params(cfg, "xavier_uniform", seed).items())
+    rng = np.random.default_rng(seed)
+    for name in ("layers.0.norm2.weight", "layers.0.norm2.bias"):
+        arrays[name] = rng.normal(size=cfg.d_model) + (1.0 if name.endswith("weight") else 0.0)
+    return Params(cfg, arrays)
+
+
+def test_the_fused_readout_is_sound_and_its_mutants_are_caught() -> None:
+    """T = z (c @ (gain w)) + (beta @ w + b) after the last norm (AffineContext.readout) holds
+    every string's T; dropping the norm's gain or bias from it is caught."""
+    import verify.model.affine as affine_mod
+
+    def violations(mod: types.ModuleType) -> int:
+        total = 0
+        for seed in range(4):
+            p = _ln_readout_model(seed)
+            for free in ([True, True, True], [False, True, False]):
+                bits, fr = np.zeros(N_BITS, dtype=np.uint8), np.array(free)
+                total += _outside(p, bits, fr, *_enclosures(mod.AffineContext(), p, bits, fr))
+        return total
+
+    assert violations(affine_mod) == 0
+    for name in ("readout_ln_bias_dropped", "readout_ln_gain_dropped"):
+        assert violations(_any_mutated(name)) > 0, name
+
+
+def _attend_failures(affine_mod: types.ModuleType, sharp: float) -> int:
+    """softmax(s) V by AffineContext.attend against the exact value at every vertex of three
+    bit symbols: score j and value j move with bit j (scores by +-sharp, the regime where the
+    range of the denominator and the hull of the values matter), plus a small shared term."""
+    ctx = affine_mod.AffineContext()
+    bad = 0
+    with mpmath.workdps(60), ctx.active():
+        ctx.n_symbols, ctx.n_bits = 3, 3
+        s_mid = np.array([0.3, -0.5, 0.1])
+        s_gen = np.diag([sharp, 0.8 * sharp, 1.2 * sharp]) + 0.05  # (symbol, key)
+        v_mid = np.array([1.0, -2.0, 0.5])
+        v_gen = np.diag([0.7, 1.5, -1.1])
+        s = affine_mod.Affine(
+            s_mid.reshape(1, 1, 3), s_gen.reshape(3, 1, 1, 3), np.zeros((1, 1, 3))
+        )
+        v = affine_mod.Affine(
+            v_mid.reshape(1, 3, 1), v_gen.reshape(3, 1, 3, 1), np.zeros((1, 3, 1))
+        )
+        out = ctx.attend(s, v)
+        mid = mpmath.mpf(float(out.mid.ravel()[0]))
+        gen = (
+            []
+            if out.gen is None
+            else [float(g) for g in out.gen.reshape(out.gen.shape[0], -1)[:, 0]]
+        )
+        extra = mpmath.mpf(float(out.rad.ravel()[0])) + sum(abs(mpmath.mpf(g)) for g in gen[3:])
+        for code in range(8):
+            e = [mpmath.mpf(1 if code >> k & 1 else -1) for k in range(3)]
+            sc = [
+                mpmath.mpf(s_mid[j]) + sum(mpmath.mpf(s_gen[k, j]) * e[k] for k in range(3))
+                for j in range(3)
+            ]
+            vv = [
+                mpmath.mpf(v_mid[j]) + sum(mpmath.mpf(v_gen[k, j]) * e[k] for k in range(3))
+                for j in range(3)
+            ]
+            ex = [mpmath.exp(x) for x in sc]
+            exact = sum(a * b for a, b in zip(ex, vv, strict=True)) / sum(ex)
+            lin = mid + sum(mpmath.mpf(g) * ek for g, ek in zip(gen[:3], e, strict=False))
+            bad += abs(exact - lin) > extra
+    return bad
+
+
+def test_attend_holds_softmax_at_the_vertices_and_its_mutants_are_caught() -> None:
+    import verify.model.affine as affine_mod
+
+    for sharp in (0.1, 1.0, 3.0, 6.0):
+        assert _attend_failures(affine_mod, sharp) == 0, sharp
+    for name in ("attend_den_range_from_upper", "attend_hull_half"):
+        mod = _any_mutated(name)
+        assert sum(_attend_failures(mod, sharp) for sharp in (0.1, 1.0, 3.0, 6.0)) > 0, name

@@ -34,8 +34,13 @@ def sensitivity(f: TableLike) -> np.ndarray:
 
 
 def sensitivity_profile(f: TableLike) -> np.ndarray:
-    """The profile K_0..K_N (int64, length N + 1): K_k = #{x : s(x) = k}; sum_k K_k = 2^N."""
+    """The profile K_0..K_N (int64, length N + 1): K_k = #{x : s(x) = k}; sum_k K_k = 2^N.
+    A constant f has s(x) = 0 everywhere: K_0 = 2^N without the pass over the strings."""
     table, n = _table_n(f)
+    if table.size and not np.any(table != table[0]):
+        out = np.zeros(n + 1, dtype=np.int64)
+        out[0] = table.size
+        return out
     return profile_counts(table, n)
 
 

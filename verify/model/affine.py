@@ -32,6 +32,17 @@ from typing import Any
 
 import numpy as np
 
+from verify.model.affine_split import (
+    Relaxation,
+    align_generators,
+    linearise_in_range,
+    relax_exp,
+    relax_reciprocal,
+    relax_relu,
+    relax_rsqrt,
+    split_dominant,
+    vertex_square_terms,
+)
 from verify.model.arith import MidRad, MidRadContext
 from verify.model.rounding import EXP_ULPS, TINY, U, up
 
@@ -50,9 +61,7 @@ def _gadd(a: np.ndarray | None, b: np.ndarray | None) -> np.ndarray | None:
         return b
     if b is None:
         return a
-    nd = max(a.ndim, b.ndim)  # align the element axes, never the symbol axis
-    a = a.reshape(a.shape[0], *([1] * (nd - a.ndim)), *a.shape[1:])
-    b = b.reshape(b.shape[0], *([1] * (nd - b.ndim)), *b.shape[1:])
+    a, b = align_generators(a, b)  # the element axes, never the symbol axis
     if a.shape[0] != b.shape[0]:
         a, b = (a, b) if a.shape[0] > b.shape[0] else (b, a)
         shape = (a.shape[0], *np.broadcast_shapes(a.shape[1:], b.shape[1:]))
@@ -84,6 +93,45 @@ _ACTIVE: list[AffineContext] = []  # the context of the running pass (for fresh 
 
 def _fresh(x: Affine) -> Affine:
     return _ACTIVE[-1].fresh(x) if _ACTIVE else x
+
+
+def _n_bits() -> int:
+    """How many leading noise symbols of the running pass are bits (vertex-valued)."""
+    return _ACTIVE[-1].n_bits if _ACTIVE else 0
+
+
+def _best_of_split(x: Affine, plain: Affine, relax: Relaxation) -> Affine:
+    """Elementwise the narrower of ``plain`` (the midpoint linearisation of a step) and the
+    split on the dominant bit symbol (``verify.model.affine_split``); both enclose the step at
+    every vertex of the bit symbols, so either may be taken for each element."""
+    nb = _n_bits()
+    if nb == 0 or x.gen is None or x.mid.ndim == 0 or plain.gen is None:
+        return plain
+    with np.errstate(all="ignore"):
+        split = Affine(*split_dominant(x.mid, x.gen, x.rad, nb, relax))
+    return _narrower(plain, split)
+
+
+def _narrower(a: Affine, b: Affine) -> Affine:
+    """Elementwise the one of two enclosures of the same values with the smaller spread (a
+    where b is not narrower, NaN included)."""
+    with np.errstate(invalid="ignore"):
+        take = b.spread < np.where(np.isnan(a.spread), np.inf, a.spread)
+    if not np.any(take):
+        return a
+    mid, rad = np.where(take, b.mid, a.mid), np.where(take, b.rad, a.rad)
+    if a.gen is None and b.gen is None:
+        return Affine(mid, None, rad)
+    g = max(x.gen.shape[0] for x in (a, b) if x.gen is not None)
+
+    def gens(x: Affine) -> np.ndarray:
+        return np.zeros((g, *x.mid.shape)) if x.gen is None else _pad(x.gen, g)
+
+    return Affine(
+        mid,
+        np.where(take[None], gens(b), gens(a)),
+        rad,
+    )
 
 
 def _gaxis(axis: int) -> int:
@@ -153,12 +201,26 @@ class Affine(MidRad):
 
     def __mul__(self, other: object) -> Affine:
         o = Affine.of(other)
-        mid = self.mid * o.mid
+        prod = self.mid * o.mid
+        mid = prod
         am, bm = np.abs(self.mid), np.abs(o.mid)
         sa, sb = _gsum(self.gen), _gsum(o.gen)
         gen = _gadd(_gscale(self.gen, o.mid), _gscale(o.gen, self.mid))
-        rest = sa * sb + am * o.rad + self.rad * (bm + sb + o.rad) + sa * o.rad
-        err = U * np.abs(mid) + 2 * U * (am * sb + bm * sa)
+        quad, diag_err = vertex_square_terms(self.gen, o.gen, _n_bits())
+        if o is self and self.gen is not None:
+            # a square: (g . e)^2 lies in [max(0, 2 D - S^2), S^2] (D: the bit diagonal)
+            q_hi = up(sa * sa, 2)
+            d_lo = 0.0 if quad is None else quad[1]
+            q_lo = np.maximum(2 * d_lo - q_hi, 0.0) * (1 - 2 * U)
+            mid = mid + 0.5 * (q_lo + q_hi)
+            quad_rest = up(0.5 * (q_hi - q_lo), 2) + 2 * U * q_hi
+        elif quad is not None:
+            mid = mid + quad[0]
+            quad_rest = np.maximum(up(sa * sb, 2) - quad[1], 0.0)
+        else:
+            quad_rest = sa * sb
+        rest = quad_rest + am * o.rad + self.rad * (bm + sb + o.rad) + sa * o.rad
+        err = U * (np.abs(prod) + np.abs(mid)) + 2 * U * (am * sb + bm * sa) + diag_err
         out = Affine(mid, gen, up(rest + err, 8))
         return _fresh(out) if self.gen is not None and o.gen is not None else out
 
@@ -181,7 +243,9 @@ class Affine(MidRad):
             rest = d2 * self.rad + t * t * d2 / (gap * (1 - U)) + U * np.abs(mid)
             rest = rest + 3 * U * _gsum(gen)
             rad = np.where(gap > 0, up(rest, 8), np.inf)
-        return _fresh(Affine(mid, gen, rad)) if gen is not None else Affine(mid, gen, rad)
+        if gen is None:
+            return Affine(mid, gen, rad)
+        return _fresh(_best_of_split(self, Affine(mid, gen, rad), relax_reciprocal))
 
     def sum(self, axis: int) -> Affine:
         n = self.mid.shape[axis]
@@ -201,6 +265,7 @@ class AffineContext(MidRadContext):
 
     def __init__(self, max_symbols: int = MAX_SYMBOLS) -> None:
         self.n_symbols = 0
+        self.n_bits = 0  # symbols 0..n_bits-1 are free bits: +-1 at every string
         self.max_symbols = max_symbols
 
     @contextmanager
@@ -239,6 +304,7 @@ class AffineContext(MidRadContext):
         slack = np.maximum(lo.rad, hi.rad) + U * (np.abs(mid) + np.abs(half))
         slack = up(slack, 3)
         self.n_symbols = max(self.n_symbols, n)
+        self.n_bits = max(self.n_bits, n)
         gen = np.zeros((n, *rows.mid.shape))
         out_mid, out_rad = rows.mid.copy(), rows.rad.copy()
         for k in range(n):
@@ -288,8 +354,16 @@ class AffineContext(MidRadContext):
             right = right + sx
         if w.gen is not None:
             sw = _gsum(w.gen)
-            lw = x.rad + (n + 1) * U * ax + (0.0 if x.gen is None else sx)
+            lw = x.rad + (n + 1) * U * ax
             rest = lw @ sw
+            if x.gen is not None:
+                quad, diag_err = vertex_square_terms(x.gen, w.gen, _n_bits(), matmul=True)
+                if quad is None:
+                    rest = rest + sx @ sw
+                else:  # the bit symbols' diagonal is a constant at the vertices
+                    mid = mid + quad[0]
+                    rest = rest + np.maximum(up(sx @ sw, n + 2) - quad[1], 0.0) + diag_err
+                    rest = rest + U * np.abs(mid)
         rest = rest + left @ aw
         if np.any(w.rad):
             rest = rest + right @ w.rad
@@ -298,6 +372,49 @@ class AffineContext(MidRadContext):
 
     def sum(self, x: MidRad, axis: int) -> MidRad:
         return x.sum(axis)
+
+    def readout(self, y: MidRad, w: MidRad, bias: MidRad, normed: tuple | None) -> Affine:
+        """The narrower of y @ w + bias and, after a layer norm, z (c @ (gain w)) + (bias_LN @
+        w + bias): one product of two scalars instead of one per coordinate of y."""
+        plain = Affine.of(super().readout(y, w, bias, None))
+        if normed is None:
+            return plain
+        c, z, ln_affine = normed
+        if ln_affine is not None:  # gain c z + beta: gain into w, beta @ w into the bias
+            bias = self.matmul(ln_affine[1][None, :], w)[0, 0] + bias
+            w = ln_affine[0][:, None] * w
+        return _narrower(plain, Affine.of(self.matmul(c, w)[:, 0] * z + bias))
+
+    def attend(self, s: MidRad, v: MidRad) -> Affine:
+        """(ex @ v) / sum_j ex_j with ex = exp(s): with one bit per key position, ex_j v_j is
+        exact at the vertices (``vertex_square_terms``), so only the division leaves a
+        remainder. 1 / den is also linearised over den's range from the scores' intervals,
+        sum_j e^(s_j) (the affine form of den may reach 0 where den cannot), and the output is
+        met with the hull [min_j v_j, max_j v_j] that a convex combination of values lies in."""
+        s = Affine.of(s)
+        ex = self.exp(s)
+        den = Affine.of(self.sum(ex, -1))
+        n = s.shape[-1]
+        with np.errstate(all="ignore"):
+            s_lo, s_hi = s.mid - s.spread, s.mid + s.spread  # up to rounding: see below
+            den_lo = (np.exp(np.nextafter(s_lo, -np.inf)) * (1 - EXP_ULPS * U)).sum(-1)
+            den_lo = den_lo * (1 - (n + 2) * U)  # <= sum_j e^(s_j) for every string
+            den_hi = up((np.exp(np.nextafter(s_hi, np.inf)) * (1 + EXP_ULPS * U) + TINY).sum(-1), n)
+            lo = np.maximum(den_lo, np.nextafter(den.mid - den.spread, -np.inf))
+            hi = np.minimum(den_hi, np.nextafter(den.mid + den.spread, np.inf))
+        inv = den.reciprocal()
+        if den.gen is not None:
+            ranged = linearise_in_range(den.mid, den.gen, den.rad, lo, hi, relax_reciprocal)
+            inv = _narrower(inv, self.fresh(Affine(*ranged)))
+        out = self.matmul(ex, v) * inv[..., None]
+        v = Affine.of(v)
+        with np.errstate(all="ignore"):
+            v_lo = np.nextafter(v.mid - v.spread, -np.inf).min(axis=-2)[..., None, :]
+            v_hi = np.nextafter(v.mid + v.spread, np.inf).max(axis=-2)[..., None, :]
+            mid = 0.5 * (v_lo + v_hi)
+            rad = up(0.5 * (v_hi - v_lo), 2) + U * np.abs(mid)
+        hull = Affine(np.broadcast_to(mid, out.shape), None, np.broadcast_to(rad, out.shape))
+        return _narrower(out, hull)
 
     @staticmethod
     def _as_ball(op: Any, x: Affine) -> Affine:
@@ -320,7 +437,7 @@ class AffineContext(MidRadContext):
             rest = EXP_ULPS * U * mid + TINY + ((EXP_ULPS + 1) * U * big + TINY) * s
             rest = rest + big * (x.rad + rho)
             rad = np.where(np.isfinite(rest), up(rest, 8), np.inf)
-        return self.fresh(Affine(mid, gen, rad))
+        return self.fresh(_best_of_split(x, Affine(mid, gen, rad), relax_exp))
 
     def rsqrt(self, x: MidRad) -> Affine:
         """m^(-1/2) - t m^(-3/2) / 2 + R, |R| <= 3 T^2 gap^(-5/2) / 8 on x >= gap > 0; radius
@@ -337,7 +454,7 @@ class AffineContext(MidRadContext):
             curv = 0.375 * t * t * (1 + 8 * U) / (gap * gap * np.sqrt(gap) * (1 - 4 * U))
             rest = 4 * U * np.abs(mid) + 6 * U * _gsum(gen) + 0.5 * cube * x.rad + curv
             rad = np.where(gap > 0, up(rest, 8), np.inf)
-        return self.fresh(Affine(mid, gen, rad))
+        return self.fresh(_best_of_split(x, Affine(mid, gen, rad), relax_rsqrt))
 
     def relu(self, x: MidRad) -> Affine:
         """Identity on lo >= 0, 0 on hi <= 0, else lam x + c (module doc)."""
@@ -358,7 +475,7 @@ class AffineContext(MidRadContext):
             gen = x.gen * lam
             rest = lam * x.rad + 0.5 * top + U * (np.abs(mid) + np.abs(lm)) + U * _gsum(gen)
             rad = np.where(pos, x.rad, np.where(neg, 0.0, up(rest, 8)))
-        return self.fresh(Affine(mid, gen, rad))
+        return self.fresh(_best_of_split(x, Affine(mid, gen, rad), relax_relu))
 
     def concat(self, parts: Sequence[MidRad], axis: int) -> MidRad:
         aff = [Affine.of(p) for p in parts]

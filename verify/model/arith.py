@@ -176,6 +176,18 @@ class Float64Context:
     def broadcast(self, x: np.ndarray, shape: tuple[int, ...]) -> np.ndarray:
         return np.broadcast_to(x, shape)
 
+    def readout(self, y: Any, w: Any, bias: Any, normed: tuple | None) -> Any:
+        """T = y @ w + bias for the readout rows y (B, D) and w (D, 1). ``normed``: when y is a
+        layer norm's output, (c, z, (gain, bias) or None) with y = gain c z + bias; a context
+        may use the equal T = z (c @ (gain w)) + (bias @ w + bias_T)."""
+        return self.matmul(y, w)[:, 0] + bias
+
+    def attend(self, s: Any, v: Any) -> Any:
+        """softmax(s) V for the (shifted) scores s (..., Sq, Skv) and the values v (..., Skv,
+        d_h): with ex = exp(s), (ex / sum_j ex_j) @ v. A context may use any equal form."""
+        ex = self.exp(s)
+        return self.matmul(ex / self.sum(ex, -1)[..., None], v)
+
     def stack(self, parts: Sequence[np.ndarray], axis: int) -> np.ndarray:
         return np.stack(parts, axis=axis)
 

@@ -67,13 +67,19 @@ def _check_radius(rad: dict[str, Any]) -> None:
             raise ValidationError("radius", f"finite radii >= 0 for {name}", "negative or NaN")
 
 
-def layer_norm_ctx(ctx: Any, v: Any, eps: float, affine: tuple[Any, Any] | None) -> tuple[Any, Any]:
-    """(LN(v), population variance of v) over the last axis in the arithmetic of ``ctx``."""
+def layer_norm_ctx(
+    ctx: Any, v: Any, eps: float, affine: tuple[Any, Any] | None, parts: list | None = None
+) -> tuple[Any, Any]:
+    """(LN(v), population variance of v) over the last axis in the arithmetic of ``ctx``;
+    ``parts`` (a list) receives (c, z): the centred input and 1 / sqrt(var + eps)."""
     d = v.shape[-1]
     mean = ctx.sum(v, -1) / d
     c = v - mean[..., None]
     var = ctx.sum(c * c, -1) / d
-    out = ctx.ln_bound(c * ctx.rsqrt(var + eps)[..., None], eps)
+    z = ctx.rsqrt(var + eps)
+    out = ctx.ln_bound(c * z[..., None], eps)
+    if parts is not None:
+        parts[:] = [c, z]
     if affine is not None:
         out = out * affine[0] + affine[1]
     return out, var
@@ -141,11 +147,14 @@ def run_generic(
 
         variances: list[Any] = []
         inv_sqrt_dh = ctx.rsqrt_int(dh)
+        last_norm: dict[str, Any] = {}  # the latest norm: its output, (c, z) and gain, bias
 
         def norm(v: Any, name: str) -> Any:
             affine = (par(name + ".weight"), par(name + ".bias")) if cfg.ln_affine else None
-            out, var = layer_norm_ctx(ctx, v, cfg.ln_eps, affine)
+            parts: list[Any] = []
+            out, var = layer_norm_ctx(ctx, v, cfg.ln_eps, affine, parts)
             variances.append(var)
+            last_norm.update(out=out, parts=parts, affine=affine)
             return out
 
         def mha(yq: Any, ykv: Any, pre: str) -> Any:
@@ -161,9 +170,7 @@ def run_generic(
             scores = ctx.matmul(q, k.swapaxes(2, 3)) * inv_sqrt_dh  # (B, H, Sq, Skv)
             shift = ctx.midpoint(scores).max(axis=-1, keepdims=True)
             shift = np.where(np.isfinite(shift), shift, 0.0)
-            ex = ctx.exp(scores - shift)
-            p = ex / ctx.sum(ex, -1)[..., None]
-            att = ctx.matmul(p, v).swapaxes(1, 2).reshape(b, sq, d)
+            att = ctx.attend(scores - shift, v).swapaxes(1, 2).reshape(b, sq, d)
             return ctx.matmul(att, par(pre + "out_proj.weight", transpose=True)) + par(
                 pre + "out_proj.bias"
             )
@@ -190,7 +197,11 @@ def run_generic(
             y = norm(y[:, -1:] if readout_only else y, "final_norm")
         y_r = y[:, -1, :]
         w = ctx.param(params["readout.weight"].reshape(d, 1), _col(rad["readout.weight"], d))
-        t = ctx.matmul(y_r, w)[:, 0] + par("readout.bias")
+        normed = None
+        if last_norm.get("out") is y:  # y^L is a layer norm's output: hand over its pieces
+            c, z = last_norm["parts"]
+            normed = (c[:, -1, :], z[:, -1], last_norm["affine"])
+        t = ctx.readout(y_r, w, par("readout.bias"), normed)
     return GenericResult(T=t, var=variances, y_readout=y_r)
 
 

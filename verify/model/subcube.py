@@ -2,26 +2,33 @@
 
 A sub-cube fixes some bits and leaves the others free. Its bound is model-spec's forward pass
 (``verify.model.reference.run_generic``) in :class:`verify.model.affine.AffineContext`: a
-free bit k enters as a noise symbol e_k in [-1, 1] (its token row is row0/2 + row1/2 +
-e_k (row1 - row0)/2, exactly row 0 or row 1 at e_k = -1, +1), linear maps keep the symbols, and
-nonlinear steps linearise with a rigorous remainder, in the rounding model of every
-per-string radius (``verify.model.rounding``). The result holds T(x) of every string x of the
-sub-cube (every e in {-1, 1}^free lies in the cube the forms are valid on); if that enclosure
-lies in the region of one label (``verify.model.labels``), every string of the sub-cube has
-that label, proven. (``MidRadContext`` with ``run_generic(free=...)`` gives a plain ball hull
-bound too; it is valid but much wider, since a ball loses the cancellations in W (row1 - row0).)
+free bit k enters as a noise symbol e_k (its token row is row0/2 + row1/2 + e_k (row1 -
+row0)/2, exactly row 0 or row 1 at e_k = -1, +1), linear maps keep the symbols, and nonlinear
+steps linearise with a rigorous remainder, in the rounding model of every per-string radius
+(``verify.model.rounding``). The strings are the vertices e in {-1, 1}^free, and the forms
+need to hold only there: e_k^2 = 1 makes the bit diagonal of a product a constant, and a step
+is linearised separately at e_k = +-1 of its dominant bit (``verify.model.affine_split``), so
+one free bit costs no linearisation remainder at all. Chord (min-range) relaxations replace
+midpoint Taylor remainders where narrower; attention is (sum_j e^s_j v_j) / sum_j e^s_j with
+the denominator's range from the scores and the output met with the values' hull; the readout
+after the last norm is one scalar product z (c . gain w). If the enclosure of T lies in the
+region of one label (``verify.model.labels``), every string of the sub-cube has that label,
+proven. (``MidRadContext`` with ``run_generic(free=...)`` gives a plain ball hull bound too;
+valid but much wider, since a ball loses the cancellations in W (row1 - row0).)
 
 Branching policy (:func:`certify_subcubes`), all deterministic:
 
 1. the whole cube (every bit free): one bound;
 2. if it is open, the bits are ranked by the size of their noise symbol's generator in the
-   cube's T (the linear part of T's dependence on the bit: the most influential first; ties,
-   and NaN as the largest, by bit index);
+   cube's T (the linear part of T's dependence on the bit: the most influential first; ties by
+   bit index);
 3. level k + 1 splits every open sub-cube of level k on the next bit of the ranking;
-4. stop when nothing is open, when the next level would hold more than ``cap`` sub-cubes
-   (default: 2^N / 1024, at least 2, at most 1024: a bound costs about 10^3 strings), or
-   when a level settles no string and its open radii shrank by less than ``MIN_SHRINK`` (median
-   over the open sub-cubes, against their parents): more levels would not settle anything soon.
+4. stop when nothing is open; when no open sub-cube of the level has a finite enclosure
+   (sharp attention at a uniform init: where that settles at all, it is 10 or more levels
+   down, past the budget; measured at N = 20); or when the next level would take the bounds
+   computed past the ``budget`` (default :func:`default_budget`: a quarter of the exhaustive
+   table's cost, counted in bounds) or one level past ``cap`` sub-cubes (default: the
+   budget). So a function no bound settles costs at most 1.25 times its exhaustive table.
 
 What is left open goes to the per-string tiers of ``verify.model.truth_table``.
 """
@@ -37,13 +44,33 @@ from verify.model.labels import LABEL_UNCERTAIN, _labels_from_midrad
 from verify.model.params import Params
 from verify.model.reference import run_generic
 
-SUBCUBE_CAP = 1024  # sub-cubes at most in one level
-# one sub-cube bound costs about as much as 10^3 strings of the exhaustive kernel (measured,
-# D = 16, L = 1: 10-25 ms against ~10 us a string), so a level holds at most 2^N / 2^STRINGS_
-# PER_BOUND_LOG2 sub-cubes (and at least 2: the two halves of the cube always get a bound)
-STRINGS_PER_BOUND_LOG2 = 10
-MIN_SHRINK = 0.75  # a level that settles nothing must shrink the open radii below this factor
+# one sub-cube bound costs as much as 2^STRINGS_PER_BOUND_LOG2 strings of the exhaustive
+# kernel (measured, D = 16, N = 20, 2 cores: L = 1, ~1 ms a bound in batches of 16 against
+# 0.15 us a string, 2^12.7; L = 2, 50-120 ms against 2.5 us,
+# 2^14.3-2^15.5, L = 2), rounded up to 16 for L >= 2, where no bound of the benchmark settled a
+# string at N >= 8 (each position's own bit and the pairwise score terms of the lower layers
+# leave the enclosure open): the budget there stays near the cube and its halves
+STRINGS_PER_BOUND_LOG2 = {1: 13}
+STRINGS_PER_BOUND_LOG2_DEEP = 16  # L >= 2
 _BATCH = 16  # sub-cubes per affine pass (memory ~ batch symbols S d_ff floats)
+
+
+def default_budget(params: Params, n: int) -> int:
+    """Bounds one certification may compute: a quarter of the cost of the exhaustive table of
+    2^N strings, in bounds (``STRINGS_PER_BOUND_LOG2``), and at least 3 (the cube and its
+    halves). N = 20: 32 (L = 1: levels 0-4, 31 bounds), 4 (L >= 2: the cube and its halves)."""
+    log2 = STRINGS_PER_BOUND_LOG2.get(params.config.n_layers, STRINGS_PER_BOUND_LOG2_DEEP)
+    return max(3, (1 << n) >> (log2 + 2))
+
+
+def subcube_pays(params: Params, n: int) -> bool:
+    """Whether the sub-cube pass is worth trying before the exhaustive table (the sweep's
+    default): one layer, and a quarter of the table's cost buys at least one bound (N >= 15;
+    below, the table is cheaper than the cube's own bound). Not for L >= 2: there no bound of
+    the benchmark settled a string at N = 20 (16 models), so the pass would only cost."""
+    if params.config.n_layers != 1:
+        return False
+    return (1 << n) >> (STRINGS_PER_BOUND_LOG2[1] + 2) >= 1
 
 
 def subcube_T(
@@ -103,33 +130,36 @@ def _bound(
 
 
 def certify_subcubes(
-    params: Params, n: int, margin: float = 0.0, cap: int | None = None
+    params: Params,
+    n: int,
+    margin: float = 0.0,
+    cap: int | None = None,
+    budget: int | None = None,
 ) -> SubcubeResult:
-    """Labels settled by sub-cube bounds with the branching policy of the module doc; ``cap``
-    (default min(SUBCUBE_CAP, max(2, 2^N / 2^STRINGS_PER_BOUND_LOG2))): sub-cubes per level."""
-    if cap is None:
-        cap = min(SUBCUBE_CAP, max(2, (1 << n) >> STRINGS_PER_BOUND_LOG2))
+    """Labels settled by sub-cube bounds with the branching policy of the module doc:
+    ``budget`` bounds in all (default :func:`default_budget`; unlimited when only ``cap`` is
+    given), ``cap`` sub-cubes per level at most (default: the budget)."""
+    if budget is None:
+        budget = default_budget(params, n) if cap is None else 1 << n + 1
+    cap = budget if cap is None else cap
     label = np.full(1 << n, LABEL_UNCERTAIN, dtype=np.int8)
     codes = np.zeros(1, dtype=np.int64)
     lab, rad, weights = _bound(params, n, margin, (), codes)
-    w = np.nan_to_num(weights[0], nan=np.inf)
-    order = tuple(int(i) for i in np.lexsort((np.arange(n), -w)))  # largest weight first
-    n_bounds, depth, parent_rad = 1, 0, rad
+    w = weights[0]  # finite where the cube's enclosure is; largest first, ties by index
+    order = tuple(int(i) for i in np.lexsort((np.arange(n), -np.nan_to_num(w, nan=np.inf))))
+    n_bounds, depth = 1, 0
     settled: list[tuple[int, np.ndarray, np.ndarray]] = []  # (level, codes, labels)
     while True:
         done = lab != LABEL_UNCERTAIN
         if np.any(done):
             settled.append((depth, codes[done], lab[done]))
-        open_codes, open_rad = codes[~done], rad[~done]
-        if open_codes.size == 0 or depth == n or 2 * open_codes.size > cap:
+        open_codes = codes[~done]
+        nxt = 2 * open_codes.size
+        if open_codes.size == 0 or depth == n or nxt > cap or n_bounds + nxt > budget:
             break
-        if depth and not np.any(done):
-            with np.errstate(invalid="ignore"):
-                shrink = np.median(open_rad / parent_rad[~done])
-            if not shrink < MIN_SHRINK:  # NaN (inf / inf) stops too
-                break
+        if not np.any(np.isfinite(rad[~done])):  # no finite bound: nothing to refine
+            break
         codes = np.concatenate([open_codes, open_codes | (1 << depth)])
-        parent_rad = np.concatenate([open_rad, open_rad])
         depth += 1
         lab, rad, _ = _bound(params, n, margin, order[:depth], codes)
         n_bounds += codes.size

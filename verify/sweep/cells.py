@@ -16,15 +16,18 @@ CellRunner = Callable[[dict[str, Any]], dict[str, Any]]
 
 # --------------------------------------------------------------------------------- cell runners
 def _profile_summary(table: Any) -> dict[str, Any]:
+    from fractions import Fraction
+
     import numpy as np
 
-    from verify.boolean import average_sensitivity, sensitivity_profile
+    from verify.boolean import sensitivity_profile
 
-    profile = sensitivity_profile(table)
+    profile = [int(k) for k in sensitivity_profile(table)]  # one pass for both summaries
+    total = sum(k * c for k, c in enumerate(profile))  # as(f) = 2^-N sum_k k K_k, exactly
     return {
-        "profile": [int(k) for k in profile],
-        "K0": int(profile[0]),
-        "avg_sensitivity": float(average_sensitivity(table)),
+        "profile": profile,
+        "K0": profile[0],
+        "avg_sensitivity": float(Fraction(total, sum(profile))),
         "ones": int(np.count_nonzero(table)),
     }
 
@@ -57,9 +60,15 @@ def transformer_cell(cell: dict[str, Any]) -> dict[str, Any]:
         **cell.get("model", {}),
     )
     params = init_params(config, cell["scheme"], cell["seed"], cell.get("scale", 1.0))
-    # "subcube": the sub-cube pass first (verify.model.subcube; same labels and counts
-    # unless it settles a string the per-string tiers leave open); off unless the cell asks
-    tt = certified_truth_table(params, cell["n_bits"], subcube=bool(cell.get("subcube", False)))
+    # "subcube": the sub-cube pass first (verify.model.subcube; the same labels and counts
+    # unless it settles a string the per-string tiers leave open). By default it runs where
+    # it can pay (subcube_pays: a quarter of the table's cost buys a bound); true/false force
+    subcube = cell.get("subcube")
+    if subcube is None:
+        from verify.model.subcube import subcube_pays
+
+        subcube = subcube_pays(params, cell["n_bits"])
+    tt = certified_truth_table(params, cell["n_bits"], subcube=bool(subcube))
     counts = tt.counts  # float64 / high_precision / uncertain / undecided
     out: dict[str, Any] = {f"n_{k}": int(v) for k, v in counts.items()}
     out["decided"] = counts["uncertain"] == 0 and counts["undecided"] == 0
