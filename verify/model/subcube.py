@@ -174,6 +174,9 @@ def _paint(
     settled: list[tuple[int, np.ndarray, np.ndarray]],
 ) -> None:
     """Write the settled sub-cubes' labels into ``label`` (indexed by string)."""
+    if len(settled) == 1 and settled[0][0] == 0:  # the whole cube: one label for every string
+        label[:] = settled[0][2][0]
+        return
     idx = np.arange(label.size, dtype=np.int64)
     code = np.zeros(label.size, dtype=np.int64)  # each string's code over the ranked bits
     for j, bit in enumerate(order):
