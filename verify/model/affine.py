@@ -18,6 +18,15 @@ ball hull loses), so the T enclosure of a sub-cube is far tighter than
 - relu on [lo, hi] with lo < 0 < hi: lam x + c, lam = hi / (hi - lo) (any lam in [0, 1]),
   0 <= c <= max(-lam lo, hi (1 - lam)).
 
+The first ``n_bits`` symbols are the free bits, and the strings of the sub-cube are their
+vertices e_k = +-1; the forms of a pass need to hold only there (the fresh symbols that hold
+remainders range over [-1, 1]). So products take the bit diagonal sum_k gx_k gy_k (e_k^2 = 1)
+as a constant and a square's quadratic part lies in [max(0, 2 D - S^2), S^2]; each nonlinear
+step is also linearised separately at both values of its dominant bit, with chord relaxations
+(``verify.model.affine_split``), elementwise the narrower form kept; attention and the readout
+after the last norm take forms with fewer remainders (:meth:`AffineContext.attend`,
+:meth:`AffineContext.readout`).
+
 Every float64 rounding of the midpoint and the generators goes into ``rad`` with the constants
 of ``verify.model.rounding`` (the rounding model of MidRad and the kernels), each radius
 inflated by ``up``. Affine subclasses MidRad, so mixed expressions take Affine's operators.
