@@ -18,14 +18,12 @@ ball hull loses), so the T enclosure of a sub-cube is far tighter than
 - relu on [lo, hi] with lo < 0 < hi: lam x + c, lam = hi / (hi - lo) (any lam in [0, 1]),
   0 <= c <= max(-lam lo, hi (1 - lam)).
 
-The first ``n_bits`` symbols are the free bits, and the strings of the sub-cube are their
-vertices e_k = +-1; the forms of a pass need to hold only there (the fresh symbols that hold
-remainders range over [-1, 1]). So products take the bit diagonal sum_k gx_k gy_k (e_k^2 = 1)
-as a constant and a square's quadratic part lies in [max(0, 2 D - S^2), S^2]; each nonlinear
-step is also linearised separately at both values of its dominant bit, with chord relaxations
-(``verify.model.affine_split``), elementwise the narrower form kept; attention and the readout
-after the last norm take forms with fewer remainders (:meth:`AffineContext.attend`,
-:meth:`AffineContext.readout`).
+The first ``n_bits`` symbols are the free bits; the strings are their vertices e_k = +-1 and
+the forms need to hold only there (fresh symbols range over [-1, 1]): products take the bit
+diagonal (e_k^2 = 1) as a constant, a square's quadratic part lies in [max(0, 2 D - S^2), S^2],
+each nonlinear step is also linearised at both values of its dominant bit with chord
+relaxations (``verify.model.affine_split``; the narrower form kept), and attention and the
+readout take forms with fewer remainders (``AffineContext.attend``, ``.readout``).
 
 Every float64 rounding of the midpoint and the generators goes into ``rad`` with the constants
 of ``verify.model.rounding`` (the rounding model of MidRad and the kernels), each radius
@@ -44,12 +42,14 @@ import numpy as np
 from verify.model.affine_split import (
     Relaxation,
     align_generators,
+    exp_sum_range,
     linearise_in_range,
     relax_exp,
     relax_reciprocal,
     relax_relu,
     relax_rsqrt,
     split_dominant,
+    values_hull,
     vertex_square_terms,
 )
 from verify.model.arith import MidRad, MidRadContext
@@ -136,11 +136,7 @@ def _narrower(a: Affine, b: Affine) -> Affine:
     def gens(x: Affine) -> np.ndarray:
         return np.zeros((g, *x.mid.shape)) if x.gen is None else _pad(x.gen, g)
 
-    return Affine(
-        mid,
-        np.where(take[None], gens(b), gens(a)),
-        rad,
-    )
+    return Affine(mid, np.where(take[None], gens(b), gens(a)), rad)
 
 
 def _gaxis(axis: int) -> int:
@@ -400,30 +396,17 @@ class AffineContext(MidRadContext):
         remainder. 1 / den is also linearised over den's range from the scores' intervals,
         sum_j e^(s_j) (the affine form of den may reach 0 where den cannot), and the output is
         met with the hull [min_j v_j, max_j v_j] that a convex combination of values lies in."""
-        s = Affine.of(s)
+        s, v = Affine.of(s), Affine.of(v)
         ex = self.exp(s)
         den = Affine.of(self.sum(ex, -1))
-        n = s.shape[-1]
-        with np.errstate(all="ignore"):
-            s_lo, s_hi = s.mid - s.spread, s.mid + s.spread  # up to rounding: see below
-            den_lo = (np.exp(np.nextafter(s_lo, -np.inf)) * (1 - EXP_ULPS * U)).sum(-1)
-            den_lo = den_lo * (1 - (n + 2) * U)  # <= sum_j e^(s_j) for every string
-            den_hi = up((np.exp(np.nextafter(s_hi, np.inf)) * (1 + EXP_ULPS * U) + TINY).sum(-1), n)
-            lo = np.maximum(den_lo, np.nextafter(den.mid - den.spread, -np.inf))
-            hi = np.minimum(den_hi, np.nextafter(den.mid + den.spread, np.inf))
         inv = den.reciprocal()
         if den.gen is not None:
+            lo, hi = exp_sum_range(s.mid, s.spread, den.mid, den.spread)
             ranged = linearise_in_range(den.mid, den.gen, den.rad, lo, hi, relax_reciprocal)
             inv = _narrower(inv, self.fresh(Affine(*ranged)))
         out = self.matmul(ex, v) * inv[..., None]
-        v = Affine.of(v)
-        with np.errstate(all="ignore"):
-            v_lo = np.nextafter(v.mid - v.spread, -np.inf).min(axis=-2)[..., None, :]
-            v_hi = np.nextafter(v.mid + v.spread, np.inf).max(axis=-2)[..., None, :]
-            mid = 0.5 * (v_lo + v_hi)
-            rad = up(0.5 * (v_hi - v_lo), 2) + U * np.abs(mid)
-        hull = Affine(np.broadcast_to(mid, out.shape), None, np.broadcast_to(rad, out.shape))
-        return _narrower(out, hull)
+        mid, rad = (np.broadcast_to(a, out.shape) for a in values_hull(v.mid, v.spread))
+        return _narrower(out, Affine(mid, None, rad))
 
     @staticmethod
     def _as_ball(op: Any, x: Affine) -> Affine:

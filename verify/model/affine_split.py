@@ -211,3 +211,31 @@ def linearise_in_range(
     rest = rest + 2 * U * ab * total
     out_rad = np.where(np.isfinite(rest), up(rest, 8), np.inf)
     return out_mid, gen * beta, out_rad
+
+
+def exp_sum_range(
+    s_mid: np.ndarray, s_spread: np.ndarray, den_mid: np.ndarray, den_spread: np.ndarray
+) -> tuple[np.ndarray, np.ndarray]:
+    """[lo, hi] holding den = sum_j e^(s_j) (last axis) for every score s_j in [s_mid - s_spread,
+    s_mid + s_spread], met with den's own affine range [den_mid -+ den_spread], outward rounded
+    (the affine form may reach 0 where den cannot)."""
+    n = s_mid.shape[-1]
+    with np.errstate(all="ignore"):
+        s_lo = np.nextafter(s_mid - s_spread, -np.inf)
+        s_hi = np.nextafter(s_mid + s_spread, np.inf)
+        lo = (np.exp(s_lo) * (1 - EXP_ULPS * U)).sum(-1) * (1 - (n + 2) * U)
+        hi = up((np.exp(s_hi) * (1 + EXP_ULPS * U) + TINY).sum(-1), n)
+        lo = np.maximum(lo, np.nextafter(den_mid - den_spread, -np.inf))
+        hi = np.minimum(hi, np.nextafter(den_mid + den_spread, np.inf))
+    return lo, hi
+
+
+def values_hull(mid: np.ndarray, spread: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(mid, rad) of [min_j lo_j, max_j hi_j] over the key axis (-2) of values v (..., Skv, d_h)
+    enclosed by mid -+ spread, keeping that axis with length 1: a convex combination of the
+    values (a softmax row times V) lies in it."""
+    with np.errstate(all="ignore"):
+        lo = np.nextafter(mid - spread, -np.inf).min(axis=-2)[..., None, :]
+        hi = np.nextafter(mid + spread, np.inf).max(axis=-2)[..., None, :]
+        centre = 0.5 * (lo + hi)
+        return centre, up(0.5 * (hi - lo), 2) + U * np.abs(centre)
