@@ -18,7 +18,7 @@ import numpy as np
 
 from verify.boolean.sampling import clopper_pearson
 from verify.checks.summaries import loglog_slope
-from verify.checks.tail_fits import fit_tail_exponent
+from verify.checks.tail_fits import fit_tail_exponent, margin_note
 from verify.model import ModelConfig, Params, forward, init_params
 from verify.registry import Row
 from verify.theory.small_ball import blowup_tail_bound, neighbourhood_blowup_bound
@@ -72,7 +72,8 @@ def beta_tail_rows(
         Row(f"{tag}: P[beta > {t_top:.3g}] vs explicit tail bound", hits / b.size, bound, "<=",
             (lo, hi), decisive=lo > bound, trivial=1.0)
     )  # fmt: skip
-    series = {"D": d, "L": cfg.n_layers, "alpha": fit.alpha, "ci": list(fit.ci)}
+    series = {"D": d, "L": cfg.n_layers, "alpha": fit.alpha, "ci": list(fit.ci),
+              "notes": margin_note(tag, fit)}  # fmt: skip
     return rows, series
 
 

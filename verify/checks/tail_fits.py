@@ -24,7 +24,19 @@ from verify.registry import CheckContext, FigureData, Outcome, Policy, Row, Stat
 from verify.theory.small_ball import z_tail_bound
 from verify.validation import check_finite_array, check_int
 
-__all__ = ["TailFit", "fit_tail_exponent", "hill_estimator", "tail_exponent_outcome"]
+__all__ = [
+    "THRESHOLD_TRUST",
+    "TailFit",
+    "fit_tail_exponent",
+    "hill_estimator",
+    "margin_note",
+    "tail_exponent_outcome",
+]
+
+# relative distance of a fit threshold to a sample below which the count there is not trusted:
+# the samples' float64 rounding (forward passes agree with the mpmath reference to ~3e-15
+# relative; SIMD variants of exp/log/sums move them by a few ulps) with a wide margin
+THRESHOLD_TRUST = 1e-12
 
 # sampler(config, seed) -> (z of shape (n, K), cluster labels (n,) or None)
 Sampler = Callable[[ModelConfig, int], tuple[np.ndarray, np.ndarray | None]]
@@ -42,6 +54,7 @@ class TailFit:
     s_grid: np.ndarray  # thresholds of the log-log fit
     survival: np.ndarray  # empirical P[z > s] on s_grid
     intercept: float  # log C of the least-squares fit
+    margin: float = math.inf  # min relative distance of an interior threshold to a sample
 
 
 def hill_estimator(
@@ -77,6 +90,13 @@ def fit_tail_exponent(
     points are nested, so a plain regression CI would be too narrow). The Hill estimator on
     the same tail is returned as a cross-check. With ``groups`` (one label per sample) the
     bootstrap resamples whole groups, for samples drawn in clusters.
+
+    The grid's ends are the order statistics themselves, s_grid[0] = z_(n-k) and s_grid[-1] =
+    z_(n-m) (m = min_count), so P-hat there is exactly k/n and m/n: exp(log s) need not round
+    back to s, and libm/SIMD variants of exp and log (numpy's AVX-512 loops or not) round it
+    up or down, which moved a sample across a threshold and changed the fit between machines.
+    ``margin`` is the smallest relative distance of an interior threshold to a sample; below
+    ``THRESHOLD_TRUST`` a survival count there depends on rounding (see ``margin_note``).
     """
     z = check_finite_array("samples", samples)
     if z.ndim != 1 or z.size < 50:
@@ -89,6 +109,7 @@ def fit_tail_exponent(
     if not (s_hi > s_lo > 0):
         raise ValueError("tail too short or not positive for a fit")
     s_grid = np.exp(np.linspace(math.log(s_lo), math.log(s_hi), n_grid))
+    s_grid[0], s_grid[-1] = s_lo, s_hi  # exact: the ends are samples (see the docstring)
 
     def slope(sorted_z: np.ndarray) -> tuple[float, float]:
         surv = 1.0 - np.searchsorted(sorted_z, s_grid, side="right") / sorted_z.size
@@ -132,7 +153,23 @@ def fit_tail_exponent(
     ci = (float(np.nanquantile(boots, alpha / 2)), float(np.nanquantile(boots, 1 - alpha / 2)))
     hill, hill_ci = hill_estimator(z, k, alpha)
     survival = 1.0 - np.searchsorted(zs, s_grid, side="right") / n
-    return TailFit(a_hat, ci, hill, hill_ci, k, s_grid, survival, b_hat)
+    inner = s_grid[1:-1]
+    pos = np.clip(np.searchsorted(zs, inner), 1, n - 1)
+    gap = np.minimum(np.abs(zs[pos] - inner), np.abs(zs[pos - 1] - inner)) / inner
+    margin = float(gap.min()) if gap.size else math.inf
+    return TailFit(a_hat, ci, hill, hill_ci, k, s_grid, survival, b_hat, margin)
+
+
+def margin_note(label: str, fit: TailFit) -> list[str]:
+    """A note (or none) when an interior threshold of ``fit`` lies within THRESHOLD_TRUST
+    (relative) of a sample: the survival count there, and so the fit, is not trustworthy
+    across machines (the samples carry float64 rounding of ~1e-15 relative)."""
+    if fit.margin >= THRESHOLD_TRUST:
+        return []
+    return [
+        f"{label}: a fit threshold lies within {fit.margin:.2g} (relative) of a sample, below"
+        f" the trust level {THRESHOLD_TRUST:g}: its survival count depends on float64 rounding"
+    ]
 
 
 def tail_exponent_outcome(
@@ -168,6 +205,7 @@ def tail_exponent_outcome(
                 groups=None if groups is None else groups[keep],
             )
             label = f"D={d} layer {k // 2} norm{k % 2 + 1}"
+            notes += margin_note(label, fit)
             extra = {"alpha_hat": fit.alpha, "hill": fit.hill, "hill_ci": fit.hill_ci}
             rows.append(
                 Row(

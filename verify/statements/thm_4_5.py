@@ -411,6 +411,7 @@ def blowup_tail(ctx: CheckContext) -> Outcome:
             " P[beta > t] ~ t^-(D-1) (log t)^(K-1) is reached only at small probabilities), so"
             " a CI below D - 1 is undecided; a CI above (D-1)/K refutes the union-bound"
             " exponent as the true rate (the sequential derivation's stronger exponent)",
+            *(m for f in fits for m in f["notes"]),
         ],
         figures=[
             FigureData(

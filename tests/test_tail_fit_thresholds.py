@@ -1,0 +1,74 @@
+"""The tail fit's thresholds (verify.checks.tail_fits): the grid's ends are the order statistics
+themselves, so the survival counts there are exact and the fit does not move when the samples
+move by an ulp (float64 rounding differs between machines: numpy's AVX-512 exp/log or not).
+Before, s_grid = exp(linspace(log s_lo, log s_hi)) rounded the ends up or down, and the sample
+at an end fell on either side: Thm 4.5's D=5, L=2 tail row read 11/400 on one machine and
+10/400 on another, and its fitted exponent 3.90 against 4.18."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+import numpy as np
+import pytest
+
+from verify.checks.blowup_tails import beta_tail_rows, sample_beta
+from verify.checks.tail_fits import THRESHOLD_TRUST, fit_tail_exponent, margin_note
+from verify.model import ModelConfig
+
+
+def _pareto(seed: int, n: int = 400, a: float = 3.0) -> np.ndarray:
+    rng = np.random.default_rng(seed)
+    return 5.0 * (1 - rng.random(n)) ** (-1 / a)
+
+
+def _ulp_jitter(z: np.ndarray, seed: int) -> np.ndarray:
+    """Every sample moved by one ulp up or down (at random): what another machine's rounding
+    does to the same draws."""
+    up = np.random.default_rng(seed).random(z.size) < 0.5
+    return np.where(up, np.nextafter(z, np.inf), np.nextafter(z, -np.inf))
+
+
+@pytest.mark.parametrize("seed", range(20))
+def test_grid_ends_are_the_order_statistics_and_their_counts_exact(seed):
+    z = _pareto(seed)
+    fit = fit_tail_exponent(z, seed=seed, n_boot=20)
+    zs, n = np.sort(z), z.size
+    assert fit.s_grid[0] == zs[n - fit.k - 1]
+    assert fit.s_grid[-1] == zs[n - 10 - 1]
+    assert round(fit.survival[0] * n) == fit.k
+    assert round(fit.survival[-1] * n) == 10  # min_count samples remain above the top
+    assert np.all(np.diff(fit.s_grid) > 0)
+    assert fit.margin > THRESHOLD_TRUST and margin_note("x", fit) == []
+
+
+@pytest.mark.parametrize("seed", range(20))
+def test_fit_is_unchanged_by_one_ulp_perturbations_of_the_samples(seed):
+    z = _pareto(seed)
+    fit = fit_tail_exponent(z, seed=seed, n_boot=50)
+    moved = fit_tail_exponent(_ulp_jitter(z, seed + 100), seed=seed, n_boot=50)
+    np.testing.assert_array_equal(moved.survival, fit.survival)
+    assert moved.alpha == pytest.approx(fit.alpha, rel=1e-9)
+    assert moved.ci == pytest.approx(fit.ci, rel=1e-9)
+
+
+def test_thm_4_5_d5_l2_tail_row_is_the_same_under_one_ulp_perturbations():
+    """The row that flipped between machines (quick budget, seed 0: grid index 4): the
+    fitted exponent and P[beta > t_top] are the same for the betas moved by an ulp."""
+    cfg = ModelConfig(d_model=5, n_layers=2, n_heads=1, ln_eps=0.0)
+    betas = sample_beta(cfg, np.array([1, 0, 1], dtype=np.uint8), 400, box=1.0, seed=4)
+    rows, _ = beta_tail_rows(cfg, betas, seed=4, confidence=0.95)
+    for s in range(3):
+        moved, _ = beta_tail_rows(cfg, _ulp_jitter(betas, s), seed=4, confidence=0.95)
+        assert moved[2].measured == rows[2].measured == 10 / 400
+        assert moved[0].measured == pytest.approx(rows[0].measured, rel=1e-9)
+        assert moved[0].ci == pytest.approx(rows[0].ci, rel=1e-9)
+
+
+def test_margin_is_the_distance_of_the_interior_thresholds_to_the_samples():
+    z = _pareto(0)
+    fit = fit_tail_exponent(z, seed=0, n_boot=20)
+    inner = fit.s_grid[1:-1]
+    brute = np.min(np.abs(z[:, None] - inner[None, :]) / inner[None, :])
+    assert fit.margin == pytest.approx(brute, rel=1e-12)
+    assert margin_note("x", replace(fit, margin=0.0))  # a threshold on a sample is flagged
