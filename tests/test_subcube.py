@@ -601,3 +601,26 @@ def test_attend_holds_softmax_at_the_vertices_and_its_mutants_are_caught() -> No
     for name in ("attend_den_range_from_upper", "attend_hull_half"):
         mod = _any_mutated(name)
         assert sum(_attend_failures(mod, sharp) for sharp in (0.1, 1.0, 3.0, 6.0)) > 0, name
+
+
+def test_the_sweep_runs_the_pass_where_it_pays_and_records_the_same() -> None:
+    """subcube_pays: one layer and N >= 15 (a quarter of the table's cost buys the cube's
+    bound), never at L >= 2; a sweep cell's record is the same with and without the pass."""
+    from verify.model.subcube import default_budget, subcube_pays
+    from verify.sweep import RUNNERS
+
+    one = init_params(
+        ModelConfig(d_model=16, n_layers=1, n_heads=2, ln_eps=0.0), "xavier_normal", 1
+    )
+    two = init_params(
+        ModelConfig(d_model=16, n_layers=2, n_heads=2, ln_eps=0.0), "xavier_normal", 1
+    )
+    assert subcube_pays(one, 15) and not subcube_pays(one, 14) and not subcube_pays(two, 20)
+    assert default_budget(one, 20) == 32 and default_budget(two, 20) == 4
+    assert default_budget(one, 10) == 3  # an explicit call still tries the cube and its halves
+    cell = {"d_model": 16, "n_heads": 2, "ln_eps": 0.0, "n_bits": 15, "n_layers": 1,
+            "scheme": "xavier_normal", "seed": 1}  # fmt: skip
+    run = RUNNERS["transformer"]
+    assert run(cell) == run({**cell, "subcube": False}) == run({**cell, "subcube": True})
+    sub = certify_subcubes(one, 15)
+    assert sub.n_settled == 1 << 15 and sub.n_bounds == 1  # settled by the cube's bound
