@@ -624,3 +624,42 @@ def test_the_sweep_runs_the_pass_where_it_pays_and_records_the_same() -> None:
     assert run(cell) == run({**cell, "subcube": False}) == run({**cell, "subcube": True})
     sub = certify_subcubes(one, 15)
     assert sub.n_settled == 1 << 15 and sub.n_bounds == 1  # settled by the cube's bound
+
+
+def _radius_part_failures(affine_mod: types.ModuleType, op: str) -> int:
+    """A step on x = m + g e + d with |d| <= rad (no fresh symbols for d): its enclosure must
+    hold x at d = -rad, 0, +rad too (mpmath, 80 digits; e on a grid, no vertex rule)."""
+    ctx = affine_mod.AffineContext()
+    step, exact = _VERTEX_OPS[op]
+    bad = 0
+    with mpmath.workdps(80), ctx.active():
+        for m, g in _VERTEX_CASES:
+            if op in ("rsqrt", "reciprocal") and abs(m) <= 2.0 * g:
+                continue
+            ctx.n_symbols, ctx.n_bits, ctx.max_symbols = 1, 0, 1  # the remainder stays in rad
+            x = affine_mod.Affine(np.array([m]), np.array([[g]]), np.array([0.3 * g]))
+            out = step(ctx, x, x, x)
+            mid, extra = mpmath.mpf(float(out.mid[0])), mpmath.mpf(float(out.rad[0]))
+            gen = float(out.gen[0, 0]) if out.gen is not None else 0.0
+            for e in _GRID:
+                for d in (-0.3 * g, 0.0, 0.3 * g):
+                    xv = mpmath.mpf(m) + mpmath.mpf(g) * mpmath.mpf(e) + mpmath.mpf(d)
+                    lin = mid + mpmath.mpf(gen) * mpmath.mpf(e)
+                    bad += abs(exact(xv, xv, xv) - lin) > extra
+    return bad
+
+
+@pytest.mark.parametrize("op", ["exp", "rsqrt", "reciprocal", "relu"])
+def test_each_step_holds_the_radius_part(op: str) -> None:
+    import verify.model.affine as affine_mod
+
+    assert _radius_part_failures(affine_mod, op) == 0
+
+
+def test_a_dropped_radius_term_of_relu_is_caught() -> None:
+    mod = _mutated(
+        "verify.model.affine",
+        "rest = rho + lam * x.rad + U * _gsum(gen)",
+        "rest = rho + U * _gsum(gen)",
+    )
+    assert _radius_part_failures(mod, "relu") > 0

@@ -10,6 +10,7 @@ memory beyond the table (uint8, 1 byte per string) except :func:`sensitivity` (1
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from fractions import Fraction
 
 import numpy as np
@@ -61,10 +62,13 @@ def max_sensitivity(f: TableLike) -> int:
 
 def average_sensitivity_exact(f: TableLike) -> Fraction:
     """as(f) = 2^-N sum_k k K_k as an exact fraction."""
-    profile = sensitivity_profile(f)
-    n = profile.shape[0] - 1
-    total = sum(k * int(c) for k, c in enumerate(profile))
-    return Fraction(total, 1 << n)
+    return average_sensitivity_of_profile(sensitivity_profile(f))
+
+
+def average_sensitivity_of_profile(profile: Sequence[int] | np.ndarray) -> Fraction:
+    """as(f) = 2^-N sum_k k K_k from a profile K_0..K_N already computed (exact)."""
+    n = len(profile) - 1
+    return Fraction(sum(k * int(c) for k, c in enumerate(profile)), 1 << n)
 
 
 def average_sensitivity(f: TableLike) -> float:

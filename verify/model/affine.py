@@ -453,20 +453,13 @@ class AffineContext(MidRadContext):
         x = Affine.of(x)
         if x.gen is None:
             return self._as_ball(super().relu, x)
-        t = x.spread
         with np.errstate(all="ignore"):
-            lo = np.nextafter(x.mid - t, -np.inf)
-            hi = np.nextafter(x.mid + t, np.inf)
-            pos, neg = lo >= 0, hi <= 0
-            lam = np.clip(np.where(pos, 1.0, np.where(neg, 0.0, hi / (hi - lo))), 0.0, 1.0)
-            lam = np.where(np.isnan(hi - lo), np.nan, lam)
-            top = np.maximum(-lam * lo, hi * (1 - lam)) * (1 + 4 * U) + 1e-300
-            top = np.where(pos | neg, 0.0, top)  # 0 <= relu(x) - lam x <= top
-            lm = lam * x.mid
-            mid = lm + 0.5 * top
+            # the relaxation over [mid - T, mid + T]: relu(mid + t) in mid' + lam t +- rho,
+            # rho = 0 exactly where it is the identity (lam = 1) or 0 (lam = 0)
+            mid, lam, rho = relax_relu(x.mid, x.spread)
             gen = x.gen * lam
-            rest = lam * x.rad + 0.5 * top + U * (np.abs(mid) + np.abs(lm)) + U * _gsum(gen)
-            rad = np.where(pos, x.rad, np.where(neg, 0.0, up(rest, 8)))
+            rest = rho + lam * x.rad + U * _gsum(gen)
+            rad = np.where(rho == 0, lam * x.rad, up(rest, 8))
         return self.fresh(_best_of_split(x, Affine(mid, gen, rad), relax_relu))
 
     def concat(self, parts: Sequence[MidRad], axis: int) -> MidRad:

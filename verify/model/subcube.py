@@ -44,13 +44,12 @@ from verify.model.labels import LABEL_UNCERTAIN, _labels_from_midrad
 from verify.model.params import Params
 from verify.model.reference import run_generic
 
-# one sub-cube bound costs as much as 2^STRINGS_PER_BOUND_LOG2 strings of the exhaustive
-# kernel (measured, D = 16, N = 20, 2 cores: L = 1, ~1 ms a bound in batches of 16 against
-# 0.15 us a string, 2^12.7; L = 2, 50-120 ms against 2.5 us,
-# 2^14.3-2^15.5, L = 2), rounded up to 16 for L >= 2, where no bound of the benchmark settled a
-# string at N >= 8 (each position's own bit and the pairwise score terms of the lower layers
+# log2 of the strings of the exhaustive kernel one sub-cube bound costs as much as (measured,
+# D = 16, N = 20, 2 cores): L = 1, ~1 ms a bound in batches of 16 against 0.15 us a string
+# (2^12.7); L = 2, 50-120 ms against 2.5 us (2^14.3-2^15.5), rounded up to 16 since no bound of
+# the benchmark settled a string there (the lower layers' own-bit and pairwise score terms
 # leave the enclosure open): the budget there stays near the cube and its halves
-STRINGS_PER_BOUND_LOG2 = {1: 13}
+STRINGS_PER_BOUND_LOG2 = 13
 STRINGS_PER_BOUND_LOG2_DEEP = 16  # L >= 2
 _BATCH = 16  # sub-cubes per affine pass (memory ~ batch symbols S d_ff floats)
 
@@ -59,8 +58,13 @@ def default_budget(params: Params, n: int) -> int:
     """Bounds one certification may compute: a quarter of the cost of the exhaustive table of
     2^N strings, in bounds (``STRINGS_PER_BOUND_LOG2``), and at least 3 (the cube and its
     halves). N = 20: 32 (L = 1: levels 0-4, 31 bounds), 4 (L >= 2: the cube and its halves)."""
-    log2 = STRINGS_PER_BOUND_LOG2.get(params.config.n_layers, STRINGS_PER_BOUND_LOG2_DEEP)
-    return max(3, (1 << n) >> (log2 + 2))
+    return max(3, _quarter_table_in_bounds(params, n))
+
+
+def _quarter_table_in_bounds(params: Params, n: int) -> int:
+    """A quarter of the exhaustive table's cost, counted in bounds (rounded down)."""
+    one = params.config.n_layers == 1
+    return (1 << n) >> ((STRINGS_PER_BOUND_LOG2 if one else STRINGS_PER_BOUND_LOG2_DEEP) + 2)
 
 
 def subcube_pays(params: Params, n: int) -> bool:
@@ -68,9 +72,7 @@ def subcube_pays(params: Params, n: int) -> bool:
     default): one layer, and a quarter of the table's cost buys at least one bound (N >= 15;
     below, the table is cheaper than the cube's own bound). Not for L >= 2: there no bound of
     the benchmark settled a string at N = 20 (16 models), so the pass would only cost."""
-    if params.config.n_layers != 1:
-        return False
-    return (1 << n) >> (STRINGS_PER_BOUND_LOG2[1] + 2) >= 1
+    return params.config.n_layers == 1 and _quarter_table_in_bounds(params, n) >= 1
 
 
 def subcube_T(

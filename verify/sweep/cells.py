@@ -16,18 +16,16 @@ CellRunner = Callable[[dict[str, Any]], dict[str, Any]]
 
 # --------------------------------------------------------------------------------- cell runners
 def _profile_summary(table: Any) -> dict[str, Any]:
-    from fractions import Fraction
-
     import numpy as np
 
     from verify.boolean import sensitivity_profile
+    from verify.boolean.analysis import average_sensitivity_of_profile
 
     profile = [int(k) for k in sensitivity_profile(table)]  # one pass for both summaries
-    total = sum(k * c for k, c in enumerate(profile))  # as(f) = 2^-N sum_k k K_k, exactly
     return {
         "profile": profile,
         "K0": profile[0],
-        "avg_sensitivity": float(Fraction(total, sum(profile))),
+        "avg_sensitivity": float(average_sensitivity_of_profile(profile)),
         "ones": int(np.count_nonzero(table)),
     }
 
