@@ -57,6 +57,8 @@ from verify.validation import check_choice, check_int
 ROWS_CSV = "rows.csv"  # every check row, flat (verify.report.export)
 # the committed example report: its checks' run times order a parallel run (longest first)
 EXAMPLE_REPORT = EXAMPLE_DIR / "report.json"
+# what the local pool's fork server imports once for all its workers (no Numba kernel)
+REPORT_PRELOAD = ("verify.report.preload",)
 
 
 @dataclass
@@ -318,10 +320,10 @@ def generate_report(
     handle = pool = pending = None
     try:
         if not (local and n_local == 1):
-            handle = open_executor(spec, jobs=jobs)
+            handle = open_executor(spec, jobs=jobs, preload=REPORT_PRELOAD)
             if log:
                 log(f"checks on {handle.description}")
-            pool = handle.executor if local else local_executor(n_local)
+            pool = handle.executor if local else local_executor(n_local, REPORT_PRELOAD)
         costs = recorded_costs([out / "report.json", REPO_ROOT / EXAMPLE_REPORT], budget)
         side: list[tuple[float, Callable[[], Any]]] = []
         if pool is not None:  # in the checks' order by its cost, when it shares their pool

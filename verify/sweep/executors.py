@@ -5,8 +5,9 @@ from __future__ import annotations
 import concurrent.futures as cf
 import multiprocessing
 import os
+import sys
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -15,17 +16,22 @@ from verify.sweep.cells import limit_numba_threads
 from verify.validation import check_int
 
 
-def local_executor(max_workers: int) -> cf.ProcessPoolExecutor:
+def local_executor(
+    max_workers: int, preload: Sequence[str] = ("verify.sweep",)
+) -> cf.ProcessPoolExecutor:
     """A ProcessPoolExecutor whose workers come from a "forkserver" (not "fork": forking a
-    process that already runs Numba's OpenMP threads aborts the child). The server preloads
-    only verify.sweep: importing the Numba kernels there would start OpenMP in it too. With
+    process that already runs Numba's OpenMP threads aborts the child). The server imports
+    the modules ``preload`` once and each worker starts as its fork: verify.sweep by default,
+    no Numba kernel (compiling a parallel kernel there would start the threading layer in it;
+    the report preloads its kernels only when they are all cached: verify.report.preload). The
+    fork server is one per process: the first pool's ``preload`` is the one in force. With
     several workers each runs Numba with one thread, so workers x threads = cores.
 
     Workers end with the process that made the pool (:func:`_worker_init`): they ignore Ctrl-C
     (the parent decides, and :func:`stop_executor` ends them) and exit by themselves within
     about a second when that process is gone, however it ended (SIGKILL included)."""
     ctx = multiprocessing.get_context("forkserver")
-    ctx.set_forkserver_preload(["verify.sweep"])
+    ctx.set_forkserver_preload(list(preload))
     return cf.ProcessPoolExecutor(
         max_workers=max_workers,
         mp_context=ctx,
@@ -45,6 +51,8 @@ def _worker_init(parent_pid: int, one_thread: bool) -> None:
     if one_thread:
         os.environ["NUMBA_NUM_THREADS"] = "1"
         os.environ.setdefault("OMP_NUM_THREADS", "1")
+        if "numba" in sys.modules:  # imported by the fork server: its setting is read already
+            limit_numba_threads(1)
     threading.Thread(
         target=_exit_with_parent, args=(parent_pid,), name="verify-parent-watch", daemon=True
     ).start()
@@ -173,10 +181,13 @@ def _prepare_worker() -> dict[str, Any]:
 EXECUTORS = ("local", "dask", "dask://HOST:PORT", "ray", "ray://HOST:PORT")
 
 
-def open_executor(spec: str | None = None, *, jobs: int | None = None) -> ExecutorHandle:
+def open_executor(
+    spec: str | None = None, *, jobs: int | None = None, preload: Sequence[str] | None = None
+) -> ExecutorHandle:
     """The executor named by ``spec`` (the CLI's ``--executor``):
 
-    - ``local`` (or None): :func:`local_executor` with ``jobs`` processes (default: cores);
+    - ``local`` (or None): :func:`local_executor` with ``jobs`` processes (default: cores),
+      its fork server importing ``preload`` (default: verify.sweep);
     - ``dask``: a dask.distributed LocalCluster of ``jobs`` one-thread workers;
     - ``dask://HOST:PORT`` (or ``tcp://...``): a running dask scheduler;
     - ``ray``: a local ray; ``ray://HOST:PORT`` or ``ray:auto``: a running ray cluster.
@@ -189,7 +200,7 @@ def open_executor(spec: str | None = None, *, jobs: int | None = None) -> Execut
         check_int("max_workers", jobs, minimum=1)
     if spec == "local":
         n = jobs or os.cpu_count() or 1
-        ex = local_executor(n)
+        ex = local_executor(n) if preload is None else local_executor(n, preload)
         return ExecutorHandle(ex, n, f"local, {n} process(es)", lambda: ex.shutdown(wait=True))
     if spec == "dask" or spec.startswith(("dask://", "tcp://")):
         try:
