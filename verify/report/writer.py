@@ -51,7 +51,12 @@ from verify.report.runner import (
 )
 from verify.report.schedule import DERIVATIONS, recorded_costs
 from verify.report.warmup import compile_kernels
-from verify.sweep.executors import local_executor, open_executor, stop_executor
+from verify.sweep.executors import (
+    local_executor,
+    open_executor,
+    start_fork_server,
+    stop_executor,
+)
 from verify.validation import check_choice, check_int
 
 ROWS_CSV = "rows.csv"  # every check row, flat (verify.report.export)
@@ -302,6 +307,11 @@ def generate_report(
     out = Path(out_dir)
     check_replaceable("out_dir", out, REPORT_FILES)
     state = state or RunState(out_dir=out)
+    spec = (executor or "local").strip()
+    local = spec == "local"
+    n_local = jobs or os.cpu_count() or 1
+    if local and n_local > 1:  # its imports run while this process loads the kernels
+        start_fork_server(REPORT_PRELOAD)
     state.phase = "kernels"
     kernels = compile_kernels(log)  # first: importing the statements imports kernels too
     state.phases["kernels_s"] = time.perf_counter() - started
@@ -312,9 +322,6 @@ def generate_report(
     statements = select_statements(only)
     state.phases["statements_s"] = time.perf_counter() - t
     state.phase = "checks"
-    spec = (executor or "local").strip()
-    local = spec == "local"
-    n_local = jobs or os.cpu_count() or 1
     if local and _tasks(statements, include_slow) <= 1:
         n_local = 1  # one check and no derivation: worker processes would add only start-up
     handle = pool = pending = None

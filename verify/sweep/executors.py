@@ -30,14 +30,25 @@ def local_executor(
     Workers end with the process that made the pool (:func:`_worker_init`): they ignore Ctrl-C
     (the parent decides, and :func:`stop_executor` ends them) and exit by themselves within
     about a second when that process is gone, however it ended (SIGKILL included)."""
-    ctx = multiprocessing.get_context("forkserver")
-    ctx.set_forkserver_preload(list(preload))
+    ctx = start_fork_server(preload)
     return cf.ProcessPoolExecutor(
         max_workers=max_workers,
         mp_context=ctx,
         initializer=_worker_init,
         initargs=(os.getpid(), max_workers > 1),
     )
+
+
+def start_fork_server(preload: Sequence[str] = ("verify.sweep",)) -> Any:
+    """Start this process's fork server (if it is not running yet) importing ``preload``, and
+    return the "forkserver" context: called early, the server's imports run while this process
+    does other work, and the first pool's workers fork at once."""
+    from multiprocessing import forkserver
+
+    ctx = multiprocessing.get_context("forkserver")
+    ctx.set_forkserver_preload(list(preload))
+    forkserver.ensure_running()
+    return ctx
 
 
 def _worker_init(parent_pid: int, one_thread: bool) -> None:
