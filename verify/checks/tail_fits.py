@@ -111,20 +111,25 @@ def fit_tail_exponent(
     s_grid = np.exp(np.linspace(math.log(s_lo), math.log(s_hi), n_grid))
     s_grid[0], s_grid[-1] = s_lo, s_hi  # exact: the ends are samples (see the docstring)
 
-    def slope(sorted_z: np.ndarray) -> tuple[float, float]:
-        surv = 1.0 - np.searchsorted(sorted_z, s_grid, side="right") / sorted_z.size
+    def slope(at_most: np.ndarray, size: int) -> tuple[float, float]:
+        """The fit from the counts #{z <= s} at the grid's thresholds s, of ``size`` samples."""
+        surv = 1.0 - at_most / size
         ok = surv > 0
         if np.count_nonzero(ok) < 2:  # a bootstrap resample without a tail
             return math.nan, math.nan
         fit = stats.linregress(np.log(s_grid[ok]), np.log(surv[ok]))
         return -float(fit.slope), float(fit.intercept)
 
-    a_hat, b_hat = slope(zs)
+    a_hat, b_hat = slope(np.searchsorted(zs, s_grid, side="right"), n)
     rng = np.random.default_rng(seed)
+    # a resample's fit needs only how many of its samples lie at or below each threshold:
+    # counted, not sorted (the same integers as searchsorted on the sorted resample)
     if groups is None:  # scipy's bootstrap (percentile; the CI below skips NaN resamples)
         res = stats.bootstrap(
             (z,),
-            lambda sample: slope(np.sort(sample))[0],
+            lambda sample: slope(
+                np.count_nonzero(sample[None, :] <= s_grid[:, None], 1), sample.size
+            )[0],
             n_resamples=n_boot,
             vectorized=False,
             method="percentile",
@@ -139,17 +144,15 @@ def fit_tail_exponent(
         if labels.shape != z.shape:
             raise ValidationError("groups", f"an array of shape {z.shape}", labels.shape)
         ids, inverse = np.unique(labels, return_inverse=True)
-        members = [np.flatnonzero(inverse == g) for g in range(ids.size)]
-        boots = np.array(
-            [
-                slope(
-                    np.sort(
-                        z[np.concatenate([members[g] for g in rng.integers(0, ids.size, ids.size)])]
-                    )
-                )[0]
-                for _ in range(n_boot)
-            ]
-        )
+        # per group: its size and its samples at or below each threshold; a resample of groups
+        # (with repeats) has the sums of its groups' counts
+        sizes = np.bincount(inverse, minlength=ids.size)
+        at_most = np.zeros((ids.size, n_grid), dtype=np.int64)
+        np.add.at(at_most, inverse, (z[:, None] <= s_grid[None, :]).astype(np.int64))
+        boots = np.empty(n_boot)
+        for b in range(n_boot):
+            pick = rng.integers(0, ids.size, ids.size)
+            boots[b] = slope(at_most[pick].sum(axis=0), int(sizes[pick].sum()))[0]
     ci = (float(np.nanquantile(boots, alpha / 2)), float(np.nanquantile(boots, 1 - alpha / 2)))
     hill, hill_ci = hill_estimator(z, k, alpha)
     survival = 1.0 - np.searchsorted(zs, s_grid, side="right") / n
