@@ -142,3 +142,36 @@ def test_init_schemes_draw_what_they_document() -> None:
     )
     with pytest.raises(ValidationError, match="scheme"):
         init_params(cfg, "he", seed=0)
+
+
+def test_unflatten_gives_what_the_validating_constructor_gives() -> None:
+    """unflatten checks theta once (shape, finiteness) and skips the per-array checks: the
+    arrays are those of Params(config, arrays), independent of theta, and bad theta is refused."""
+    for cfg in (ModelConfig(d_model=8, n_layers=2, n_heads=2), ModelConfig(d_model=4, n_layers=1)):
+        theta = init_params(cfg, "gaussian", seed=3).flatten()
+        q = Params.unflatten(cfg, theta)
+        shapes = param_shapes(cfg)
+        offsets = np.cumsum([0] + [int(np.prod(s)) for s in shapes.values()])
+        ref = Params(
+            cfg,
+            {
+                name: theta[a:b].reshape(shape)
+                for (name, shape), a, b in zip(
+                    shapes.items(), offsets[:-1], offsets[1:], strict=True
+                )
+            },
+        )
+        assert list(q) == list(ref) and q.config == cfg
+        for name in ref:
+            assert q[name].shape == ref[name].shape and q[name].dtype == np.float64
+            assert q[name].flags.c_contiguous and np.array_equal(q[name], ref[name])
+        before = q.flatten()
+        theta[:] = 7.0  # the Params does not share theta's memory
+        assert np.array_equal(q.flatten(), before)
+        for bad in (np.nan, np.inf):
+            t = before.copy()
+            t[-1] = bad
+            with pytest.raises(ValidationError, match="theta"):
+                Params.unflatten(cfg, t)
+    with pytest.raises(ValidationError, match="config"):
+        Params.unflatten("not a config", np.zeros(3))  # type: ignore[arg-type]

@@ -11,6 +11,7 @@ then layer 1's, ..., then ``final_norm.weight``, ``final_norm.bias`` (pre-LN), `
 
 from __future__ import annotations
 
+import math
 import os
 import zipfile
 from collections.abc import Iterator, Mapping
@@ -130,18 +131,23 @@ class Params(Mapping[str, np.ndarray]):
     @classmethod
     def unflatten(cls, config: ModelConfig, theta: object) -> Params:
         """Inverse of :meth:`flatten`."""
+        if not isinstance(config, ModelConfig):
+            raise ValidationError("config", "a ModelConfig", type(config).__name__)
         shapes = param_shapes(config)
-        m = int(sum(int(np.prod(s)) for s in shapes.values()))
+        m = sum(math.prod(s) for s in shapes.values())
         vec = check_finite_array("theta", theta)
         if vec.ndim != 1 or vec.shape[0] != m:
             raise ValidationError("theta", f"shape ({m},) for this config", vec.shape)
+        vec = vec.copy()  # the arrays below are views of this copy: theta's checks hold for them
         arrays: dict[str, np.ndarray] = {}
         offset = 0
         for name, shape in shapes.items():
-            size = int(np.prod(shape))
-            arrays[name] = vec[offset : offset + size].reshape(shape).copy()
+            size = math.prod(shape)
+            arrays[name] = vec[offset : offset + size].reshape(shape)
             offset += size
-        return cls(config, arrays)
+        out = cls.__new__(cls)  # names, shapes, float64 and finiteness are checked already
+        out.config, out._arrays = config, arrays
+        return out
 
     # files
     def save(self, path: str | os.PathLike[str]) -> None:
