@@ -279,9 +279,9 @@ def influence(p: Params, n_bits: int, flip: int, x: np.ndarray | None = None):
     meas = float(np.linalg.norm(r.y_readout[0] - r.y_readout[1]))
     cfg = p.config
     at_r = (not cfg.eos) and flip == n_bits - 1
-    c = bounds.c_infl(p)
+    a, bt = bounds.c_infl_parts(p)  # the norms and the recursion once
+    c = max(a, bt)  # = bounds.c_infl(p): rounding to float64 is monotone, so it keeps the max
     bound = float(bounds.lemma_2_9_bound(c, r.beta[0], r.beta[1], n_bits, at_r))
-    _, bt = bounds.c_infl_parts(p)
     off = bt * float(r.beta[0] * r.beta[1]) / cfg.seq_len(n_bits)
     return meas, bound, off
 
