@@ -6,7 +6,15 @@ turns it into a one-line message and exit code 2. Nothing is silently clipped.
 
 from __future__ import annotations
 
-_MISSING = object()
+
+class _Missing:
+    """The default of ``got`` (nothing given); pickled by reference, so it stays the one."""
+
+    def __reduce__(self) -> str:
+        return "_MISSING"
+
+
+_MISSING = _Missing()
 
 
 class ValidationError(ValueError):
@@ -29,6 +37,29 @@ class ValidationError(ValueError):
         if hint:
             message += f" ({hint})"
         super().__init__(message)
+
+    def __reduce__(self) -> tuple:
+        """Pickled (to or from a worker process) as its class, fields and message: the default
+        would call ``__init__(message)`` and fail, which breaks a process pool. ``got`` goes
+        as given when it pickles, else as its repr."""
+        import pickle
+
+        got = self.got
+        try:
+            pickle.dumps(got)
+        except Exception:  # an object that does not pickle: its repr, as the message has it
+            got = repr(got)
+        return _restore, (type(self), self.argument, self.expected, got, self.hint, str(self))
+
+
+def _restore(
+    cls: type[ValidationError], argument: str, expected: str, got: object, hint: str, message: str
+) -> ValidationError:
+    """A ValidationError from its pickled fields, with the very message it had."""
+    err = cls.__new__(cls)
+    err.argument, err.expected, err.got, err.hint = argument, expected, got, hint
+    ValueError.__init__(err, message)
+    return err
 
 
 class ModelMismatchError(Exception):
