@@ -3,7 +3,8 @@ so only in the subprocesses that run it and their workers).
 
 "Parallel 1" has a check whose rows are seeded random draws (so a worker that ran it with
 another seed, or dropped a row, shows in a row-by-row comparison), a check that raises on
-whatever process runs it, and a check that draws a figure.
+whatever process runs it, a check that draws a figure, and one that draws a figure of the same
+name and one that cannot be drawn.
 """
 
 from __future__ import annotations
@@ -41,6 +42,21 @@ def _draws(ctx: CheckContext) -> Outcome:
         data={"series": [{"label": "u^2", "x": xs, "y": [x * x for x in xs]}]},
     )
     return Outcome([Row(f"u={x}", x * x, x) for x in xs], figures=[fig])
+
+
+@_stmt.check("draws again, and a figure that cannot be drawn")
+def _draws_again(ctx: CheckContext) -> Outcome:
+    """A figure of the same name as "draws"' (the report names it parallel_square_2, after the
+    first in the report's order, whichever is drawn first) and one whose drawing raises."""
+    xs = [i / 4 for i in range(1, 5)]
+    again = FigureData(
+        name="parallel_square",
+        title="u^3 against u",
+        kind="lines",
+        data={"series": [{"label": "u^3", "x": xs, "y": [x**3 for x in xs]}]},
+    )
+    broken = FigureData(name="parallel_broken", title="no such kind", kind="nonsense", data={})
+    return Outcome([Row("u=1", 1.0, 1.0)], figures=[again, broken])
 
 
 # "shared draws, first/second" share an in-process result (Check.shares): a parallel report

@@ -151,6 +151,22 @@ def test_report_parallel_and_pdf_flag(tmp_path: Path, serial: dict[str, Any]) ->
         assert doc["derivations"]["figure"]["error"] == NO_OBLIGATIONS
         assert not (doc["_out"] / "figures" / "blueprint.png").exists()
     assert (parallel["_out"] / "figures" / "parallel_square.pdf").read_bytes()[:5] == b"%PDF-"
+    # drawn while the checks ran (verify.report.drawing.EarlyFigures) and moved into place: the
+    # serial run's names (in the report's order) and bytes; the failed drawing is recorded
+    for doc in (serial, parallel):
+        again = {c["name"]: c["figures"] for c in doc["statements"][0]["checks"]}[
+            "draws again, and a figure that cannot be drawn"
+        ]
+        assert again[0]["file"] == "figures/parallel_square_2.png"
+        assert again[1]["file"] is None and "nonsense" in again[1]["error"]
+    for name in ("parallel_square", "parallel_square_2"):
+        for suffix in (".png", ".data.csv"):
+            a = (serial["_out"] / "figures" / (name + suffix)).read_bytes()
+            assert (parallel["_out"] / "figures" / (name + suffix)).read_bytes() == a, name
+    serial_files = {p.name for p in (serial["_out"] / "figures").iterdir()}
+    pdfs = {n.removesuffix(".png") + ".pdf" for n in serial_files if n.endswith(".png")}
+    assert {p.name for p in (parallel["_out"] / "figures").iterdir()} == serial_files | pdfs
+    assert "parallel_square_2.png" in serial_files  # (no stray provisional names)
 
 
 @pytest.mark.cluster

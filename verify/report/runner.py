@@ -334,6 +334,7 @@ def run_statements(
     executor: Any = None,
     costs: Mapping[tuple[str, str], float] | None = None,
     side_jobs: Sequence[tuple[float, Callable[[], Any]]] = (),
+    on_outcome: Callable[[CheckOutcome], None] | None = None,
 ) -> list[StatementOutcome]:
     """Run every (non-slow unless ``include_slow``) check of ``statements`` at ``budget`` with
     ``CheckContext(budget, seed)``, showing a tqdm progress bar over the checks. ``on_done(n,
@@ -345,7 +346,9 @@ def run_statements(
     outcomes are those of a serial run; they are kept in the serial run's order. A worker that
     fails outside a check makes that check an ``error`` outcome. The caller owns (and, on an
     interrupt, stops) the executor. ``costs``/``side_jobs``: the order of submission (longest
-    first, verify.report.schedule) and jobs submitted at their cost's place in it."""
+    first, verify.report.schedule) and jobs submitted at their cost's place in it.
+    ``on_outcome``: called with each check's outcome as it finishes (e.g. to draw its figures
+    while the other checks run)."""
     budget = check_choice("budget", budget, ("quick", "default", "full"))  # type: ignore[assignment]
     seed = check_int("seed", seed, minimum=0)
     outcomes = [StatementOutcome(statement=s) for s in statements]
@@ -373,6 +376,8 @@ def run_statements(
                 " s: `report --quick` should finish in 3 minutes on 2 cores)"
             )
         results[i] = outcome
+        if on_outcome is not None:
+            on_outcome(outcome)
         bar.update(1)
         if on_done:
             on_done(len(results), len(todo))

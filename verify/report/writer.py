@@ -36,6 +36,7 @@ from verify.report import REPORT_FILES
 from verify.report.document import INTERRUPTED_EXIT, build_document
 from verify.report.drawing import (
     FIGURES_DIR,
+    EarlyFigures,
     draw_figures,
 )
 from verify.report.environment import environment
@@ -199,6 +200,7 @@ def write_report(
     pool: Any = None,
     pdf: bool = False,
     derivations: PendingDerivations | None = None,
+    early: EarlyFigures | None = None,
 ) -> Report:
     """Write ``report.md``, ``report.json``, ``rows.csv`` and ``figures/`` for ``outcomes``
     (plus the ``overview`` figures, which belong to no statement) into a staging folder beside
@@ -207,7 +209,8 @@ def write_report(
     first interrupt while the files are written is deferred. ``started``: the run's start
     (``time.perf_counter()``), so that ``summary.runtime_s`` covers every phase. ``pool``: a
     local process pool drawing the figures; ``pdf``: a PDF of each figure too;
-    ``derivations``: the Derivation section already under way (:func:`start_derivations`)."""
+    ``derivations``: the Derivation section already under way (:func:`start_derivations`);
+    ``early``: figures drawn while the checks ran (verify.report.drawing.EarlyFigures)."""
     out = Path(out_dir)
     check_replaceable("out_dir", out, REPORT_FILES)
     state = state or RunState(out_dir=out)
@@ -217,7 +220,14 @@ def write_report(
         state.phase = "figures"
         drawing = time.perf_counter()
         figures, over, _ = draw_figures(
-            outcomes, stage, overview, progress=progress, state=state, pool=pool, pdf=pdf
+            outcomes,
+            stage,
+            overview,
+            progress=progress,
+            state=state,
+            pool=pool,
+            pdf=pdf,
+            early=early,
         )
         state.phases["figures_s"] = time.perf_counter() - drawing
         derived = _derivations(outcomes, stage / FIGURES_DIR, state, derivations, pdf)
@@ -324,13 +334,15 @@ def generate_report(
     state.phase = "checks"
     if local and _tasks(statements, include_slow) <= 1:
         n_local = 1  # one check and no derivation: worker processes would add only start-up
-    handle = pool = pending = None
+    handle = pool = pending = early = None
     try:
         if not (local and n_local == 1):
             handle = open_executor(spec, jobs=jobs, preload=REPORT_PRELOAD)
             if log:
                 log(f"checks on {handle.description}")
             pool = handle.executor if local else local_executor(n_local, REPORT_PRELOAD)
+            if pool is handle.executor:  # a check's figures are drawn as soon as it is done
+                early = EarlyFigures(pool, pdf)
         costs = recorded_costs([out / "report.json", REPO_ROOT / EXAMPLE_REPORT], budget)
         side: list[tuple[float, Callable[[], Any]]] = []
         if pool is not None:  # in the checks' order by its cost, when it shares their pool
@@ -353,6 +365,7 @@ def generate_report(
             executor=handle.executor if handle is not None else None,
             costs=costs,
             side_jobs=side,
+            on_outcome=early.submit if early is not None else None,
         )
         state.phases["checks_s"] = time.perf_counter() - t
         if handle is not None and any(o.interrupted for o in outcomes):
@@ -378,6 +391,7 @@ def generate_report(
             pool=pool,
             pdf=pdf,
             derivations=pending,
+            early=early,
         )
     except BaseException:  # interrupted, abandoned or failed: the workers end now
         for ex in (pool, handle.executor if handle is not None else None):
@@ -385,6 +399,8 @@ def generate_report(
                 stop_executor(ex)
         raise
     finally:
+        if early is not None:
+            early.discard()
         if pending is not None:
             pending.discard()
         if pool is not None and handle is not None and pool is not handle.executor:
