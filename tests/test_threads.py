@@ -82,3 +82,45 @@ def test_entry_points_prepare_with_blas_on_one_thread(entry: str, monkeypatch) -
         assert all(n == 2 for n in _blas_threads())  # the caller's setting, so the check can fail
         calls[entry]()
     assert seen and all(n == 1 for threads in seen for n in threads), seen
+
+
+def test_numba_threads_for_uses_one_thread_below_the_minimum_and_restores() -> None:
+    import numba
+
+    from verify._threads import numba_threads_for
+
+    before = numba.get_num_threads()
+    with numba_threads_for(10, 256):
+        assert numba.get_num_threads() == 1
+    assert numba.get_num_threads() == before
+    with numba_threads_for(256, 256):  # at the minimum: as it was
+        assert numba.get_num_threads() == before
+    with pytest.raises(RuntimeError), numba_threads_for(0, 1):
+        raise RuntimeError("restored all the same")
+    assert numba.get_num_threads() == before
+
+
+def test_fast_T_is_the_same_on_one_thread_and_on_all() -> None:
+    """A small batch now runs on one thread (MIN_PARALLEL_STRINGS): the numbers of the
+    parallel run, string by string."""
+    import numba
+    import numpy as np
+
+    from verify.model import ModelConfig, init_params
+    from verify.model.fast import MIN_PARALLEL_STRINGS, fast_T
+
+    cfg = ModelConfig(d_model=8, n_layers=2, n_heads=2, ln_eps=0.0)
+    p = init_params(cfg, "uniform", 4, 1.0)
+    bits = np.random.default_rng(0).integers(0, 2, (MIN_PARALLEL_STRINGS, 9)).astype(np.uint8)
+    t_all, r_all = fast_T(p, bits)  # at the minimum: every thread
+    before = numba.get_num_threads()
+    numba.set_num_threads(1)
+    try:
+        t_one, r_one = fast_T(p, bits)
+    finally:
+        numba.set_num_threads(before)
+    small_t, small_r = fast_T(p, bits[:5])  # below it: one thread
+    assert np.array_equal(t_all, t_one, equal_nan=True)
+    assert np.array_equal(r_all, r_one, equal_nan=True)
+    assert np.array_equal(small_t, t_all[:5], equal_nan=True)
+    assert np.array_equal(small_r, r_all[:5], equal_nan=True)

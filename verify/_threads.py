@@ -52,3 +52,23 @@ def one_blas_thread(fn: F) -> F:
             return fn(*args, **kwargs)
 
     return wrapper  # type: ignore[return-value]
+
+
+@contextlib.contextmanager
+def numba_threads_for(items: int, minimum: int) -> Iterator[None]:
+    """Numba's parallel kernels on one thread inside the ``with`` block when ``items`` (strings,
+    blocks) is below ``minimum``, else as they were: waking another thread costs up to a
+    scheduler time slice (4-8 ms measured when another process holds the other core) against
+    microseconds of work. Every kernel this guards computes each item on its own, so the thread
+    count changes no number. The previous count is restored."""
+    if items >= minimum:
+        yield
+        return
+    import numba
+
+    threads = numba.get_num_threads()
+    numba.set_num_threads(1)
+    try:
+        yield
+    finally:
+        numba.set_num_threads(threads)

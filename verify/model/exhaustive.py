@@ -25,10 +25,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-import numba
 import numpy as np
 
-from verify._threads import one_blas_thread
+from verify._threads import numba_threads_for, one_blas_thread
 from verify.errors import ValidationError
 from verify.model.arith import MidRad, MidRadContext
 from verify.model.double_double import layer_norms
@@ -304,13 +303,8 @@ def exhaustive_T(
     t = np.empty(stop - start)
     r = np.empty_like(t)
     first, blk = start // step, start // step
-    threads = numba.get_num_threads()
-    if stop // step - blk < _MIN_PARALLEL_BLOCKS:
-        numba.set_num_threads(1)
-    try:
+    with numba_threads_for(stop // step - blk, _MIN_PARALLEL_BLOCKS):
         _run_blocks(tables, bounds, blk, stop // step, first, t, r)
-    finally:
-        numba.set_num_threads(threads)
     return t, r
 
 

@@ -39,7 +39,7 @@ from typing import Any
 import numpy as np
 from flint import arb
 
-from verify._threads import one_blas_thread
+from verify._threads import numba_threads_for, one_blas_thread
 from verify.boolean.function import MAX_BIT_STRINGS_N, BooleanFunction, all_bit_strings
 from verify.errors import ValidationError
 from verify.model.arith import MidRadContext, arb_precision
@@ -237,18 +237,12 @@ def _float64_stage(
             label[start:stop] = _labels_from_midrad(mid, rad, xi)
             tier[start:stop][label[start:stop] != LABEL_UNCERTAIN] = TIER_EXHAUSTIVE
         else:  # the same labels, one parallel pass (kernels.labels)
-            import numba
-
             from verify.model.kernels.labels import midrad_labels
 
-            threads = numba.get_num_threads()
-            if stop - start <= _CHUNK:  # ~0.3 ms on one thread: not worth waking another
-                numba.set_num_threads(1)
-            try:
+            # up to _CHUNK strings: ~0.3 ms on one thread, not worth waking another
+            with numba_threads_for(stop - start, _CHUNK + 1):
                 n_open = midrad_labels(mid, rad, xi, TIER_EXHAUSTIVE, label[start:stop],
                                        tier[start:stop])  # fmt: skip
-            finally:
-                numba.set_num_threads(threads)
             if n_open == 0:
                 return np.arange(0)
         return np.flatnonzero(label[start:stop] == LABEL_UNCERTAIN) + start
