@@ -121,3 +121,24 @@ def test_bootstrap_counts_give_the_sorted_resamples_fit(seed, clustered):
     ci = (float(np.nanquantile(boots, 0.025)), float(np.nanquantile(boots, 0.975)))
     assert fit.ci == ci
     assert fit.alpha == _sorted_slope(np.sort(z), fit.s_grid)
+
+
+@pytest.mark.parametrize("seed", range(30))
+def test_least_squares_line_is_scipys_linregress_to_the_bit(seed):
+    from scipy import stats
+
+    from verify.checks.tail_fits import least_squares_line
+
+    rng = np.random.default_rng(seed)
+    n = int(rng.integers(2, 40))
+    x = np.sort(rng.normal(size=n)) * 10.0 ** rng.integers(-3, 4)
+    y = rng.normal(size=n) * 10.0 ** rng.integers(-3, 4) + rng.normal() * x
+    ref = stats.linregress(x, y)
+    assert least_squares_line(x, y) == (float(ref.slope), float(ref.intercept))
+
+
+def test_least_squares_line_refuses_equal_x():
+    from verify.checks.tail_fits import least_squares_line
+
+    with pytest.raises(ValueError, match="identical"):
+        least_squares_line(np.ones(4), np.arange(4.0))
