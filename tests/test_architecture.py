@@ -22,6 +22,7 @@ LAYERS: list[tuple[str, ...]] = [
         "verify.validation",
         "verify._numba",
         "verify._threads",
+        "verify._forkserver",
         "verify.plugins",
         "verify.outputs",
         "verify.interrupts",

@@ -72,7 +72,7 @@ def test_workers_forked_from_the_preloaded_server_give_the_serial_rows() -> None
         "from test_report_parallel import CHEAP, _rows\n"
         "from test_report_preload import probe\n"
         "from verify.report.runner import run_statements, select_statements\n"
-        "from verify.report.writer import REPORT_PRELOAD\n"
+        "from verify._forkserver import REPORT_PRELOAD\n"
         "from verify.sweep.executors import local_executor\n"
         "statements = select_statements(CHEAP)\n"
         "serial = run_statements(statements, budget='quick', seed=3, progress=False)\n"

@@ -157,6 +157,10 @@ def run(args: argparse.Namespace) -> int:
     from verify.report import REPORT_FILES
 
     check_replaceable("--out", out, REPORT_FILES)
+    if executor == "local" and args.jobs != 1:  # its imports run beside this process's
+        from verify._forkserver import REPORT_PRELOAD, start_fork_server
+
+        start_fork_server(REPORT_PRELOAD)
 
     from verify.interrupts import InterruptGuard
     from verify.report import generate_report

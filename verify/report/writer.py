@@ -30,6 +30,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from verify._forkserver import REPORT_PRELOAD, start_fork_server
 from verify.outputs import check_replaceable, replace_dir, staging_dir
 from verify.registry import Budget, FigureData
 from verify.report import REPORT_FILES
@@ -52,19 +53,12 @@ from verify.report.runner import (
 )
 from verify.report.schedule import DERIVATIONS, recorded_costs
 from verify.report.warmup import compile_kernels
-from verify.sweep.executors import (
-    local_executor,
-    open_executor,
-    start_fork_server,
-    stop_executor,
-)
+from verify.sweep.executors import local_executor, open_executor, stop_executor
 from verify.validation import check_choice, check_int
 
 ROWS_CSV = "rows.csv"  # every check row, flat (verify.report.export)
 # the committed example report: its checks' run times order a parallel run (longest first)
 EXAMPLE_REPORT = EXAMPLE_DIR / "report.json"
-# what the local pool's fork server imports once for all its workers (no Numba kernel)
-REPORT_PRELOAD = ("verify.report.preload",)
 
 
 @dataclass

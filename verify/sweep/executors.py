@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import concurrent.futures as cf
-import multiprocessing
 import os
 import sys
 import time
@@ -11,6 +10,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from verify._forkserver import start_fork_server
 from verify.errors import ValidationError
 from verify.sweep.cells import limit_numba_threads
 from verify.validation import check_int
@@ -37,18 +37,6 @@ def local_executor(
         initializer=_worker_init,
         initargs=(os.getpid(), max_workers > 1),
     )
-
-
-def start_fork_server(preload: Sequence[str] = ("verify.sweep",)) -> Any:
-    """Start this process's fork server (if it is not running yet) importing ``preload``, and
-    return the "forkserver" context: called early, the server's imports run while this process
-    does other work, and the first pool's workers fork at once."""
-    from multiprocessing import forkserver
-
-    ctx = multiprocessing.get_context("forkserver")
-    ctx.set_forkserver_preload(list(preload))
-    forkserver.ensure_running()
-    return ctx
 
 
 def _worker_init(parent_pid: int, one_thread: bool) -> None:
