@@ -13,11 +13,13 @@ import multiprocessing
 from collections.abc import Sequence
 from typing import Any
 
+#: what a sweep's local pool's fork server imports (no Numba kernel)
+SWEEP_PRELOAD = ("verify.sweep",)
 #: what a report's local pool's fork server imports for all its workers (no Numba kernel)
 REPORT_PRELOAD = ("verify.report.preload",)
 
 
-def start_fork_server(preload: Sequence[str] = ("verify.sweep",)) -> Any:
+def start_fork_server(preload: Sequence[str] = SWEEP_PRELOAD) -> Any:
     """Start this process's fork server (if it is not running yet) importing ``preload``, and
     return the "forkserver" context. The server is one per process: once it runs, a later
     ``preload`` has no effect."""

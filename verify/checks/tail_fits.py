@@ -133,7 +133,8 @@ def fit_tail_exponent(
         slope_, intercept = least_squares_line(np.log(s_grid[ok]), np.log(surv[ok]))
         return -slope_, intercept
 
-    a_hat, b_hat = slope(np.searchsorted(zs, s_grid, side="right"), n)
+    at_most_all = np.searchsorted(zs, s_grid, side="right")  # #{z <= s} of the sample itself
+    a_hat, b_hat = slope(at_most_all, n)
     rng = np.random.default_rng(seed)
     # a resample's fit needs only how many of its samples lie at or below each threshold:
     # counted, not sorted (the same integers as searchsorted on the sorted resample)
@@ -168,7 +169,7 @@ def fit_tail_exponent(
             boots[b] = slope(at_most[pick].sum(axis=0), int(sizes[pick].sum()))[0]
     ci = (float(np.nanquantile(boots, alpha / 2)), float(np.nanquantile(boots, 1 - alpha / 2)))
     hill, hill_ci = hill_estimator(z, k, alpha)
-    survival = 1.0 - np.searchsorted(zs, s_grid, side="right") / n
+    survival = 1.0 - at_most_all / n
     inner = s_grid[1:-1]
     pos = np.clip(np.searchsorted(zs, inner), 1, n - 1)
     gap = np.minimum(np.abs(zs[pos] - inner), np.abs(zs[pos - 1] - inner)) / inner

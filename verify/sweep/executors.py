@@ -10,22 +10,22 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from verify._forkserver import start_fork_server
+from verify._forkserver import SWEEP_PRELOAD, start_fork_server
 from verify.errors import ValidationError
 from verify.sweep.cells import limit_numba_threads
 from verify.validation import check_int
 
 
 def local_executor(
-    max_workers: int, preload: Sequence[str] = ("verify.sweep",)
+    max_workers: int, preload: Sequence[str] = SWEEP_PRELOAD
 ) -> cf.ProcessPoolExecutor:
     """A ProcessPoolExecutor whose workers come from a "forkserver" (not "fork": forking a
     process that already runs Numba's OpenMP threads aborts the child). The server imports
     the modules ``preload`` once and each worker starts as its fork: verify.sweep by default,
-    no Numba kernel (compiling a parallel kernel there would start the threading layer in it;
-    the report preloads its kernels only when they are all cached: verify.report.preload). The
-    fork server is one per process: the first pool's ``preload`` is the one in force. With
-    several workers each runs Numba with one thread, so workers x threads = cores.
+    the report's code for a report (verify.report.preload); never a Numba kernel (loading a
+    parallel one, even from the cache, starts the threading layer in the server). The fork
+    server is one per process: the first pool's ``preload`` is the one in force. With several
+    workers each runs Numba with one thread, so workers x threads = cores.
 
     Workers end with the process that made the pool (:func:`_worker_init`): they ignore Ctrl-C
     (the parent decides, and :func:`stop_executor` ends them) and exit by themselves within
@@ -181,12 +181,12 @@ EXECUTORS = ("local", "dask", "dask://HOST:PORT", "ray", "ray://HOST:PORT")
 
 
 def open_executor(
-    spec: str | None = None, *, jobs: int | None = None, preload: Sequence[str] | None = None
+    spec: str | None = None, *, jobs: int | None = None, preload: Sequence[str] = SWEEP_PRELOAD
 ) -> ExecutorHandle:
     """The executor named by ``spec`` (the CLI's ``--executor``):
 
     - ``local`` (or None): :func:`local_executor` with ``jobs`` processes (default: cores),
-      its fork server importing ``preload`` (default: verify.sweep);
+      its fork server importing ``preload``;
     - ``dask``: a dask.distributed LocalCluster of ``jobs`` one-thread workers;
     - ``dask://HOST:PORT`` (or ``tcp://...``): a running dask scheduler;
     - ``ray``: a local ray; ``ray://HOST:PORT`` or ``ray:auto``: a running ray cluster.
@@ -199,7 +199,7 @@ def open_executor(
         check_int("max_workers", jobs, minimum=1)
     if spec == "local":
         n = jobs or os.cpu_count() or 1
-        ex = local_executor(n) if preload is None else local_executor(n, preload)
+        ex = local_executor(n, preload)
         return ExecutorHandle(ex, n, f"local, {n} process(es)", lambda: ex.shutdown(wait=True))
     if spec == "dask" or spec.startswith(("dask://", "tcp://")):
         try:
