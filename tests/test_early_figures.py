@@ -79,3 +79,20 @@ def test_early_figures_are_moved_drawn_again_or_recorded(tmp_path: Path) -> None
     assert names == sorted(
         f"{n}{s}" for n in ("sq", "sq_2", "cube", "quad") for s in (".png", ".data.csv")
     )
+
+
+def test_a_pool_that_no_longer_takes_work_leaves_the_figures_to_the_end(tmp_path: Path) -> None:
+    """A broken pool raises on submit: the check's outcome still counts (no exception out of
+    the callback), and its figures are drawn at the end, under their report names."""
+
+    class _Broken:
+        def submit(self, *args, **kwargs):
+            raise cf.BrokenExecutor("a worker died")
+
+    checks = [_outcome("a", [_fig("sq", 2), _fig("cube", 3)])]
+    early = EarlyFigures(_Broken())
+    early.submit(checks[0])
+    assert early.futures == {}
+    entries, _, _ = draw_figures([_statement_outcome(checks)], tmp_path / "out", early=early)
+    early.discard()
+    assert [e["file"] for e in entries["S 1", "a"]] == ["figures/sq.png", "figures/cube.png"]

@@ -10,6 +10,7 @@ under provisional names, moved to their report names afterwards.
 from __future__ import annotations
 
 import concurrent.futures as cf
+import itertools
 import shutil
 import tempfile
 from collections.abc import Sequence
@@ -61,16 +62,20 @@ class EarlyFigures:
         self.also = figure_formats(pdf)[1:]
         self.folder = Path(tempfile.mkdtemp(prefix="verify-figures-"))
         self.futures: dict[FigureKey, cf.Future] = {}
+        self._names = itertools.count()  # provisional names, never reused
 
     def submit(self, outcome: CheckOutcome) -> None:
-        """Submit the figures of a finished check."""
+        """Submit the figures of a finished check. A pool that no longer takes work (a worker
+        died, it was shut down) is not an error here: those figures are drawn at the end."""
         if outcome.result is None:
             return
         for k, fig in enumerate(outcome.result.figures):
-            target = self.folder / f"{len(self.futures)}.png"
-            self.futures[outcome.statement_id, outcome.check_name, k] = self.pool.submit(
-                draw_figure_files, fig, target, also=self.also
-            )
+            target = self.folder / f"{next(self._names)}.png"
+            try:
+                fut = self.pool.submit(draw_figure_files, fig, target, also=self.also)
+            except (cf.BrokenExecutor, RuntimeError):  # (RuntimeError: after shutdown)
+                return
+            self.futures[outcome.statement_id, outcome.check_name, k] = fut
 
     def take(self, key: FigureKey, target: Path) -> list[Path] | None:
         """The files of figure ``key``, moved to ``target`` (its PDF and CSV beside it); None
