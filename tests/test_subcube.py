@@ -148,6 +148,73 @@ def test_a_balanced_function_gains_nothing() -> None:
     assert sub.n_settled == 0 and sub.n_bounds <= 3  # the cube (and one level), stop
 
 
+def test_probes_skip_the_bounds_of_mixed_subcubes() -> None:
+    """Random xavier models at N = 12 (D = 16, L = 1, eps = 0). Seed 12 computes a non-constant
+    function: the cube is open and the probes find both labels in every sub-cube of levels
+    1-4, so only the cube's bound is computed (31 bounds before the probes). Seed 8: the probes
+    skip 11 of 71 bounds and the rest still settle every string, as the per-string table."""
+    cfg = ModelConfig(d_model=16, n_layers=1, n_heads=2, ln_eps=0.0)
+    mixed = certify_subcubes(init_params(cfg, "xavier_normal", 12), 12, cap=16)
+    assert mixed.n_settled == 0 and mixed.n_bounds == 1 and mixed.depth == 4
+    p = init_params(cfg, "xavier_normal", 8)
+    sub = certify_subcubes(p, 12, cap=16)
+    assert sub.n_settled == 1 << 12 and sub.n_bounds == 60
+    np.testing.assert_array_equal(sub.label, truth_table(p, 12).label)
+
+
+def test_the_probe_rule_needs_two_certified_different_labels(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The decision table of the probes, with their balls given: hopeless only when both
+    labels are certified and differ (1 and 0; 1 and undecided under a margin); a ball that
+    crosses a boundary (uncertain) or equal labels decide nothing."""
+    import types as pytypes
+
+    import verify.model.subcube as subcube
+    from verify.model.arith import MidRad
+
+    mids = np.array([1.0, -1.0, 1.0, 0.0, 1.0, 1.0, 0.1, 1.0])
+    rads = np.array([0.1, 0.1, 0.1, 0.5, 0.1, 0.1, 0.05, 0.1])
+    monkeypatch.setattr(
+        subcube, "run_generic", lambda *a, **k: pytypes.SimpleNamespace(T=MidRad(mids, rads))
+    )
+    codes = np.arange(4, dtype=np.int64)
+    skip = subcube._hopeless(None, 4, 0.0, (0, 1), codes, np.ones(4))
+    np.testing.assert_array_equal(skip, [True, False, False, False])  # 1|0, 1|?, 1|1, 1|1
+    skip = subcube._hopeless(None, 4, 0.5, (0, 1), codes, np.ones(4))
+    np.testing.assert_array_equal(skip, [True, False, False, True])  # 1|0, 1|?, 1|1, -1|1
+
+
+@settings(max_examples=12, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    p=adversarial_params(n_bits=5),
+    level=st.integers(1, 3),
+    margin=st.sampled_from([0.0, 0.25]),
+    seed=st.integers(0, 2**16),
+)
+def test_a_probed_hopeless_subcube_has_no_single_label(
+    p: Params, level: int, margin: float, seed: int
+) -> None:
+    """Every sub-cube the probes call hopeless holds two strings of different certified labels
+    in the per-string table (over all its strings): the probes lie inside their sub-cube and
+    their balls prove their labels."""
+    from verify.model.subcube import _cubes, _hopeless
+
+    n = 5
+    rng = np.random.default_rng(seed)
+    order = tuple(int(i) for i in rng.permutation(n)[:level])
+    direction = rng.standard_normal(n)
+    codes = np.arange(1 << level, dtype=np.int64)
+    skip = _hopeless(p, n, margin, order, codes, direction)
+    table = truth_table(p, n, margin)
+    every = all_bit_strings(n)
+    for code in np.flatnonzero(skip):
+        bits, free = _cubes(n, order, codes[code : code + 1])
+        inside = np.all((every == bits[0]) | free[0], axis=1)
+        labels = table.label[inside]
+        assert len(set(labels[labels != LABEL_UNCERTAIN].tolist())) > 1, (order, code)
+
+
 def test_near_threshold_and_zero_variance_stay_open() -> None:
     tiny = _constant_model(5e-324)  # T = the smallest subnormal > 0: ball crosses 0
     sub = certify_subcubes(tiny, 4)
@@ -179,8 +246,8 @@ def test_subcube_T_weights_rank_the_influential_bit() -> None:
     p = init_params(ModelConfig(d_model=4, n_layers=1, n_heads=2, ln_eps=1e-5), "xavier_uniform", 0)
     bits = np.zeros((1, 4), dtype=np.uint8)
     free = np.array([[True, False, True, True]])
-    mid, rad, weights = subcube_T(p, bits, free)
-    assert weights.shape == (1, 4) and weights[0, 1] == 0.0 and rad[0] >= weights[0].sum()
+    mid, rad, gens = subcube_T(p, bits, free)
+    assert gens.shape == (1, 4) and gens[0, 1] == 0.0 and rad[0] >= np.abs(gens[0]).sum()
 
 
 # ------------------------------------------------------------------------------- mutations

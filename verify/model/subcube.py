@@ -23,12 +23,18 @@ Branching policy (:func:`certify_subcubes`), all deterministic:
    cube's T (the linear part of T's dependence on the bit: the most influential first; ties by
    bit index);
 3. level k + 1 splits every open sub-cube of level k on the next bit of the ranking;
-4. stop when nothing is open; when no open sub-cube of the level has a finite enclosure
-   (sharp attention at a uniform init: where that settles at all, it is 10 or more levels
-   down, past the budget; measured at N = 20); or when the next level would take the bounds
-   computed past the ``budget`` (default :func:`default_budget`: a quarter of the exhaustive
-   table's cost, counted in bounds) or one level past ``cap`` sub-cubes (default: the
-   budget). So a function no bound settles costs at most 1.25 times its exhaustive table.
+4. before its bound, each new sub-cube is probed at the two strings where the cube's linear
+   part of T is largest and smallest (each free bit k at the sign of its generator, then the
+   opposite), with per-string balls. If they prove two different labels, no bound can settle
+   the sub-cube: its bound is skipped and it stays open, to be split at the next level. The
+   probes only decide which bounds are computed, never a label;
+5. stop when nothing is open; when every open sub-cube of the level has a bound and none is
+   finite (sharp attention at a uniform init: where that settles at all, it is 10 or more
+   levels down, past the budget; measured at N = 20); or when the next level would take the
+   bounds computed past the ``budget`` (default :func:`default_budget`: a quarter of the
+   exhaustive table's cost, counted in bounds; skipped bounds are not counted) or one level
+   past ``cap`` sub-cubes (default: the budget). So a function no bound settles costs at most
+   1.25 times its exhaustive table, plus the probes (two float64 strings per sub-cube).
 
 What is left open goes to the per-string tiers of ``verify.model.truth_table``.
 """
@@ -40,6 +46,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from verify.model.affine import Affine, AffineContext
+from verify.model.arith import MidRadContext
 from verify.model.labels import LABEL_UNCERTAIN, _labels_from_midrad
 from verify.model.params import Params
 from verify.model.reference import run_generic
@@ -78,11 +85,12 @@ def subcube_pays(params: Params, n: int) -> bool:
 def subcube_T(
     params: Params, bits: np.ndarray, free: np.ndarray
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """(midpoint, radius, weights) of T over each sub-cube: row b fixes the bits of
+    """(midpoint, radius, generators) of T over each sub-cube: row b fixes the bits of
     ``bits[b]`` where ``free[b]`` is False; |T(x) - mid_b| <= rad_b for every string x of the
     sub-cube (NaN or infinite radius: no bound, e.g. a variance enclosure reaching 0 at
-    eps = 0). weights (B, N): |generator| of each bit's noise symbol in T (the linear part of
-    T's dependence on that bit; 0 for fixed bits), used only to rank bits."""
+    eps = 0). generators (B, N): each bit's noise-symbol generator in T (the linear part of
+    T's dependence on that bit, signed; 0 for fixed bits), used only to rank bits and to aim
+    the probes of :func:`certify_subcubes`."""
     n = bits.shape[1]
     mids, rads, weights = [], [], []
     for start in range(0, bits.shape[0], _BATCH):
@@ -93,7 +101,7 @@ def subcube_T(
         t = Affine.of(res.T)
         mids.append(t.mid)
         rads.append(t.spread)
-        gen = np.zeros((n, t.mid.size)) if t.gen is None else np.abs(t.gen[:n])
+        gen = np.zeros((n, t.mid.size)) if t.gen is None else t.gen[:n]
         weights.append(gen.T)
     return np.concatenate(mids), np.concatenate(rads), np.concatenate(weights)
 
@@ -126,9 +134,44 @@ def _cubes(n: int, order: tuple[int, ...], codes: np.ndarray) -> tuple[np.ndarra
 def _bound(
     params: Params, n: int, xi: float, order: tuple[int, ...], codes: np.ndarray
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """(labels, radii, bit weights) of the sub-cubes ``codes`` over the bits ``order``."""
-    mid, rad, weights = subcube_T(params, *_cubes(n, order, codes))
-    return _labels_from_midrad(mid, rad, xi), np.where(np.isnan(rad), np.inf, rad), weights
+    """(labels, radii, bit generators) of the sub-cubes ``codes`` over the bits ``order``."""
+    mid, rad, gens = subcube_T(params, *_cubes(n, order, codes))
+    return _labels_from_midrad(mid, rad, xi), np.where(np.isnan(rad), np.inf, rad), gens
+
+
+def _probe_strings(
+    n: int, order: tuple[int, ...], codes: np.ndarray, direction: np.ndarray
+) -> np.ndarray:
+    """(2 B, N) bits: for each sub-cube the two strings at the ends of T's linear part
+    (free bit k at 1 where ``direction[k]`` > 0, else 0; then the complement), fixed bits as
+    coded. Rows 2 b and 2 b + 1 belong to sub-cube b."""
+    bits, free = _cubes(n, order, codes)
+    hi = (direction > 0).astype(np.uint8)
+    probes = np.repeat(bits, 2, axis=0)
+    free2 = np.repeat(free, 2, axis=0)
+    ends = np.tile(np.stack([hi, 1 - hi]), (codes.size, 1))
+    probes[free2] = ends[free2]
+    return probes
+
+
+def _hopeless(
+    params: Params,
+    n: int,
+    xi: float,
+    order: tuple[int, ...],
+    codes: np.ndarray,
+    direction: np.ndarray,
+) -> np.ndarray:
+    """(B,) bool: sub-cubes no bound can settle, proven on two of their strings: the probes'
+    per-string balls (``MidRadContext``, the rounding model of every radius) give them two
+    different certified labels. A probe that is not certified decides nothing."""
+    t = run_generic(
+        MidRadContext(), params, _probe_strings(n, order, codes, direction), readout_only=True
+    ).T
+    lab = _labels_from_midrad(t.mid, t.rad, xi).reshape(-1, 2)
+    return (
+        (lab[:, 0] != LABEL_UNCERTAIN) & (lab[:, 1] != LABEL_UNCERTAIN) & (lab[:, 0] != lab[:, 1])
+    )
 
 
 def certify_subcubes(
@@ -146,9 +189,11 @@ def certify_subcubes(
     cap = budget if cap is None else cap
     label = np.full(1 << n, LABEL_UNCERTAIN, dtype=np.int8)
     codes = np.zeros(1, dtype=np.int64)
-    lab, rad, weights = _bound(params, n, margin, (), codes)
-    w = weights[0]  # finite where the cube's enclosure is; largest first, ties by index
+    lab, rad, gens = _bound(params, n, margin, (), codes)
+    w = np.abs(gens[0])  # finite where the cube's enclosure is; largest first, ties by index
     order = tuple(int(i) for i in np.lexsort((np.arange(n), -np.nan_to_num(w, nan=np.inf))))
+    direction = np.nan_to_num(gens[0], nan=0.0)
+    bounded = np.ones(1, dtype=bool)  # which sub-cubes of the level have a bound
     n_bounds, depth = 1, 0
     settled: list[tuple[int, np.ndarray, np.ndarray]] = []  # (level, codes, labels)
     while True:
@@ -156,15 +201,24 @@ def certify_subcubes(
         if np.any(done):
             settled.append((depth, codes[done], lab[done]))
         open_codes = codes[~done]
-        nxt = 2 * open_codes.size
-        if open_codes.size == 0 or depth == n or nxt > cap or n_bounds + nxt > budget:
+        if open_codes.size == 0 or depth == n or 2 * open_codes.size > cap:
             break
-        if not np.any(np.isfinite(rad[~done])):  # no finite bound: nothing to refine
+        if np.all(bounded[~done]) and not np.any(np.isfinite(rad[~done])):
+            break  # every open sub-cube has a bound and none is finite: nothing to refine
+        children = np.concatenate([open_codes, open_codes | (1 << depth)])
+        skip = _hopeless(params, n, margin, order[: depth + 1], children, direction)
+        need = int(np.count_nonzero(~skip))
+        if n_bounds + need > budget:
             break
-        codes = np.concatenate([open_codes, open_codes | (1 << depth)])
         depth += 1
-        lab, rad, _ = _bound(params, n, margin, order[:depth], codes)
-        n_bounds += codes.size
+        codes, bounded = children, ~skip
+        lab = np.full(children.size, LABEL_UNCERTAIN, dtype=np.int8)
+        rad = np.full(children.size, np.nan)
+        if need:
+            lab[bounded], rad[bounded], _ = _bound(
+                params, n, margin, order[:depth], children[bounded]
+            )
+        n_bounds += need
     _paint(label, n, order[:depth], settled)
     return SubcubeResult(label, order[:depth], n_bounds, depth)
 
