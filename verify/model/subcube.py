@@ -230,6 +230,8 @@ def _paint(
     settled: list[tuple[int, np.ndarray, np.ndarray]],
 ) -> None:
     """Write the settled sub-cubes' labels into ``label`` (indexed by string)."""
+    if not settled:
+        return
     if len(settled) == 1 and settled[0][0] == 0:  # the whole cube: one label for every string
         label[:] = settled[0][2][0]
         return
