@@ -121,6 +121,24 @@ def test_accepts_function_or_table_and_validates():
         influences(f, method="magic")
 
 
+@pytest.mark.parametrize("n", [6, 12, 20])
+def test_bit_parallel_profile_matches_the_per_string_sensitivities(n):
+    """The packed profile (n >= 6: 64 strings a word, bit-sliced counters) against the
+    per-string kernel's s(x), on tables whose counts fill every plane up to n: uniform,
+    biased both ways, PARITY (s = n everywhere) and MAJORITY."""
+    from verify.boolean.kernels import profile_counts, sensitivity_into
+
+    rng = np.random.default_rng(n)
+    cases = [(rng.random(1 << n) < p).astype(np.uint8) for p in (0.5, 0.01, 0.99)]
+    cases += [make_family("parity", n).table, make_family("majority", n).table]
+    for table in cases:
+        s = np.empty_like(table)
+        sensitivity_into.serial(table, n, s)
+        want = np.bincount(s, minlength=n + 1)
+        np.testing.assert_array_equal(profile_counts.serial(table, n), want)
+        np.testing.assert_array_equal(profile_counts.parallel()(table, n), want)
+
+
 def test_serial_and_parallel_builds_agree_and_are_cached_apart():
     from verify.boolean.kernels import profile_counts, sensitivity_into
 

@@ -71,9 +71,38 @@ def _sensitivity_into(t, n, out):  # pragma: no cover - compiled
         out[x] = string_sensitivity(t, x, n)
 
 
+_LOW_MASKS = np.array(
+    [
+        0x5555555555555555,
+        0x3333333333333333,
+        0x0F0F0F0F0F0F0F0F,
+        0x00FF00FF00FF00FF,
+        0x0000FFFF0000FFFF,
+        0x00000000FFFFFFFF,
+    ],
+    dtype=np.uint64,
+)  # bit j set iff bit i of j is 0 (j = position in a 64-bit word)
+
+
 def _profile_counts(t, n):  # pragma: no cover - compiled
-    """K[k] = #{x : s(x) = k} for k = 0..n; O(n 2^n) time, O(n) extra memory per chunk."""
+    """K[k] = #{x : s(x) = k} for k = 0..n; O(n 2^n) time, O(n) extra memory per chunk.
+    n >= 6: bit-parallel, 64 strings a word (:func:`word_profile`); below, string by string."""
     size = t.shape[0]
+    if n >= 6:
+        n_words = size >> 6
+        words = np.empty(n_words, dtype=np.uint64)
+        for w in numba.prange(n_words):
+            v = np.uint64(0)
+            for b in range(64):
+                v |= np.uint64(t[(w << 6) + b]) << np.uint64(b)
+            words[w] = v
+        n_chunks = min(_N_CHUNKS, n_words)
+        step = (n_words + n_chunks - 1) // n_chunks
+        hist = np.zeros((n_chunks, n + 1), dtype=np.int64)
+        for c in numba.prange(n_chunks):
+            for w in range(c * step, min(n_words, (c + 1) * step)):
+                word_profile(words, w, n, hist[c])
+        return _sum_rows(hist)
     n_chunks = min(_N_CHUNKS, size)
     step = (size + n_chunks - 1) // n_chunks
     hist = np.zeros((n_chunks, n + 1), dtype=np.int64)
@@ -82,11 +111,77 @@ def _profile_counts(t, n):  # pragma: no cover - compiled
         hi = min(size, lo + step)
         for x in range(lo, hi):
             hist[c, string_sensitivity(t, x, n)] += 1
-    out = np.zeros(n + 1, dtype=np.int64)
-    for c in range(n_chunks):
-        for k in range(n + 1):
+    return _sum_rows(hist)
+
+
+@kernel("int64[::1](int64[:, ::1])")
+def _sum_rows(hist):  # pragma: no cover - compiled
+    """The column sums of a chunk-by-count histogram."""
+    out = np.zeros(hist.shape[1], dtype=np.int64)
+    for c in range(hist.shape[0]):
+        for k in range(hist.shape[1]):
             out[k] += hist[c, k]
     return out
+
+
+@kernel("uint64(uint64)")
+def popcount64(x):  # pragma: no cover - compiled
+    """The number of set bits of x (SWAR)."""
+    x = x - ((x >> np.uint64(1)) & np.uint64(0x5555555555555555))
+    x = (x & np.uint64(0x3333333333333333)) + ((x >> np.uint64(2)) & np.uint64(0x3333333333333333))
+    x = (x + (x >> np.uint64(4))) & np.uint64(0x0F0F0F0F0F0F0F0F)
+    return (x * np.uint64(0x0101010101010101)) >> np.uint64(56)
+
+
+@kernel("uint64(uint64, uint64, uint64)")
+def _lane_mask(left, plane, low):  # pragma: no cover - compiled
+    """``left`` restricted to the lanes whose bit of ``plane`` equals that of lane ``low``."""
+    return left & plane if plane & low else left & ~plane
+
+
+@kernel("void(uint64[::1], int64, int64, int64[::1])")
+def word_profile(words, w, n, hist):  # pragma: no cover - compiled
+    """Adds to ``hist[k]`` the strings of word ``w`` with s(x) = k, for a table packed 64
+    strings a word (bit j of word w is f(64 w + j); 6 <= n <= 63). The flips d_i = a xor
+    (a o flip_i) (a masked shift inside the word for i < 6, a word-index xor above) are added
+    bit-sliced into six counter planes c_p (bit j of c_p: bit p of s(64 w + j)); then each
+    count present in the word adds the popcount of its lanes."""
+    zero = np.uint64(0)
+    a = words[w]
+    c0 = c1 = c2 = c3 = c4 = c5 = zero
+    for i in range(n):
+        if i < 6:
+            m = _LOW_MASKS[i]
+            h = np.uint64(1 << i)
+            d = a ^ (((a & m) << h) | ((a >> h) & m))
+        else:
+            d = a ^ words[w ^ (1 << (i - 6))]
+        carry = c0 & d  # ripple-carry add of one bit per lane
+        c0 ^= d
+        d = carry & c1
+        c1 ^= carry
+        carry = d & c2
+        c2 ^= d
+        d = carry & c3
+        c3 ^= carry
+        carry = d & c4
+        c4 ^= d
+        c5 ^= carry
+    left = ~zero
+    while left != zero:
+        low = left & (~left + np.uint64(1))  # the lowest lane not yet counted
+        k = 0
+        for p, plane in enumerate((c0, c1, c2, c3, c4, c5)):
+            if plane & low:
+                k |= 1 << p
+        eq = _lane_mask(left, c0, low)
+        eq = _lane_mask(eq, c1, low)
+        eq = _lane_mask(eq, c2, low)
+        eq = _lane_mask(eq, c3, low)
+        eq = _lane_mask(eq, c4, low)
+        eq = _lane_mask(eq, c5, low)
+        hist[k] += popcount64(eq)
+        left &= ~eq
 
 
 def _influence_counts(t, n):  # pragma: no cover - compiled
@@ -256,19 +351,6 @@ def count_no_zero_sensitive_split(z, reps, weights):  # pragma: no cover - compi
             sub = (sub - np.uint64(1)) & free
         total += acc * weights[r]
     return total
-
-
-_LOW_MASKS = np.array(
-    [
-        0x5555555555555555,
-        0x3333333333333333,
-        0x0F0F0F0F0F0F0F0F,
-        0x00FF00FF00FF00FF,
-        0x0000FFFF0000FFFF,
-        0x00000000FFFFFFFF,
-    ],
-    dtype=np.uint64,
-)  # bit j set iff bit i of j is 0 (j = position in a 64-bit word)
 
 
 def _packed_rows_have_zero_sensitive(words, n):  # pragma: no cover - compiled
