@@ -3,7 +3,7 @@ a74de4b, where the issue measured), both measured in this one run (run by hand; 
 
     PYTHONPATH=. .venv/bin/python benchmarks/against_commit.py [--baseline a74de4b]
         [--rounds 3] [--scenario report-warm sweep-n20 check-model report-cold]
-        [--cells 8] [-N 20] [--check-model-N 16]
+        [--cells 8] [--cells-l1 128] [-N 20] [--check-model-N 16]
 
 The baseline is exported with ``git archive`` into a temporary folder (nothing in the
 repository changes) and runs with this virtual environment, so only the code differs. The two
@@ -25,6 +25,10 @@ Scenarios (the issue's targets):
   compile time (target <= 60 s);
 - ``sweep-n20``: a random-init sweep at N (default 20), D = 16, L = 1 and 2, uniform and
   xavier_normal, ``--cells`` seeds per setting: cells per second (target >= 5x the baseline);
+- ``sweep-l1``: one setting, xavier_normal, L = 1, N, D = 16, ``--cells-l1`` seeds (default
+  128): the whole command's wall time, and from its records the cells' own seconds summed
+  (``runtime_s``: without the start-up, but each worker's first cells carry its imports and
+  kernel loads) and the median cell (the steady state);
 - ``check-model``: ``check-model`` on a (32, 4) xavier_normal model (eps 1e-5, seed 0, written
   by this tree in the spec's .npz format, which both trees read) at ``--check-model-N``
   (target: N = 20 in <= 15 s); its flop limit is that of the full pass with diagnostics
@@ -134,6 +138,16 @@ def report_phase(folder: Path) -> str:
     return "" if seconds is None else f"kernels {seconds:.1f} s"
 
 
+def sweep_cells(folder: Path) -> str:
+    """The cells' own seconds from a sweep's records: their sum and the median cell."""
+    runtimes = [
+        json.loads(line)["runtime_s"]
+        for line in (folder / "s.jsonl").read_text().splitlines()
+        if line.strip()
+    ]
+    return f"cells {sum(runtimes):.2f} s summed, median {1e3 * statistics.median(runtimes):.0f} ms"
+
+
 def scenarios(args: argparse.Namespace, model: Path) -> dict[str, Scenario]:
     n = args.N
     cells = args.cells
@@ -164,6 +178,16 @@ def scenarios(args: argparse.Namespace, model: Path) -> dict[str, Scenario]:
             ],
             flops=sweep_flops,
         ),
+        "sweep-l1": Scenario(
+            "sweep-l1",
+            ">= 5x the baseline's cells per second (one layer, xavier_normal)",
+            lambda f: [
+                *("sweep", "--out", str(f / "s.jsonl"), "-N", str(n), "--no-progress"),
+                *f"-D 16 -L 1 --scheme xavier_normal --seeds 0:{args.cells_l1}".split(),
+            ],
+            flops=args.cells_l1 * flops_per_string(16, 2, 64, 1, n + 1) * 2.0**n,
+            after=sweep_cells,
+        ),
         "check-model": Scenario(
             "check-model",
             "N = 20 in <= 15 s on 2 cores",
@@ -186,6 +210,7 @@ def main() -> None:
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--scenario", nargs="+", default=["report-warm", "sweep-n20", "check-model"])
     ap.add_argument("--cells", type=int, default=4, help="seeds per (L, scheme) in sweep-n20")
+    ap.add_argument("--cells-l1", type=int, default=128, help="seeds of sweep-l1")
     ap.add_argument("-N", type=int, default=20, help="N of sweep-n20")
     ap.add_argument("--check-model-N", type=int, default=16)
     ap.add_argument(

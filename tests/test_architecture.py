@@ -23,6 +23,7 @@ LAYERS: list[tuple[str, ...]] = [
         "verify._numba",
         "verify._threads",
         "verify._forkserver",
+        "verify._numba_target",
         "verify.plugins",
         "verify.outputs",
         "verify.interrupts",

@@ -11,6 +11,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 ROOT = Path(__file__).resolve().parents[1]
 
 
@@ -22,22 +24,28 @@ def _python(code: str) -> dict:
     return json.loads(done.stdout.strip().splitlines()[-1])
 
 
-def test_the_preload_imports_no_kernel_and_starts_no_threading_layer() -> None:
+@pytest.mark.parametrize("preload", ["REPORT_PRELOAD", "SWEEP_PRELOAD"])
+def test_the_preload_imports_no_kernel_and_starts_no_threading_layer(preload: str) -> None:
+    report = "import verify.report.preload as p\n" if preload == "REPORT_PRELOAD" else ""
     out = _python(
-        "import json, sys\n"
-        "import verify.report.preload as p\n"
+        "import importlib, json, sys\n"
+        f"from verify._forkserver import {preload} as names\n"
+        "for name in names:\n"
+        "    importlib.import_module(name)\n"
         "launched = False\n"
         "if 'numba' in sys.modules:\n"
         "    import numba.np.ufunc.parallel as par\n"
         "    launched = bool(par._is_initialized)\n"
         "kernels = sorted(m for m in sys.modules if m.startswith('verify.')\n"
         "                 and ('kernels' in m or m.startswith('verify.statements')))\n"
-        "print(json.dumps({'launched': launched, 'kernels': kernels,\n"
-        "                  'modules': [m in sys.modules for m in p.MODULES]}))\n"
+        f"{report}"
+        "modules = [m in sys.modules for m in p.MODULES] if 'p' in dir() else []\n"
+        "print(json.dumps({'launched': launched, 'kernels': kernels, 'modules': modules,\n"
+        "                  'target': 'verify._numba_target' in sys.modules}))\n"
     )
     assert out["launched"] is False
     assert out["kernels"] == []
-    assert all(out["modules"])
+    assert all(out["modules"]) and out["target"]
 
 
 def test_the_threading_check_can_fail() -> None:

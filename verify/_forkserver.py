@@ -13,10 +13,10 @@ import multiprocessing
 from collections.abc import Sequence
 from typing import Any
 
-#: what a sweep's local pool's fork server imports (no Numba kernel)
-SWEEP_PRELOAD = ("verify.sweep",)
+#: what a sweep's local pool's fork server imports (Numba's target ready, no kernel)
+SWEEP_PRELOAD = ("verify._numba_target", "verify.sweep")
 #: what a report's local pool's fork server imports for all its workers (no Numba kernel)
-REPORT_PRELOAD = ("verify.report.preload",)
+REPORT_PRELOAD = ("verify._numba_target", "verify.report.preload")
 
 
 def start_fork_server(preload: Sequence[str] = SWEEP_PRELOAD) -> Any:
