@@ -34,7 +34,7 @@ Branching policy (:func:`certify_subcubes`), all deterministic:
    bounds computed past the ``budget`` (default :func:`default_budget`: a quarter of the
    exhaustive table's cost, counted in bounds; skipped bounds are not counted) or one level
    past ``cap`` sub-cubes (default: the budget). So a function no bound settles costs at most
-   1.25 times its exhaustive table, plus the probes (two float64 strings per sub-cube).
+   1.25 times its exhaustive table, plus the probes (two per-string balls per sub-cube).
 
 What is left open goes to the per-string tiers of ``verify.model.truth_table``.
 """
