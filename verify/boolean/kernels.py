@@ -84,6 +84,18 @@ _LOW_MASKS = np.array(
 )  # bit j set iff bit i of j is 0 (j = position in a 64-bit word)
 
 
+@kernel("uint64(uint64[::1], int64, int64)")
+def flip_word(words, w, i):  # pragma: no cover - compiled
+    """Word ``w`` of f o flip_i for a table packed 64 strings a word (bit j of word w is
+    f(64 w + j)): a masked shift inside the word for i < 6, a word-index xor above."""
+    if i < 6:
+        a = words[w]
+        m = _LOW_MASKS[i]
+        h = np.uint64(1 << i)
+        return ((a & m) << h) | ((a >> h) & m)
+    return words[w ^ (1 << (i - 6))]
+
+
 def _profile_counts(t, n):  # pragma: no cover - compiled
     """K[k] = #{x : s(x) = k} for k = 0..n; O(n 2^n) time, O(n) extra memory per chunk.
     n >= 6: bit-parallel, 64 strings a word (:func:`word_profile`); below, string by string."""
@@ -133,12 +145,6 @@ def popcount64(x):  # pragma: no cover - compiled
     return (x * np.uint64(0x0101010101010101)) >> np.uint64(56)
 
 
-@kernel("uint64(uint64, uint64, uint64)")
-def _lane_mask(left, plane, low):  # pragma: no cover - compiled
-    """``left`` restricted to the lanes whose bit of ``plane`` equals that of lane ``low``."""
-    return left & plane if plane & low else left & ~plane
-
-
 @kernel("void(uint64[::1], int64, int64, int64[::1])")
 def word_profile(words, w, n, hist):  # pragma: no cover - compiled
     """Adds to ``hist[k]`` the strings of word ``w`` with s(x) = k, for a table packed 64
@@ -150,12 +156,7 @@ def word_profile(words, w, n, hist):  # pragma: no cover - compiled
     a = words[w]
     c0 = c1 = c2 = c3 = c4 = c5 = zero
     for i in range(n):
-        if i < 6:
-            m = _LOW_MASKS[i]
-            h = np.uint64(1 << i)
-            d = a ^ (((a & m) << h) | ((a >> h) & m))
-        else:
-            d = a ^ words[w ^ (1 << (i - 6))]
+        d = a ^ flip_word(words, w, i)
         carry = c0 & d  # ripple-carry add of one bit per lane
         c0 ^= d
         d = carry & c1
@@ -171,15 +172,13 @@ def word_profile(words, w, n, hist):  # pragma: no cover - compiled
     while left != zero:
         low = left & (~left + np.uint64(1))  # the lowest lane not yet counted
         k = 0
+        eq = left  # the lanes whose count equals lane low's: k, bit by bit
         for p, plane in enumerate((c0, c1, c2, c3, c4, c5)):
             if plane & low:
                 k |= 1 << p
-        eq = _lane_mask(left, c0, low)
-        eq = _lane_mask(eq, c1, low)
-        eq = _lane_mask(eq, c2, low)
-        eq = _lane_mask(eq, c3, low)
-        eq = _lane_mask(eq, c4, low)
-        eq = _lane_mask(eq, c5, low)
+                eq &= plane
+            else:
+                eq &= ~plane
         hist[k] += popcount64(eq)
         left &= ~eq
 
@@ -355,21 +354,18 @@ def count_no_zero_sensitive_split(z, reps, weights):  # pragma: no cover - compi
 
 def _packed_rows_have_zero_sensitive(words, n):  # pragma: no cover - compiled
     """As rows_have_zero_sensitive for tables packed 64 strings per word (n >= 6): bit j of
-    word w is f(64 w + j). same = AND over dimensions i of not(f xor f o flip_i), where flip_i
-    is a masked shift inside a word (i < 6) or a word-index xor (i >= 6)."""
+    word w is f(64 w + j). same = AND over dimensions i of not(f xor f o flip_i)
+    (:func:`flip_word`)."""
     rows = words.shape[0]
     n_words = words.shape[1]
     out = np.zeros(rows, dtype=np.bool_)
     for r in numba.prange(rows):
+        row = words[r]
         for w in range(n_words):
-            a = words[r, w]
+            a = row[w]
             same = ~np.uint64(0)
-            for i in range(6):
-                m = _LOW_MASKS[i]
-                h = np.uint64(1 << i)
-                same &= ~(a ^ (((a & m) << h) | ((a >> h) & m)))
-            for i in range(6, n):
-                same &= ~(a ^ words[r, w ^ (1 << (i - 6))])
+            for i in range(n):
+                same &= ~(a ^ flip_word(row, w, i))
             if same != 0:
                 out[r] = True
                 break

@@ -193,7 +193,6 @@ def certify_subcubes(
     w = np.abs(gens[0])  # finite where the cube's enclosure is; largest first, ties by index
     order = tuple(int(i) for i in np.lexsort((np.arange(n), -np.nan_to_num(w, nan=np.inf))))
     direction = np.nan_to_num(gens[0], nan=0.0)
-    bounded = np.ones(1, dtype=bool)  # which sub-cubes of the level have a bound
     n_bounds, depth = 1, 0
     settled: list[tuple[int, np.ndarray, np.ndarray]] = []  # (level, codes, labels)
     while True:
@@ -203,21 +202,19 @@ def certify_subcubes(
         open_codes = codes[~done]
         if open_codes.size == 0 or depth == n or 2 * open_codes.size > cap:
             break
-        if np.all(bounded[~done]) and not np.any(np.isfinite(rad[~done])):
-            break  # every open sub-cube has a bound and none is finite: nothing to refine
+        if np.all(rad[~done] == np.inf):
+            break  # every open sub-cube has a bound (NaN: skipped) and none is finite
         children = np.concatenate([open_codes, open_codes | (1 << depth)])
         skip = _hopeless(params, n, margin, order[: depth + 1], children, direction)
         need = int(np.count_nonzero(~skip))
         if n_bounds + need > budget:
             break
         depth += 1
-        codes, bounded = children, ~skip
+        codes = children
         lab = np.full(children.size, LABEL_UNCERTAIN, dtype=np.int8)
-        rad = np.full(children.size, np.nan)
+        rad = np.full(children.size, np.nan)  # NaN: no bound computed (probes: hopeless)
         if need:
-            lab[bounded], rad[bounded], _ = _bound(
-                params, n, margin, order[:depth], children[bounded]
-            )
+            lab[~skip], rad[~skip], _ = _bound(params, n, margin, order[:depth], children[~skip])
         n_bounds += need
     _paint(label, n, order[:depth], settled)
     return SubcubeResult(label, order[:depth], n_bounds, depth)
