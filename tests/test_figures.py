@@ -112,6 +112,45 @@ def test_a_series_under_another_is_moved_sideways(monkeypatch):
     assert any("hidden under" in p for p in problems), problems
 
 
+def test_a_drawn_figure_keeps_its_layout_and_ignores_the_users_layout_settings(tmp_path):
+    """A "lines" figure is laid out once (the dodging measures that layout) and saved with no
+    layout engine left: savefig then draws it once, not twice (a placeholder engine costs a
+    draw pass). A user's matplotlibrc asking for an automatic layout changes nothing."""
+    import matplotlib
+    from PIL import Image
+
+    from verify.report.figures import draw_figure
+
+    f = fig(series=[{"label": "a", "x": [1, 2, 3], "y": [1.0, 2.0, 3.0]},
+                    {"label": "b", "x": [1, 2, 3], "y": [3.0, 1.0, 2.0]}],
+            xlabel="N", ylabel="K_0")  # fmt: skip
+    assert render(f).get_layout_engine() is None
+    plain = np.asarray(Image.open(draw_figure(f, tmp_path / "plain.png")))
+    for rc in ({"figure.autolayout": True}, {"figure.constrained_layout.use": True}):
+        with matplotlib.rc_context(rc):
+            assert render(f).get_layout_engine() is None
+            user = np.asarray(Image.open(draw_figure(f, tmp_path / "user.png")))
+        assert np.array_equal(plain, user), rc
+
+
+def test_report_pngs_hold_the_pixels_of_the_default_compression(tmp_path):
+    """PNGs are written at zlib level 1 (save_options): faster, the same pixels as level 6."""
+    from PIL import Image
+
+    from verify.outputs import PNG_COMPRESSION, save_options
+    from verify.report.figures import DPI
+
+    assert save_options("a.png") == {"pil_kwargs": {"compress_level": PNG_COMPRESSION}}
+    assert save_options("a.PDF") == {"metadata": {"CreationDate": None}}
+    assert save_options("a.svg") == {"metadata": {"Date": None}}
+    mfig = render(fig(series=[{"label": "a", "x": [1, 2, 3], "y": [1.0, 2.0, 3.0]}]), dpi=DPI)
+    mfig.savefig(tmp_path / "fast.png", dpi=DPI, **save_options("fast.png"))
+    mfig.savefig(tmp_path / "default.png", dpi=DPI)
+    fast, default = (Image.open(tmp_path / n) for n in ("fast.png", "default.png"))
+    assert np.array_equal(np.asarray(fast), np.asarray(default))
+    assert (tmp_path / "fast.png").read_bytes() != (tmp_path / "default.png").read_bytes()
+
+
 def test_estimates_get_error_bars_spread_sideways_and_interval_columns(tmp_path):
     est = {"x": [4, 8], "y": [1.0, 1.0], "ylo": [0.74, 0.74], "yhi": [1.0, 1.0], "n": 12}
     f = fig(series=[{"label": "rho=0.01", **est}, {"label": "rho=0.05", **est, "y": [1.0, 0.9]}],

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import csv
 import json
+import signal
 import sys
 from pathlib import Path
 
@@ -306,6 +307,30 @@ def test_a_closed_stdout_is_quiet(capsys, monkeypatch) -> None:
     monkeypatch.setattr("verify.commands.profile.run", gone)
     code, err, _ = _cli(["profile", "-N", "3"], capsys)
     assert code == 141 and err == ""
+
+
+def test_the_entry_point_exits_with_the_commands_code_and_spares_the_final_collection(
+    monkeypatch,
+) -> None:
+    """verify.cli.run (``python -m verify`` and the console script) exits with main's code,
+    the live objects frozen out of the garbage collector so that the interpreter's shutdown
+    does not walk them."""
+    import gc
+
+    from verify import cli
+
+    monkeypatch.setattr(cli, "main", lambda: 3)
+    handlers = {sig: signal.getsignal(sig) for sig in (signal.SIGINT, signal.SIGTERM)}
+    before = gc.get_freeze_count()
+    with pytest.raises(SystemExit) as exc:
+        cli.run()
+    try:
+        assert exc.value.code == 3
+        assert gc.get_freeze_count() > before
+    finally:
+        gc.unfreeze()
+        for sig, handler in handlers.items():  # run() set the shutdown handlers
+            signal.signal(sig, handler)
 
 
 # ------------------------------------------------------------------ the pieces, directly

@@ -76,7 +76,7 @@ def test_readme_names_the_console_script() -> None:
     tomllib = pytest.importorskip("tomllib")  # Python >= 3.11
 
     scripts = tomllib.loads((README.parent / "pyproject.toml").read_text())["project"]["scripts"]
-    assert scripts == {"verify-transformers": "verify.cli:main"}
+    assert scripts == {"verify-transformers": "verify.cli:run"}
     assert "`verify-transformers COMMAND`" in README.read_text()
 
 

@@ -19,10 +19,30 @@ import tempfile
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from verify.errors import ValidationError
 
 DATA_SUFFIX = ".data.csv"
+
+
+#: zlib level of the PNGs: the same pixels as the default level 6, written in about two thirds
+#: of the time (the 31 figures of the quick report: 1.1 s against 1.7 s of encoding) for files
+#: 8% larger (measured 2026-12-06)
+PNG_COMPRESSION = 1
+
+
+def save_options(path: str | Path) -> dict[str, Any]:
+    """The keyword arguments of ``savefig`` for a file of the report at ``path`` (by its
+    suffix): no dates in PDFs and SVGs, the zlib level of PNGs."""
+    suffix = Path(path).suffix.lower()
+    if suffix == ".png":
+        return {"pil_kwargs": {"compress_level": PNG_COMPRESSION}}
+    if suffix == ".pdf":  # reproducible files: no creation date
+        return {"metadata": {"CreationDate": None}}
+    if suffix == ".svg":
+        return {"metadata": {"Date": None}}
+    return {}
 
 
 def figure_data_path(path: str | os.PathLike[str]) -> Path:

@@ -21,6 +21,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from verify.outputs import save_options
 from verify.proofs.core import AXIOMS, PROSE, Outcome
 from verify.proofs.runner import STATEMENTS, load, run
 
@@ -235,7 +236,7 @@ def draw_blueprint(
     written = []
     for fmt in formats:
         path = stem.with_suffix(fmt)
-        fig.savefig(path, dpi=300, bbox_inches="tight")
+        fig.savefig(path, dpi=300, bbox_inches="tight", **save_options(path))
         written.append(path)
     return written
 

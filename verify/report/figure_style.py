@@ -5,6 +5,7 @@ Used by :mod:`verify.report.figures`; see its docstring for the rules.
 
 from __future__ import annotations
 
+import functools
 import math
 import re
 from typing import Any
@@ -114,7 +115,13 @@ def _math_token(tok: str) -> str:
 def math_label(text: Any) -> str:
     """``text`` with its formulas (``K_0``, ``2^N``, ``N^((D-1)/(2L)-5)``, ``beta``, ``>=``)
     in matplotlib mathtext; unchanged when it already holds ``$`` or does not parse."""
-    s = "" if text is None else str(text)
+    return _math_label("" if text is None else str(text))
+
+
+@functools.lru_cache(maxsize=4096)
+def _math_label(s: str) -> str:
+    # one parse per distinct label and process: figures repeat their labels, and the parse
+    # that tells whether mathtext reads a label costs milliseconds
     if not s or "$" in s:
         return s
     out = _TOKEN.sub(lambda m: "$" + _math_token(m.group(0)) + "$", s)
