@@ -59,7 +59,8 @@ def check_finite_array(
         raise ValidationError(name, f"an array of {np.dtype(dtype).name}", type(array)) from exc
     if shape is not None and out.shape != tuple(shape):
         raise ValidationError(name, f"shape {tuple(shape)}", out.shape)
-    if out.dtype.kind == "f" and not np.all(np.isfinite(out)):
+    if out.dtype.kind == "f" and not np.isfinite(out).all():  # (the method: np.all's wrapper
+        # costs a microsecond, ~30% of validating a model's arrays, which runs ~10^5 times a report)
         bad = int(np.size(out) - np.count_nonzero(np.isfinite(out)))
         raise ValidationError(name, "finite values (no NaN or inf)", f"{bad} non-finite entries")
     return out

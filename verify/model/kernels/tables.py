@@ -130,6 +130,9 @@ def low_sums(sce, vo, mv, slot_tok, k, i0, out):  # pragma: no cover - jitted
     ev = np.empty(BS)
     for i in range(i0, s):
         for sl in range(2):
+            if sl == 1 and i < k:  # the query token is bit i of b: both slots hold the same
+                out[i, 1] = out[i, 0]
+                continue
             for hd in range(n_heads):
                 o = out[i, sl, hd]
                 for e in range(o.shape[0]):
