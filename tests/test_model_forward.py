@@ -154,6 +154,29 @@ def test_blowup_diagnostics_follow_their_definitions() -> None:
     assert np.all(res.z <= 1 / np.sqrt(1e-3))  # Lemma 3.2's cap, the formula of z itself
 
 
+def test_chunked_blowup_diagnostics_are_the_whole_batchs_bit_for_bit(monkeypatch) -> None:
+    """forward's diagnostics of a large batch go chunk by chunk (no batch-sized temporaries):
+    every number equal to the one-call result, across chunk boundaries, with zero variances
+    (eps = 0: z = inf), NaN variances and a ragged last chunk."""
+    import importlib
+
+    fw = importlib.import_module("verify.model.forward")  # (verify.model.forward: the function)
+    rng = np.random.default_rng(5)
+    var = rng.random((1000, 4, 7)) * 10.0 ** rng.integers(-12, 3, (1000, 4, 7))
+    var[3, 1, 2] = 0.0
+    var[517, :, 0] = np.nan
+    var[999, 2, :] = 0.0
+    mask = np.ones((4, 7), dtype=bool)
+    mask[2:, :-1] = False
+    for eps in (0.0, 1e-5):
+        whole = fw.blowup_diagnostics(var, eps, 8, mask)
+        monkeypatch.setattr(fw, "_DIAGNOSTICS_CHUNK", 64)
+        chunked = fw.blowup_diagnostics_chunked(var, eps, 8, mask)
+        for a, b in zip(whole, chunked, strict=True):
+            assert a.shape == b.shape
+            np.testing.assert_array_equal(a, b)  # NaN where NaN, every other bit equal
+
+
 def test_eps_zero_constant_layer_norm_input_is_undefined() -> None:
     cfg = ModelConfig(d_model=4, n_layers=1, n_heads=1, pos_encoding="none", ln_eps=0.0)
     p = init_params(cfg, "gaussian", seed=0)

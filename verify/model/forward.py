@@ -38,6 +38,7 @@ from verify.model.params import Params
 from verify.validation import check_choice
 
 _CHUNK = 1024
+_DIAGNOSTICS_CHUNK = 1 << 15  # strings per call of blowup_diagnostics on a large batch
 
 
 def _cores() -> int:
@@ -167,7 +168,29 @@ def _result(
     if var is None:
         return ForwardResult(T=t, y_readout=y_r)
     cfg = params.config
-    z, tau, beta, beta_hr = blowup_diagnostics(
+    z, tau, beta, beta_hr = blowup_diagnostics_chunked(
         var, cfg.ln_eps, cfg.d_model, hr_positions_mask(params, var.shape[2])
     )
     return ForwardResult(T=t, y_readout=y_r, var=var, z=z, tau=tau, beta=beta, beta_hr=beta_hr)
+
+
+def blowup_diagnostics_chunked(
+    var: np.ndarray, eps: float, d_model: int, hr_mask: np.ndarray
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """:func:`blowup_diagnostics` ``_DIAGNOSTICS_CHUNK`` strings at a time, into arrays made
+    once: the same numbers (each string's come from its own row), without the whole-batch
+    temporaries. At N = 20, (32, 4): 13.0 -> 3.7 s and about 8 GB less (each of its seven
+    temporaries is as large as var, 1.4 GB; measured 2026-12-06)."""
+    b = var.shape[0]
+    if b <= _DIAGNOSTICS_CHUNK:
+        return blowup_diagnostics(var, eps, d_model, hr_mask)
+    z = np.empty_like(var)
+    tau = np.empty(var.shape[:2])
+    beta = np.empty(b)
+    beta_hr = np.empty(b)
+    for start in range(0, b, _DIAGNOSTICS_CHUNK):
+        rows = slice(start, start + _DIAGNOSTICS_CHUNK)
+        z[rows], tau[rows], beta[rows], beta_hr[rows] = blowup_diagnostics(
+            var[rows], eps, d_model, hr_mask
+        )
+    return z, tau, beta, beta_hr
