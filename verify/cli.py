@@ -90,11 +90,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"{parser.prog} {args.command}: error: {exc}", file=sys.stderr)
         return 1
     except BrokenPipeError:  # the reader of stdout left (`... | head`): quiet, like `yes | head`
-        try:  # no second error when Python flushes stdout at exit
-            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
-        except (OSError, ValueError):
-            pass
-        return 141
+        return _reader_gone()
     except OSError as exc:  # the file system or the machine refused: one line, exit 1
         where = f": {exc.filename}" if getattr(exc, "filename", None) else ""
         why = exc.strerror or type(exc).__name__
@@ -105,6 +101,16 @@ def main(argv: Sequence[str] | None = None) -> int:
         return INTERRUPTED
     except Abandoned as exc:
         return 128 + exc.signum
+
+
+def _reader_gone() -> int:
+    """The reader of stdout left (`... | head`): stdout to /dev/null, so that no second error
+    comes when Python flushes it at exit; exit code 141 (128 + SIGPIPE), quiet like `yes`."""
+    try:
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+    except (OSError, ValueError):
+        pass
+    return 141
 
 
 def run() -> NoReturn:
@@ -121,9 +127,8 @@ def run() -> NoReturn:
         signal.signal(sig, lambda signum, frame: os._exit(128 + signum))
     try:
         sys.stdout.flush()
-    except BrokenPipeError:  # the reader left (`... | head`): quiet, as in main
-        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
-        code = 141
+    except BrokenPipeError:
+        code = _reader_gone()
     gc.freeze()
     raise SystemExit(code)
 
