@@ -27,6 +27,7 @@ import argparse
 from typing import Any
 
 from verify.commands._checkpoint import add_checkpoint_options, load_checkpoint, pairs
+from verify.commands._options import add_allow_large, add_jobs
 from verify.commands._user_model import compare_user_model, sign_agreement
 
 
@@ -45,6 +46,17 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     add_checkpoint_options(p)
     p.add_argument("--save", default=None, metavar="PARAMS.npz", help="write the spec parameters")
     p.add_argument("--json", action="store_true", help="print the results as JSON")
+    p.add_argument(
+        "--executor",
+        default=None,
+        metavar="WHERE",
+        help="certify the table in sub-cubes (fixed prefixes of the high bits) on local (-j"
+        " processes), dask (a LocalCluster of -j workers), dask://HOST:PORT (a running dask"
+        " scheduler), ray or ray://HOST:PORT; allows N up to 30 and prints the size and time"
+        " estimate first; the table and what is read off it only (docs/clusters.md)",
+    )
+    add_jobs(p)
+    add_allow_large(p)
     p.set_defaults(func=run)
 
 
@@ -68,11 +80,9 @@ def analyse(params: Any, n_bits: int, family: Any = None, signs: Any = None) -> 
 
     import numpy as np
 
-    from verify.boolean import sensitivity_profile
-    from verify.boolean.analysis import average_sensitivity
-    from verify.boolean.function import all_bit_strings
     from verify.checks.hahn_rofin import measure_tradeoff
-    from verify.model import forward, truth_table
+    from verify.model import truth_table
+    from verify.model.cube import diagnostics_pass
     from verify.theory import hahn_rofin as hr
     from verify.theory.bounds import (
         c_infl,
@@ -82,39 +92,16 @@ def analyse(params: Any, n_bits: int, family: Any = None, signs: Any = None) -> 
         log10_c_infl,
         log10_n_star,
     )
+    from verify.theory.norms import parameter_norms
     from verify.theory.trivial import output_swing_bound, readout_swing_bound
 
     cfg = params.config
     out: dict[str, Any] = {"config": cfg.to_dict(), "N": n_bits}
     table = truth_table(params, n_bits)
-    out["truth_table"] = {
-        "strings": int(2**n_bits),
-        "float64": int(table.n_float64),
-        "high_precision": int(table.n_high_precision),
-        "uncertain": int(table.n_uncertain),
-        "ones": int(np.sum(table.label == 1)),
-        "zeros": int(np.sum(table.label == 0)),
-    }
-    f = table.function() if table.n_uncertain == 0 else None
-    if f is not None:
-        prof = sensitivity_profile(f)
-        out["profile"] = [int(v) for v in prof]
-        out["K0"] = int(prof[0])
-        out["avg_sensitivity"] = float(average_sensitivity(f))
-    bits = all_bit_strings(n_bits)
-    if family is not None:
-        agree = (table.label == family.table) & table.certified
-        out["family"] = {
-            "name": family.name,
-            "agree": int(np.sum(agree)),
-            "of": int(2**n_bits),
-            "first_disagreements": ["".join(map(str, bits[i])) for i in np.flatnonzero(~agree)[:5]],
-            "avg_sensitivity": float(average_sensitivity(family)),
-            "K0": int(sensitivity_profile(family)[0]),
-        }
-    if signs is not None:
-        out["module_signs"] = sign_agreement(signs, table)
-    res = forward(params, bits, diagnostics=True, engine="numba")
+    out.update(table_results(table, n_bits, family, signs))
+    # the diagnostics of every string, chunk by chunk (verify.model.cube): the numbers of
+    # forward(params, all_bit_strings(n_bits), diagnostics=True, engine="numba")
+    res = diagnostics_pass(params, n_bits)
     finite = np.isfinite(res.beta)
     out["beta_max"] = float(np.max(res.beta[finite])) if finite.any() else math.inf
     out["beta_hr_max"] = float(np.max(res.beta_hr[finite])) if finite.any() else math.inf
@@ -131,20 +118,23 @@ def analyse(params: Any, n_bits: int, family: Any = None, signs: Any = None) -> 
         return out
     eps, k = cfg.ln_eps, cfg.n_norms
     st: list[dict[str, Any]] = []
-    ci, lci = c_infl(params), log10_c_infl(params)
-    # Lemma 2.9 on every edge
+    norms = parameter_norms(params)  # the spectral norms once (each statement reads them)
+    ci, lci = c_infl(norms), log10_c_infl(norms)
+    # Lemma 2.9 on every edge, _FLIP_CHUNK strings at a time (the same numbers, no (2^N, D)
+    # temporaries)
     worst, tightest = 0.0, math.inf
-    idx = np.arange(bits.shape[0])
     for n in range(n_bits):
-        fl = idx ^ (1 << n)
-        i_n = np.linalg.norm(res.y_readout - res.y_readout[fl], axis=1)
         at_r = (not cfg.eos) and n == n_bits - 1
-        b = lemma_2_9_bound(ci, res.beta, res.beta[fl], n_bits, at_r)
-        with np.errstate(invalid="ignore", divide="ignore"):
-            r = np.where(np.isfinite(b) & (b > 0), i_n / b, 0.0)
-        worst = max(worst, float(np.nanmax(r)))
-        if np.isfinite(b).any():
-            tightest = min(tightest, float(np.nanmin(np.where(np.isfinite(b), b, np.inf))))
+        for lo in range(0, 2**n_bits, _FLIP_CHUNK):
+            idx = np.arange(lo, min(2**n_bits, lo + _FLIP_CHUNK))
+            fl = idx ^ (1 << n)
+            i_n = np.linalg.norm(res.y_readout[idx] - res.y_readout[fl], axis=1)
+            b = lemma_2_9_bound(ci, res.beta[idx], res.beta[fl], n_bits, at_r)
+            with np.errstate(invalid="ignore", divide="ignore"):
+                r = np.where(np.isfinite(b) & (b > 0), i_n / b, 0.0)
+            worst = max(worst, float(np.nanmax(r)))
+            if np.isfinite(b).any():
+                tightest = min(tightest, float(np.nanmin(np.where(np.isfinite(b), b, np.inf))))
     st.append(
         {
             "statement": "Lemma 2.9",
@@ -168,7 +158,8 @@ def analyse(params: Any, n_bits: int, family: Any = None, signs: Any = None) -> 
                 "measured": f"max beta over the 2^N strings: {out['beta_max']:.6g}",
             }
         )
-        c33 = cor_3_3_bound(params)
+        c33 = cor_3_3_bound(norms)
+        idx = np.arange(2**n_bits)
         dt = max(
             float(np.nanmax(np.abs(res.T - res.T[idx ^ (1 << n)])))
             for n in range(n_bits - (0 if cfg.eos else 1))
@@ -194,10 +185,10 @@ def analyse(params: Any, n_bits: int, family: Any = None, signs: Any = None) -> 
                         "statement": "Cor 3.4",
                         "applies": True,
                         "says": "no non-constant function is recognised with this theta's margin"
-                        f" xi = {xi:.4g} beyond N* = 10^{log10_n_star(params, xi):.4g}",
+                        f" xi = {xi:.4g} beyond N* = 10^{log10_n_star(norms, xi):.4g}",
                         "measured": f"N = {n_bits}",
                         **_triviality(
-                            log10_n_star(params, xi),
+                            log10_n_star(norms, xi),
                             math.log10(n_bits),
                             "N* = 10^{b:.4g} >= N = 10^{t:.4g}: nothing said at this N",
                         ),
@@ -262,6 +253,56 @@ def analyse(params: Any, n_bits: int, family: Any = None, signs: Any = None) -> 
     return out
 
 
+def table_results(table: Any, n_bits: int, family: Any = None, signs: Any = None) -> dict[str, Any]:
+    """What check-model reads off the certified table alone: the counts, the profile, K_0 and
+    the average sensitivity (every bit certified), the agreement with ``family`` and with the
+    user's module's signs. ``table``: a ``CertifiedTruthTable`` or a gathered one
+    (``verify.model.cube.GatheredTable``)."""
+    import numpy as np
+
+    from verify.boolean import sensitivity_profile
+    from verify.boolean.analysis import average_sensitivity
+
+    label = table.label
+    out: dict[str, Any] = {
+        "truth_table": {
+            "strings": int(2**n_bits),
+            "float64": int(table.n_float64),
+            "high_precision": int(table.n_high_precision),
+            "uncertain": int(table.n_uncertain),
+            "ones": int(np.count_nonzero(label == 1)),
+            "zeros": int(np.count_nonzero(label == 0)),
+        }
+    }
+    f = table.function() if table.n_uncertain == 0 else None
+    if f is not None:
+        prof = sensitivity_profile(f)
+        out["profile"] = [int(v) for v in prof]
+        out["K0"] = int(prof[0])
+        out["avg_sensitivity"] = float(average_sensitivity(f))
+    if family is not None:
+        agree = (label == family.table) & table.certified
+        out["family"] = {
+            "name": family.name,
+            "agree": int(np.sum(agree)),
+            "of": int(2**n_bits),
+            "first_disagreements": [_string(i, n_bits) for i in np.flatnonzero(~agree)[:5]],
+            "avg_sensitivity": float(average_sensitivity(family)),
+            "K0": int(sensitivity_profile(family)[0]),
+        }
+    if signs is not None:
+        out["module_signs"] = sign_agreement(signs, table)
+    return out
+
+
+def _string(index: int, n_bits: int) -> str:
+    """The string of ``index``, x_1 first (bit n of the index is x_{n+1})."""
+    return "".join(str((int(index) >> n) & 1) for n in range(n_bits))
+
+
+_FLIP_CHUNK = 1 << 14  # strings per step of the Lemma 2.9 measurement
+
+
 def _triviality(bound: float, trivial: float, why: str) -> dict[str, Any]:
     """``vacuous`` when ``bound`` is no better than ``trivial``, the bound that holds for
     nothing-saying reasons at this size (verify.theory.trivial); ``why``: the reason, with
@@ -306,8 +347,17 @@ def run(args: argparse.Namespace) -> int:
     if n_bits is None:
         n_bits = min(cfg.max_len if cfg.pos_encoding == "learned" else 10, 16)
     cfg.check_n_bits(n_bits)
-    if n_bits > 20:
-        raise ValidationError("-N", "N <= 20 (certified tables over all 2^N strings)", n_bits)
+    executor = _executor_spec(args)
+    if executor is None and n_bits > MAX_LOCAL_N:
+        raise ValidationError(
+            "-N",
+            f"N <= {MAX_LOCAL_N} (certified tables over all 2^N strings in this process)",
+            n_bits,
+            f"--executor certifies N <= {MAX_CUBE_N} in sub-cubes",
+        )
+    if n_bits > MAX_CUBE_N:
+        raise ValidationError("-N", f"N <= {MAX_CUBE_N} (a table of 2^N labels)", n_bits)
+    estimate = _cube_estimate(args, params, n_bits, executor)
     family = None
     if args.family:
         fparams = {k: _parse_value(v) for k, v in pairs(args.param, "--param").items()}
@@ -319,17 +369,112 @@ def run(args: argparse.Namespace) -> int:
         return 1
     if args.save:
         params.save(args.save)
-    out = {
-        "checkpoint": args.checkpoint,
-        "loading": info,
-        "compared": compared,
-        **analyse(params, n_bits, family, signs),
-    }
+    out = {"checkpoint": args.checkpoint, "loading": info, "compared": compared}
+    if executor is None:
+        out.update(analyse(params, n_bits, family, signs))
+    else:
+        out.update(_analyse_on_executor(args, params, n_bits, family, signs, executor, estimate))
     if args.json:
         print(json.dumps(out, indent=1))
         return 0
     _print(out)
     return 0
+
+
+# ----------------------------------------------------------------------------- sub-cubes
+MAX_LOCAL_N = 20  # in this process: every string's diagnostics are kept (about 1.5 KB each)
+MAX_CUBE_N = 30  # with --executor: the gathered table (a few bytes a string) stays here
+
+
+def _executor_spec(args: argparse.Namespace) -> str | None:
+    """--executor as given (None: everything in this process), checked with -j."""
+    from verify.errors import ValidationError
+    from verify.sweep.executors import check_executor_spec
+
+    if args.executor is None:
+        if args.jobs is not None:
+            raise ValidationError("-j/--jobs", "-j only with --executor", args.jobs)
+        return None
+    spec, remote = check_executor_spec("--executor", args.executor)
+    if remote and args.jobs is not None:
+        raise ValidationError(
+            "-j/--jobs", "no -j with a running cluster (its workers are fixed)", args.jobs
+        )
+    return spec
+
+
+def _cube_estimate(args: argparse.Namespace, params: Any, n_bits: int, executor: str | None) -> Any:
+    """With --executor: the size and time of the split table (verify.sizes), printed before any
+    work (to stderr with --json) and refused beyond the machine (exit 2) without
+    --allow-large. Remote workers are counted as -j or the local cores until the cluster
+    answers; the sub-cube size follows the workers."""
+    import os
+    import sys
+
+    from verify.model.cube import choose_prefix_bits
+    from verify.sizes import check_model_estimate, check_size
+
+    if executor is None:
+        return None
+    cfg = params.config
+    workers = args.jobs or os.cpu_count() or 1
+    k = choose_prefix_bits(n_bits, workers)
+    est = check_model_estimate(
+        n_bits, cfg.d_model, cfg.n_heads, cfg.d_ff, cfg.n_layers, cfg.seq_len(n_bits),
+        workers, 1 << (n_bits - k),
+    )  # fmt: skip
+    print(f"estimate: {est.text()}", file=sys.stderr if args.json else sys.stdout, flush=True)
+    return check_size("-N", est, args.allow_large)
+
+
+def _analyse_on_executor(
+    args: argparse.Namespace,
+    params: Any,
+    n_bits: int,
+    family: Any,
+    signs: Any,
+    executor: str,
+    estimate: Any,
+) -> dict[str, Any]:
+    """The certified table computed in sub-cubes on ``executor`` (verify.model.cube), and what
+    is read off it (:func:`table_results`); the per-string diagnostics (blowup, the
+    statements' measurements) are not computed: they need every string's forward pass at
+    every position and pair strings of different sub-cubes."""
+    import time
+
+    from verify.model.cube import certify_on_executor
+    from verify.sweep.executors import open_executor
+
+    cfg = params.config
+    start = time.perf_counter()
+    with open_executor(executor, jobs=args.jobs) as handle:
+        setup = time.perf_counter() - start
+        table = certify_on_executor(params, n_bits, handle.executor, handle.slots)
+        where = handle.description
+    wall = time.perf_counter() - start
+    out: dict[str, Any] = {"config": cfg.to_dict(), "N": n_bits}
+    out.update(table_results(table, n_bits, family, signs))
+    out["executor"] = {
+        "where": where,
+        "subcubes": 1 << table.prefix_bits,
+        "prefix_bits": table.prefix_bits,
+        "resubmitted": table.resubmitted,
+        "wall_s": round(wall, 3),
+        "setup_s": round(setup, 3),
+        "worker_s": round(table.worker_seconds, 3),
+        "estimate_s": round(estimate.seconds, 1),
+        "tiers": table.tiers,
+    }
+    out["statements"] = [
+        {
+            "statement": "all",
+            "applies": False,
+            "says": "not evaluated with --executor: the blowup and the statements'"
+            " measurements need every string's forward pass at every position and pair"
+            " strings of different sub-cubes; run without --executor (N <= 20) for them",
+        }
+    ]
+    return out
 
 
 def _print(out: dict[str, Any]) -> None:
@@ -383,7 +528,16 @@ def _print(out: dict[str, Any]) -> None:
             f"the module's own signs agree with the certified labels on {ms['agree']} of"
             f" {ms['of']} certified strings compared"
         )
-    print(f"blowup: max beta {out['beta_max']:.6g}, max beta_hr {out['beta_hr_max']:.6g}")
+    if "executor" in out:
+        ex = out["executor"]
+        print(
+            f"sub-cubes: {ex['subcubes']} ({ex['prefix_bits']} high bits fixed) on {ex['where']};"
+            f" {ex['wall_s']:.1f} s (workers' time {ex['worker_s']:.1f} s, set-up"
+            f" {ex['setup_s']:.1f} s, estimated {ex['estimate_s']:.0f} s);"
+            f" resubmitted after a failure: {ex['resubmitted']}"
+        )
+    if "beta_max" in out:
+        print(f"blowup: max beta {out['beta_max']:.6g}, max beta_hr {out['beta_hr_max']:.6g}")
     print("statements and what they say for this theta:")
     for s in out["statements"]:
         mark = "applies" if s["applies"] else "does not apply"
