@@ -27,6 +27,14 @@ import argparse
 from typing import Any
 
 from verify.commands._checkpoint import add_checkpoint_options, load_checkpoint, pairs
+from verify.commands._cube import (
+    MAX_CUBE_N,
+    MAX_LOCAL_N,
+    NOT_ON_EXECUTOR,
+    cube_estimate,
+    executor_spec,
+    table_on_executor,
+)
 from verify.commands._options import add_allow_large, add_jobs
 from verify.commands._user_model import compare_user_model, sign_agreement
 
@@ -347,7 +355,7 @@ def run(args: argparse.Namespace) -> int:
     if n_bits is None:
         n_bits = min(cfg.max_len if cfg.pos_encoding == "learned" else 10, 16)
     cfg.check_n_bits(n_bits)
-    executor = _executor_spec(args)
+    executor = executor_spec(args)
     if executor is None and n_bits > MAX_LOCAL_N:
         raise ValidationError(
             "-N",
@@ -357,7 +365,7 @@ def run(args: argparse.Namespace) -> int:
         )
     if n_bits > MAX_CUBE_N:
         raise ValidationError("-N", f"N <= {MAX_CUBE_N} (a table of 2^N labels)", n_bits)
-    estimate = _cube_estimate(args, params, n_bits, executor)
+    estimate = cube_estimate(args, params, n_bits, executor)
     family = None
     if args.family:
         fparams = {k: _parse_value(v) for k, v in pairs(args.param, "--param").items()}
@@ -373,108 +381,15 @@ def run(args: argparse.Namespace) -> int:
     if executor is None:
         out.update(analyse(params, n_bits, family, signs))
     else:
-        out.update(_analyse_on_executor(args, params, n_bits, family, signs, executor, estimate))
+        table = table_on_executor(args, params, n_bits, executor, estimate, out)
+        out.update({"config": params.config.to_dict(), "N": n_bits})
+        out.update(table_results(table, n_bits, family, signs))
+        out["statements"] = [NOT_ON_EXECUTOR]
     if args.json:
         print(json.dumps(out, indent=1))
         return 0
     _print(out)
     return 0
-
-
-# ----------------------------------------------------------------------------- sub-cubes
-MAX_LOCAL_N = 20  # in this process: every string's diagnostics are kept (about 1.5 KB each)
-MAX_CUBE_N = 30  # with --executor: the gathered table (a few bytes a string) stays here
-
-
-def _executor_spec(args: argparse.Namespace) -> str | None:
-    """--executor as given (None: everything in this process), checked with -j."""
-    from verify.errors import ValidationError
-    from verify.sweep.executors import check_executor_spec
-
-    if args.executor is None:
-        if args.jobs is not None:
-            raise ValidationError("-j/--jobs", "-j only with --executor", args.jobs)
-        return None
-    spec, remote = check_executor_spec("--executor", args.executor)
-    if remote and args.jobs is not None:
-        raise ValidationError(
-            "-j/--jobs", "no -j with a running cluster (its workers are fixed)", args.jobs
-        )
-    return spec
-
-
-def _cube_estimate(args: argparse.Namespace, params: Any, n_bits: int, executor: str | None) -> Any:
-    """With --executor: the size and time of the split table (verify.sizes), printed before any
-    work (to stderr with --json) and refused beyond the machine (exit 2) without
-    --allow-large. Remote workers are counted as -j or the local cores until the cluster
-    answers; the sub-cube size follows the workers."""
-    import os
-    import sys
-
-    from verify.model.cube import choose_prefix_bits
-    from verify.sizes import check_model_estimate, check_size
-
-    if executor is None:
-        return None
-    cfg = params.config
-    workers = args.jobs or os.cpu_count() or 1
-    k = choose_prefix_bits(n_bits, workers)
-    est = check_model_estimate(
-        n_bits, cfg.d_model, cfg.n_heads, cfg.d_ff, cfg.n_layers, cfg.seq_len(n_bits),
-        workers, 1 << (n_bits - k),
-    )  # fmt: skip
-    print(f"estimate: {est.text()}", file=sys.stderr if args.json else sys.stdout, flush=True)
-    return check_size("-N", est, args.allow_large)
-
-
-def _analyse_on_executor(
-    args: argparse.Namespace,
-    params: Any,
-    n_bits: int,
-    family: Any,
-    signs: Any,
-    executor: str,
-    estimate: Any,
-) -> dict[str, Any]:
-    """The certified table computed in sub-cubes on ``executor`` (verify.model.cube), and what
-    is read off it (:func:`table_results`); the per-string diagnostics (blowup, the
-    statements' measurements) are not computed: they need every string's forward pass at
-    every position and pair strings of different sub-cubes."""
-    import time
-
-    from verify.model.cube import certify_on_executor
-    from verify.sweep.executors import open_executor
-
-    cfg = params.config
-    start = time.perf_counter()
-    with open_executor(executor, jobs=args.jobs) as handle:
-        setup = time.perf_counter() - start
-        table = certify_on_executor(params, n_bits, handle.executor, handle.slots)
-        where = handle.description
-    wall = time.perf_counter() - start
-    out: dict[str, Any] = {"config": cfg.to_dict(), "N": n_bits}
-    out.update(table_results(table, n_bits, family, signs))
-    out["executor"] = {
-        "where": where,
-        "subcubes": 1 << table.prefix_bits,
-        "prefix_bits": table.prefix_bits,
-        "resubmitted": table.resubmitted,
-        "wall_s": round(wall, 3),
-        "setup_s": round(setup, 3),
-        "worker_s": round(table.worker_seconds, 3),
-        "estimate_s": round(estimate.seconds, 1),
-        "tiers": table.tiers,
-    }
-    out["statements"] = [
-        {
-            "statement": "all",
-            "applies": False,
-            "says": "not evaluated with --executor: the blowup and the statements'"
-            " measurements need every string's forward pass at every position and pair"
-            " strings of different sub-cubes; run without --executor (N <= 20) for them",
-        }
-    ]
-    return out
 
 
 def _print(out: dict[str, Any]) -> None:

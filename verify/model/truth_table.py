@@ -50,11 +50,7 @@ from verify.errors import ValidationError
 from verify.model.arith import MidRadContext, arb_precision
 from verify.model.enclosure import enclose_output
 from verify.model.float64_pass import EXHAUSTIVE_CHUNK, Float64Pass, bits_of, float64_pass_for
-from verify.model.labels import (
-    LABEL_UNCERTAIN,
-    LABEL_UNDECIDED,
-    _labels_from_midrad,
-)
+from verify.model.labels import LABEL_UNCERTAIN, LABEL_UNDECIDED, _labels_from_midrad
 from verify.model.params import Params
 from verify.model.reference import run_generic
 from verify.validation import check_choice, check_int, check_real
@@ -457,8 +453,7 @@ def _higher_tiers(
 
 @dataclass(frozen=True)
 class TableRange:
-    """Certified labels of the strings lo .. hi - 1 of the 2^n (see :func:`truth_table_range`);
-    the arrays are those of :class:`CertifiedTruthTable` restricted to the range."""
+    """:class:`CertifiedTruthTable`'s arrays for the strings lo .. hi - 1 of the 2^n only."""
 
     n: int
     lo: int
