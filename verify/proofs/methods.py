@@ -463,6 +463,7 @@ def sympy_identity(
             prove=prove,
             refute_twin=refute,
             facts=tuple(facts),
+            meta={"lhs": lhs, "rhs": rhs},
         )
     )
 
