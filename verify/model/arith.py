@@ -145,6 +145,17 @@ class Float64Context:
         with np.errstate(divide="ignore", invalid="ignore"):
             return 1.0 / np.sqrt(x)
 
+    def sqrt_nonneg(self, x: np.ndarray) -> np.ndarray:
+        """sqrt of a quantity known to be >= 0 (a sum of squares): ball contexts may use the
+        enclosure's non-negative part."""
+        with np.errstate(invalid="ignore"):
+            return np.sqrt(x)
+
+    def reciprocal(self, x: np.ndarray) -> np.ndarray:
+        """1 / x (undefined, NaN or an unbounded ball, where x may be 0)."""
+        with np.errstate(divide="ignore", invalid="ignore"):
+            return 1.0 / x
+
     def relu(self, x: np.ndarray) -> np.ndarray:
         return np.maximum(x, 0.0)
 
@@ -243,6 +254,24 @@ class MidRadContext(Float64Context):
             rad = x.rad / (2.0 * low * np.sqrt(low) * (1 - 4 * U)) + 4 * U * np.abs(mid)
             rad = np.where(low > 0, rad, np.inf)
         return MidRad(mid, up(rad))
+
+    def sqrt_nonneg(self, x: MidRad) -> MidRad:
+        """sqrt of an exact value known to be >= 0 within the ball [m - r, m + r]: midpoint
+        sqrt(max(m, 0)), radius min(r / (sqrt(low) + sqrt(m)), sqrt(r)) + U mid with
+        low = max(m - r, 0) (|sqrt a - sqrt b| = |a - b| / (sqrt a + sqrt b) <= sqrt|a - b|),
+        the denominators rounded down and sqrt(r) up, sqrt correctly rounded."""
+        with np.errstate(divide="ignore", invalid="ignore"):
+            m = np.maximum(x.mid, 0.0)
+            mid = np.sqrt(m)
+            low = np.maximum(x.mid - x.rad, 0.0) * (1 - 2 * U)  # <= max(exact m - r, 0)
+            den = (np.sqrt(low) + mid) * (1 - 4 * U)
+            linear = np.where(den > 0, x.rad / den * (1 + U), np.inf)
+            rad = np.minimum(linear, np.sqrt(x.rad) * (1 + 2 * U)) + U * mid
+        return MidRad(mid, up(rad, 2))
+
+    def reciprocal(self, x: MidRad) -> MidRad:
+        """1 / x by the quotient rule (radius infinite where the ball reaches 0)."""
+        return MidRad(np.ones_like(x.mid)) / x
 
     def relu(self, x: MidRad) -> MidRad:
         mid = np.maximum(x.mid, 0.0)
@@ -379,6 +408,12 @@ class MpmathContext(_ObjectContext):
 
         return _objmap(f, x)
 
+    def sqrt_nonneg(self, x: np.ndarray) -> np.ndarray:
+        return _objmap(lambda v: mpmath.mpf("nan") if v < 0 else mpmath.sqrt(v), x)
+
+    def reciprocal(self, x: np.ndarray) -> np.ndarray:
+        return _objmap(lambda v: mpmath.mpf("nan") if v == 0 else 1 / v, x)
+
     def relu(self, x: np.ndarray) -> np.ndarray:
         zero = mpmath.mpf(0)
         return _objmap(lambda v: v if v > 0 else zero, x)
@@ -442,6 +477,22 @@ class ArbContext(_ObjectContext):
 
     def rsqrt(self, x: np.ndarray) -> np.ndarray:
         return _objmap(lambda v: v.rsqrt() if v > 0 else arb.nan(), x)
+
+    def sqrt_nonneg(self, x: np.ndarray) -> np.ndarray:
+        """sqrt of an exact value known to be >= 0: a ball reaching below 0 (a sum of squares
+        of balls that hold 0) becomes [0, sqrt(upper)]."""
+
+        def f(v: Any) -> Any:
+            if v > 0:
+                return v.sqrt()
+            if not v.is_finite():
+                return arb.nan()
+            return arb(0).union(v.upper().sqrt()) if v.upper() >= 0 else arb.nan()
+
+        return _objmap(f, x)
+
+    def reciprocal(self, x: np.ndarray) -> np.ndarray:
+        return _objmap(lambda v: 1 / v if (v > 0 or v < 0) else arb.nan(), x)
 
     def relu(self, x: np.ndarray) -> np.ndarray:
         zero = arb(0)
