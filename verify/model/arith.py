@@ -32,6 +32,7 @@ from flint import arb, arb_mat
 from flint import ctx as flint_ctx
 
 from verify.model.rounding import EXP_ULPS, TINY, U, up
+from verify.model.sinusoidal_arb import sinusoidal_arb
 
 
 class MidRad:
@@ -145,14 +146,10 @@ class Float64Context:
         with np.errstate(divide="ignore", invalid="ignore"):
             return 1.0 / np.sqrt(x)
 
-    def sqrt_nonneg(self, x: np.ndarray) -> np.ndarray:
-        """sqrt of a quantity known to be >= 0 (a sum of squares): ball contexts may use the
-        enclosure's non-negative part."""
-        with np.errstate(invalid="ignore"):
-            return np.sqrt(x)
+    def sqrt_nonneg(self, x: np.ndarray) -> np.ndarray:  # of a value known >= 0: ball
+        return np.sqrt(np.maximum(x, 0.0))  # contexts may use the ball's non-negative part
 
-    def reciprocal(self, x: np.ndarray) -> np.ndarray:
-        """1 / x (undefined, NaN or an unbounded ball, where x may be 0)."""
+    def reciprocal(self, x: np.ndarray) -> np.ndarray:  # NaN or unbounded where x may be 0
         with np.errstate(divide="ignore", invalid="ignore"):
             return 1.0 / x
 
@@ -256,21 +253,17 @@ class MidRadContext(Float64Context):
         return MidRad(mid, up(rad))
 
     def sqrt_nonneg(self, x: MidRad) -> MidRad:
-        """sqrt of an exact value known to be >= 0 within the ball [m - r, m + r]: midpoint
-        sqrt(max(m, 0)), radius min(r / (sqrt(low) + sqrt(m)), sqrt(r)) + U mid with
-        low = max(m - r, 0) (|sqrt a - sqrt b| = |a - b| / (sqrt a + sqrt b) <= sqrt|a - b|),
-        the denominators rounded down and sqrt(r) up, sqrt correctly rounded."""
+        """sqrt of an exact value >= 0 in [m - r, m + r]: sqrt(max(m, 0)) within
+        min(r / (sqrt(low) + sqrt(m)), sqrt(r)) + U mid, low = max(m - r, 0), rounded safely."""
         with np.errstate(divide="ignore", invalid="ignore"):
-            m = np.maximum(x.mid, 0.0)
-            mid = np.sqrt(m)
+            mid = np.sqrt(np.maximum(x.mid, 0.0))
             low = np.maximum(x.mid - x.rad, 0.0) * (1 - 2 * U)  # <= max(exact m - r, 0)
             den = (np.sqrt(low) + mid) * (1 - 4 * U)
             linear = np.where(den > 0, x.rad / den * (1 + U), np.inf)
             rad = np.minimum(linear, np.sqrt(x.rad) * (1 + 2 * U)) + U * mid
         return MidRad(mid, up(rad, 2))
 
-    def reciprocal(self, x: MidRad) -> MidRad:
-        """1 / x by the quotient rule (radius infinite where the ball reaches 0)."""
+    def reciprocal(self, x: MidRad) -> MidRad:  # the quotient rule (inf where x may be 0)
         return MidRad(np.ones_like(x.mid)) / x
 
     def relu(self, x: MidRad) -> MidRad:
@@ -319,18 +312,6 @@ def _sinusoidal_midrad(n_positions: int, width: int) -> MidRad:
         )
         _SIN_CACHE[key] = MidRad(mid, up(rad))
     return _SIN_CACHE[key]
-
-
-def sinusoidal_arb(n_positions: int, width: int) -> np.ndarray:
-    """P[n, 2i] = sin(n / 10000^(2i/width)), P[n, 2i+1] = cos(same) as arb balls."""
-    table = np.empty((n_positions, width), dtype=object)
-    for j in range(width):
-        i2 = j - (j % 2)
-        freq = arb(10000) ** (arb(-i2) / width)
-        for n in range(n_positions):
-            angle = arb(n) * freq
-            table[n, j] = angle.sin() if j % 2 == 0 else angle.cos()
-    return table
 
 
 @contextmanager
@@ -478,16 +459,10 @@ class ArbContext(_ObjectContext):
     def rsqrt(self, x: np.ndarray) -> np.ndarray:
         return _objmap(lambda v: v.rsqrt() if v > 0 else arb.nan(), x)
 
-    def sqrt_nonneg(self, x: np.ndarray) -> np.ndarray:
-        """sqrt of an exact value known to be >= 0: a ball reaching below 0 (a sum of squares
-        of balls that hold 0) becomes [0, sqrt(upper)]."""
-
-        def f(v: Any) -> Any:
-            if v > 0:
-                return v.sqrt()
-            if not v.is_finite():
-                return arb.nan()
-            return arb(0).union(v.upper().sqrt()) if v.upper() >= 0 else arb.nan()
+    def sqrt_nonneg(self, x: np.ndarray) -> np.ndarray:  # a ball reaching below 0 (squares
+        def f(v: Any) -> Any:  # of balls holding 0) becomes [0, sqrt(upper)]
+            ok = v.is_finite() and v.upper() >= 0
+            return v.sqrt() if v > 0 else arb(0).union(v.upper().sqrt()) if ok else arb.nan()
 
         return _objmap(f, x)
 
