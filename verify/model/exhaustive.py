@@ -75,7 +75,7 @@ from verify.model.kernels.bundles import (
 )
 from verify.model.kernels.tables import low_sums
 from verify.model.ln_forms import require_torch_form
-from verify.model.matrix_norms import l2_upper, spectral_norm_upper
+from verify.model.matrix_norms import finite_or_inf, l2_upper, spectral_norm_upper
 from verify.model.params import Params
 from verify.model.rounding import U, sum_upper
 
@@ -207,8 +207,9 @@ def _weights(params: Params, lt: LayerWeightsT) -> tuple[LayerWeights, WeightBou
 
     gains, biases = norm_affine(params)
 
-    def rows(w: np.ndarray) -> float:  # max absolute row sum
-        return float(sum_upper(np.abs(w).sum(axis=1).max(), w.shape[1]))
+    def rows(w: np.ndarray) -> float:  # max absolute row sum (+inf beyond float64)
+        with np.errstate(over="ignore"):
+            return float(sum_upper(np.abs(w).sum(axis=1).max(), w.shape[1]))
 
     head = np.zeros((cfg.n_layers, h, HB_COLS))
     out = np.zeros((cfg.n_layers, OB_COLS))
@@ -238,10 +239,15 @@ def _weights(params: Params, lt: LayerWeightsT) -> tuple[LayerWeights, WeightBou
     l2 = layer_norms(params, first=1)
     if cfg.n_layers > 1:
         l2[0, WN_SPEC, 3 * h + 2] = spectral_norm_upper(weight(lw.lin2_wt, 0))
+    # every bound checked where it is produced: one that is not a finite number is +inf (a
+    # vacuous bound: the radii it enters are not finite and the bits uncertain), never NaN
+    with np.errstate(over="ignore"):
+        w_abs_sum = sum_upper(np.abs(w).sum(), d)
     bounds = WeightBounds(
-        head=head, out=out, layer=layer, readout_abs_sum=float(sum_upper(np.abs(w).sum(), d)),
-        out_bias0_max=float(np.abs(lw.out_b[0]).max()),
-        l2=l2, readout_l2=l2_upper(w),
+        head=finite_or_inf(head), out=finite_or_inf(out), layer=finite_or_inf(layer),
+        readout_abs_sum=float(finite_or_inf(w_abs_sum)),
+        out_bias0_max=float(finite_or_inf(np.abs(lw.out_b[0]).max())),
+        l2=finite_or_inf(l2), readout_l2=l2_upper(w),
     )  # fmt: skip
     return lw, bounds
 

@@ -7,8 +7,10 @@ halved or a term dropped) that the same method must refute with a concrete point
 :class:`Axiom` is a cited external fact (Cauchy-Schwarz, Popoviciu, a union bound, ...): never
 checked here, never silently assumed, always named with its reference.
 
-Statuses: an obligation is ``proved``, ``failed`` (a counterexample to the claim) or
-``unknown`` (the method gave up: time or box budget); its twin is ``refuted`` (with the
+Statuses: an obligation is ``proved``, ``failed`` (a counterexample to the claim),
+``vacuous`` (its domain is empty: unsatisfiable hypotheses, a box with lo > hi), ``degenerate``
+(its domain is one value of some variable that was not declared so) or ``unknown`` (the method
+gave up: time or box budget); its twin is ``refuted`` (with the
 counterexample point) or ``not refuted``. Chain obligations (method ``chain``) compare a coded
 function of ``verify.theory`` with the composition of the steps; their status says "proved"
 when the comparison holds at every tested point (``evidence`` = "points": a numerical check in
@@ -17,8 +19,9 @@ ball arithmetic at seeded points) or symbolically (``evidence`` = "symbolic").
 
 from __future__ import annotations
 
+import contextlib
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -35,6 +38,7 @@ __all__ = [
     "axiom",
     "obligation",
     "prose",
+    "scratch_registry",
 ]
 
 METHODS = ("z3", "arb", "sympy", "chain")
@@ -163,3 +167,16 @@ def discharge(ob: Obligation) -> Outcome:
             status = "unknown" if fn is ob.prove else "not refuted"
             verdicts.append(Verdict(status, f"{type(exc).__name__}: {exc}"))
     return Outcome(ob, verdicts[0], verdicts[1], time.perf_counter() - start)
+
+
+@contextlib.contextmanager
+def scratch_registry() -> Iterator[None]:
+    """Register obligations, axioms and prose steps for a while (a test's attempt, a user's
+    trial step): the registry is restored on exit."""
+    saved = (dict(OBLIGATIONS), dict(AXIOMS), dict(PROSE))
+    try:
+        yield
+    finally:
+        for reg, old in zip((OBLIGATIONS, AXIOMS, PROSE), saved, strict=True):
+            reg.clear()
+            reg.update(old)
