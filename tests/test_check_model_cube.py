@@ -23,8 +23,8 @@ from verify.model.cube import (
     choose_prefix_bits,
     diagnostics_pass,
     subcube_range,
+    truth_table_range,
 )
-from verify.model.truth_table import truth_table_range
 
 
 def _model(

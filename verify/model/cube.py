@@ -1,11 +1,11 @@
 """check-model's passes over the cube {0,1}^N, whole or split into sub-cubes on an executor.
 
 Local (:func:`diagnostics_pass`): the float64 forward pass with diagnostics of every string
-(``verify.model.kernels.diagnostics``), ``DIAGNOSTICS_CHUNK`` strings at a time, each chunk's
-layer-norm variances (K x S per string) reduced at once to the blowups beta and beta_hr
-(``forward.blowup_diagnostics``, each string from its own row): the numbers of
-``forward(params, all strings, diagnostics=True, engine="numba")`` without its (2^N, K, S)
-arrays of variances and z (670 MB each at N = 20, (D, L) = (128, 2)).
+(``forward(..., diagnostics=True, engine="numba")``), ``DIAGNOSTICS_CHUNK`` strings at a time,
+each chunk's layer-norm variances (K x S per string) reduced at once to the blowups beta and
+beta_hr (each string from its own row, and the kernel computes each block of 32 strings on its
+own): the numbers of one call on all strings, without its (2^N, K, S) arrays of variances and
+z (670 MB each at N = 20, (D, L) = (128, 2)).
 
 Split (:func:`certify_on_executor`): the cube cut into the 2^k sub-cubes of a fixed prefix of
 its k highest bits (string indices p 2^(N-k) .. (p + 1) 2^(N-k) - 1 for prefix p); each is
@@ -22,14 +22,24 @@ ever skipped and no result of another sub-cube is accepted in its place.
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 
+from verify._threads import one_blas_thread
+from verify.boolean.function import MAX_EXHAUSTIVE_N
 from verify.errors import ValidationError
+from verify.model.float64_pass import float64_pass_for
 from verify.model.params import Params
+from verify.model.truth_table import (
+    DEFAULT_PRECISIONS,
+    DOUBLE_DOUBLE_MIN_OPEN,
+    _float64_stage,
+    _higher_tiers,
+)
+from verify.validation import check_int, check_real
 
 DIAGNOSTICS_CHUNK = 1 << 15  # strings per call of the diagnostics kernel (a multiple of 32)
 MIN_FREE_BITS = 6  # a sub-cube holds at least one 64-string block of the exhaustive kernel
@@ -43,25 +53,70 @@ def diagnostics_pass(params: Params, n: int, chunk: int = DIAGNOSTICS_CHUNK) -> 
     T, y_readout, beta and beta_hr, computed ``chunk`` strings at a time (module doc); var, z
     and tau are not kept (None)."""
     from verify.boolean.function import all_bit_strings
-    from verify.model.forward import ForwardResult, blowup_diagnostics, hr_positions_mask
-    from verify.model.forward_numba import forward_numba
+    from verify.model.forward import ForwardResult, forward
 
     cfg = params.config
     cfg.check_n_bits(n)
     if chunk < 32 or chunk % 32:
         raise ValidationError("chunk", "a positive multiple of 32 (the kernel's blocks)", chunk)
     size = 1 << n
-    s = cfg.seq_len(n)
-    mask = hr_positions_mask(params, s)
     t = np.empty(size)
     y_r = np.empty((size, cfg.d_model))
     beta = np.empty(size)
     beta_hr = np.empty(size)
     for lo in range(0, size, chunk):
         hi = min(size, lo + chunk)
-        t[lo:hi], var, y_r[lo:hi] = forward_numba(params, all_bit_strings(n, lo, hi))
-        _, _, beta[lo:hi], beta_hr[lo:hi] = blowup_diagnostics(var, cfg.ln_eps, cfg.d_model, mask)
+        part = forward(params, all_bit_strings(n, lo, hi), diagnostics=True, engine="numba")
+        t[lo:hi], y_r[lo:hi], beta[lo:hi], beta_hr[lo:hi] = (
+            part.T, part.y_readout, part.beta, part.beta_hr
+        )  # fmt: skip
     return ForwardResult(T=t, y_readout=y_r, beta=beta, beta_hr=beta_hr)
+
+
+@dataclass(frozen=True)
+class TableRange:
+    """``CertifiedTruthTable``'s arrays for the strings lo .. hi - 1 of the 2^n only."""
+
+    n: int
+    lo: int
+    hi: int
+    margin: float
+    T: np.ndarray
+    label: np.ndarray
+    method: np.ndarray
+    tier: np.ndarray
+
+
+@one_blas_thread
+def truth_table_range(
+    params: Params,
+    N: int,
+    lo: int,
+    hi: int,
+    margin: float = 0.0,
+    *,
+    precisions: Sequence[int] = DEFAULT_PRECISIONS,
+    double_double: bool = True,
+) -> TableRange:
+    """``truth_table`` of the strings of index lo .. hi - 1 only (a sub-cube when the range is
+    that of a fixed prefix of high bits), by the same tiers: every label it certifies is the
+    one the whole table certifies (a certified label is the exact sign, and a string's float64
+    (T, radius) does not depend on the other strings of a call); the routing between tiers is
+    decided on the range's own strings."""
+    if not isinstance(params, Params):
+        raise ValidationError("params", "a verify.model.Params", type(params).__name__)
+    n = check_int("N", N, minimum=1, maximum=MAX_EXHAUSTIVE_N, hint="2^N strings")
+    params.config.check_n_bits(n)
+    lo = check_int("lo", lo, minimum=0, maximum=(1 << n) - 1)
+    hi = check_int("hi", hi, minimum=lo + 1, maximum=1 << n)
+    xi = check_real("margin", margin, minimum=0.0)
+    precs = [check_int("precisions", p, minimum=53) for p in precisions]
+    engine = "numba" if params.config.ln_form == "torch" else "numpy"  # as truth_tables
+    use_dd = double_double and engine == "numba" and (1 << n) >= DOUBLE_DOUBLE_MIN_OPEN
+    ev = float64_pass_for(params, n) if engine == "numba" else None
+    t, label, tier = _float64_stage(params, n, xi, engine, use_dd, ev, lo, hi)
+    method = _higher_tiers(params, n, xi, precs, use_dd, t, label, tier, lo)
+    return TableRange(n=n, lo=lo, hi=hi, margin=xi, T=t, label=label, method=method, tier=tier)
 
 
 # ----------------------------------------------------------------------------- sub-cubes
@@ -98,7 +153,6 @@ def certify_subcube(
         METHOD_HIGH_PRECISION,
         METHOD_UNCERTAIN,
         TIER_NAMES,
-        truth_table_range,
     )
 
     start = time.perf_counter()

@@ -45,12 +45,7 @@ import numpy as np
 from flint import arb
 
 from verify._threads import numba_threads_for, one_blas_thread
-from verify.boolean.function import (
-    MAX_BIT_STRINGS_N,
-    MAX_EXHAUSTIVE_N,
-    BooleanFunction,
-    all_bit_strings,
-)
+from verify.boolean.function import MAX_BIT_STRINGS_N, BooleanFunction, all_bit_strings
 from verify.errors import ValidationError
 from verify.model.arith import MidRadContext, arb_precision
 from verify.model.enclosure import enclose_output
@@ -456,49 +451,3 @@ def _higher_tiers(
         if todo.size == 0:
             break
     return method
-
-
-@dataclass(frozen=True)
-class TableRange:
-    """:class:`CertifiedTruthTable`'s arrays for the strings lo .. hi - 1 of the 2^n only."""
-
-    n: int
-    lo: int
-    hi: int
-    margin: float
-    T: np.ndarray
-    label: np.ndarray
-    method: np.ndarray
-    tier: np.ndarray
-
-
-@one_blas_thread
-def truth_table_range(
-    params: Params,
-    N: int,
-    lo: int,
-    hi: int,
-    margin: float = 0.0,
-    *,
-    precisions: Sequence[int] = DEFAULT_PRECISIONS,
-    double_double: bool = True,
-    passes: Float64Pass | None = None,
-) -> TableRange:
-    """:func:`truth_table` of the strings of index lo .. hi - 1 only (a sub-cube when the range
-    is that of a fixed prefix of high bits), by the same tiers (engine "numba"): every label it
-    certifies is the one the whole table certifies (a certified label is the exact sign, and a
-    string's float64 (T, radius) does not depend on the other strings of a call); the routing
-    between tiers is decided on the range's own strings."""
-    if not isinstance(params, Params):
-        raise ValidationError("params", "a verify.model.Params", type(params).__name__)
-    n = check_int("N", N, minimum=1, maximum=MAX_EXHAUSTIVE_N, hint="2^N strings")
-    params.config.check_n_bits(n)
-    lo = check_int("lo", lo, minimum=0, maximum=(1 << n) - 1)
-    hi = check_int("hi", hi, minimum=lo + 1, maximum=1 << n)
-    xi = check_real("margin", margin, minimum=0.0)
-    precs = [check_int("precisions", p, minimum=53) for p in precisions]
-    use_dd = double_double and (1 << n) >= DOUBLE_DOUBLE_MIN_OPEN
-    ev = float64_pass_for(params, n, passes)
-    t, label, tier = _float64_stage(params, n, xi, "numba", use_dd, ev, lo, hi)
-    method = _higher_tiers(params, n, xi, precs, use_dd, t, label, tier, lo)
-    return TableRange(n=n, lo=lo, hi=hi, margin=xi, T=t, label=label, method=method, tier=tier)
