@@ -134,6 +134,9 @@ def measure_tradeoff(
         t = res.y_readout @ w + omega
     if not np.all(np.isfinite(t)) or not np.all(np.isfinite(res.beta)):
         return None
+    # the label rule of the model: 1 iff T > its threshold (0 in the spec); the margin is of
+    # T - threshold (a model with readout bias omega - threshold, the same w)
+    t = t - params.config.threshold
     xi = float(np.min(np.abs(t)))
     if xi == 0.0:
         return None

@@ -29,6 +29,8 @@ class ModelConfig:
     False is this project's extension of the spec (pre-LN without a final norm, as
     ``nn.TransformerEncoder`` builds it by default, or post-LN followed by one). A config whose
     ``final_norm`` is the spec's keeps the spec's JSON form (the field is left out).
+    ``threshold`` (an extension too, default 0.0, the spec's step 7): the model's label is 1
+    iff T(x) > threshold; written to JSON only when nonzero.
     """
 
     d_model: int = 16
@@ -43,6 +45,7 @@ class ModelConfig:
     embedding: str = "add"
     max_len: int = 64
     final_norm: bool | None = None
+    threshold: float = 0.0
 
     def __post_init__(self) -> None:
         d = check_int("d_model", self.d_model, minimum=1)
@@ -68,6 +71,8 @@ class ModelConfig:
                 "d_model", "an even number with embedding='concat'", d, "token and position D/2"
             )
         check_int("max_len", self.max_len, minimum=1)
+        thr = check_real("threshold", self.threshold)
+        object.__setattr__(self, "threshold", 0.0 if thr == 0.0 else thr)  # -0.0 is 0.0
 
     # ------------------------------------------------------------------ derived sizes
     @property
@@ -124,10 +129,13 @@ class ModelConfig:
     # ------------------------------------------------------------------ JSON
     def to_dict(self) -> dict[str, Any]:
         """The configuration as a plain dict (``d_ff`` resolved; ``final_norm`` only when it is
-        not the spec's layout, so the spec's files keep their form)."""
+        not the spec's layout and ``threshold`` only when nonzero, so the spec's files keep
+        their form)."""
         data = asdict(self)
         if self.spec_layout:
             del data["final_norm"]
+        if self.threshold == 0.0:
+            del data["threshold"]
         return data
 
     def to_json(self) -> str:
