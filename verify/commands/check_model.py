@@ -27,7 +27,6 @@ import argparse
 from typing import Any
 
 from verify.commands._checkpoint import add_checkpoint_options, load_checkpoint, pairs
-from verify.commands._layout_check import layout_lines, layout_status
 from verify.commands._user_model import compare_user_model, prediction_agreement
 
 
@@ -338,6 +337,8 @@ def run(args: argparse.Namespace) -> int:
         return 1
     if args.save:
         params.save(args.save)
+    from verify.commands._layout_check import layout_status
+
     layout = layout_status(args, params, module, compared, n_bits)
     out = {
         "checkpoint": args.checkpoint,
@@ -369,6 +370,8 @@ def _print(out: dict[str, Any]) -> None:
     for line in load.get("assumed", []):
         print(f"  assumed: {line}")
     if "layout" in out:
+        from verify.commands._layout_check import layout_lines
+
         for line in layout_lines(out["layout"]):
             print(line)
     c = out["config"]

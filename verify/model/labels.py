@@ -3,8 +3,8 @@ tiers, the sub-cube pass, the constancy test).
 
 The model's label is 1 iff T(x) > threshold (``ModelConfig.threshold``, 0 in the spec, step 7).
 Every tier certifies the comparison of T with the threshold itself: the labels are read off an
-enclosure of T(x) - threshold (:func:`relative_to_threshold`: the float64 difference and its
-rounding error added to the radius), never off a model whose readout bias was edited.
+enclosure of T(x) - threshold (:func:`relative_to_threshold`: the float64 difference, its
+exact rounding error added to the radius), never off a model whose readout bias was edited.
 
 With D(x) = T(x) - threshold: margin xi = 0: 1 if D > 0 is proven, 0 if D <= 0; margin xi > 0:
 1 if D >= xi, 0 if D <= -xi, -1 (``LABEL_UNDECIDED``, certified) if -xi < D < xi; -2
@@ -16,7 +16,6 @@ from __future__ import annotations
 import numpy as np
 
 LABEL_UNDECIDED, LABEL_UNCERTAIN = -1, -2
-_U2 = 2.0**-52  # 2u, u = 2^-53 the unit roundoff of float64
 
 
 def relative_to_threshold(
@@ -24,15 +23,22 @@ def relative_to_threshold(
 ) -> tuple[np.ndarray, np.ndarray]:
     """(mid', rad') with |(T - threshold) - mid'| <= rad' wherever |T - mid| <= rad.
 
-    mid' = fl(mid - threshold); round to nearest gives |fl(s) - s| <= u |fl(s)| (a difference in
-    the subnormal range is exact), so rad' = rad + u |mid'| covers it; it is computed as
-    succ(fl(rad + 2u |mid'|)), the factor 2 and the one ulp outward covering the rounding of the
-    product and the sum. threshold 0 returns the arrays unchanged (the difference is exact)."""
+    mid' = fl(mid - threshold), and its rounding error e = (mid - threshold) - mid' exactly, by
+    Knuth's TwoSum (error-free in round-to-nearest, barring overflow, where mid' is infinite
+    and e NaN: no label); rad' = rad where e = 0 (the difference was exact), else
+    succ(fl(rad + |e|)), one ulp outward covering the rounding of the sum. threshold 0 returns
+    the arrays unchanged."""
     if threshold == 0.0:
         return mid, rad
+    a = np.asarray(mid, dtype=np.float64)
+    b = -float(threshold)
     with np.errstate(invalid="ignore", over="ignore"):
-        d = np.asarray(mid, dtype=np.float64) - threshold
-        r = np.nextafter(np.asarray(rad, dtype=np.float64) + _U2 * np.abs(d), np.inf)
+        d = a + b
+        b_virtual = d - a
+        a_virtual = d - b_virtual
+        err = np.abs((a - a_virtual) + (b - b_virtual))
+        r = np.asarray(rad, dtype=np.float64)
+        r = np.where(err == 0.0, r, np.nextafter(r + err, np.inf))
     return d, r
 
 
