@@ -50,7 +50,7 @@ SCHEMES = ("uniform", "gaussian", "xavier_uniform", "xavier_normal")  # = verify
 # list equal to verify.model.ModelConfig's, so usage errors need not import the model
 CONFIG_FIELDS = (
     "d_ff", "embedding", "eos", "final_norm", "ln_affine", "max_len", "norm_first", "pos_encoding",
-    "threshold",
+    "ln_form", "threshold",
 )  # fmt: skip
 PLOT_SUFFIXES = (".png", ".pdf", ".svg")
 

@@ -48,6 +48,7 @@ import numpy as np
 from verify.model.affine import Affine, AffineContext
 from verify.model.arith import MidRadContext
 from verify.model.labels import LABEL_UNCERTAIN, _labels_from_midrad
+from verify.model.ln_forms import require_torch_form
 from verify.model.params import Params
 from verify.model.reference import run_generic
 
@@ -91,6 +92,7 @@ def subcube_T(
     eps = 0). generators (B, N): each bit's noise-symbol generator in T (the linear part of
     T's dependence on that bit, signed; 0 for fixed bits), used only to rank bits and to aim
     the probes of :func:`certify_subcubes`."""
+    require_torch_form(params.config, "the sub-cube pass")
     n = bits.shape[1]
     mids, rads, weights = [], [], []
     for start in range(0, bits.shape[0], _BATCH):
@@ -185,6 +187,7 @@ def certify_subcubes(
     """Labels settled by sub-cube bounds with the branching policy of the module doc:
     ``budget`` bounds in all (default :func:`default_budget`; unlimited when only ``cap`` is
     given), ``cap`` sub-cubes per level at most (default: the budget)."""
+    require_torch_form(params.config, "the sub-cube pass")
     if budget is None:
         budget = default_budget(params, n) if cap is None else 1 << n + 1
     cap = budget if cap is None else cap

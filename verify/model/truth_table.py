@@ -22,6 +22,11 @@ numbers), and a string they leave open that a sub-cube settled takes the sub-cub
 (tier ``subcube``) instead of going to double-double / arb. Off by default: callers that read
 per-string T (reports, the torch comparison) keep it off.
 
+A model whose layer norm is not torch's (``ln_form`` "annotated", ``verify.model.ln_forms``)
+runs the tiers that compute its form: the MidRad pass (tier 2's ``engine="numpy"``) and arb; the
+Numba kernels, the double-double tier and the sub-cube pass compute torch's form only (each
+refuses another one), so they are skipped for it whatever the arguments say.
+
 What is still open is reported as uncertain, never guessed. ``method`` keeps three values:
 float64 (tiers 1-2), high precision (tiers 3-4), uncertain; ``tier`` tells the tiers apart.
 
@@ -338,6 +343,8 @@ def truth_tables(
     check_choice("engine", engine, ("numba", "numpy"))
     if not isinstance(subcube, bool):
         raise ValidationError("subcube", "True or False", subcube)
+    if params.config.ln_form != "torch":  # the kernels and the sub-cube pass compute torch's
+        engine, double_double, subcube = "numpy", False, False  # form only: MidRad, then arb
     ev = float64_pass_for(params, n, passes) if engine == "numba" else None
     return [_truth_table(params, n, xi, precs, engine, double_double, subcube, ev) for xi in xis]
 

@@ -37,17 +37,20 @@ DOC6 = "docs/derivations_eps_zero.md#6-cor-46-cor-51-54-conj-55"
 TB, C43, C46 = "Trivial bounds", "Cor 4.3", "Cor 4.6"
 
 # ---- Lemma 3.2, the paper's convention: one factor per layer, the max over its norms
-m, ta, tb = sp.symbols("m tau_a tau_b", real=True)
+va, vb, eps_ = sp.symbols("var_a var_b epsilon", real=True)
+_ta = 1 + (va + eps_) ** sp.Rational(-1, 2)
+_tb = 1 + (vb + eps_) ** sp.Rational(-1, 2)
 z3_step(
     "lemma_3_2.per_layer_factor",
     "Lemma 3.2",
     "Convention note: one factor per layer",
     "docs/derivations.md#lemma-32",
-    [m >= 0, ta >= 1, ta <= 1 + m, tb >= 1, tb <= 1 + m],
-    sp.Le(sp.Max(ta, tb), 1 + m),
-    sp.Le(sp.Max(ta, tb), 1 + m / 2),
+    [va >= 0, vb >= 0, eps_ > 0],
+    sp.Le(sp.Max(_ta, _tb), 1 + eps_ ** sp.Rational(-1, 2)),
+    sp.Le(sp.Max(_ta, _tb), 1 + eps_ ** sp.Rational(-1, 2) / 2),
     facts=("lemma_3_2.z_max", "lemma_3_2.product_induction"),
-    note="the layer's factor max(tau_a, tau_b) <= 1 + eps^{-1/2}; L of them by the induction step",
+    note="tau = 1 + (var + eps)^{-1/2} for the layer's two norms: their max <= 1 + eps^{-1/2};"
+    " L of them by the induction step",
 )
 
 # ---- section 0: the trivial bounds
@@ -260,15 +263,27 @@ z3_step(
 
 # ---- H&R Cor 5 read as a requirement on the blowup (the c_r = 1 form, eos readout)
 xs, asn, wc, mb = sp.symbols("xi as_N wC M", real=True)
+bo_, wn_, cn_ = sp.symbols("B w C", real=True)
 REQUIRED_BLOWUP = 2 * xs * asn / wc
 z3_step(
     "hr_cor_5.required_blowup",
     "H&R Cor 5",
     "Derivation, 6: together",
     "docs/derivations_hahn_rofin.md#cor-5",
-    [xs > 0, asn >= 0, wc > 0, mb >= 0, 2 * xs * asn <= wc * mb],
+    [
+        xs > 0,
+        asn >= 0,
+        wn_ > 0,
+        cn_ > 0,
+        sp.Eq(wc, wn_ * cn_),
+        mb >= 0,
+        bo_ >= 0,
+        2 * xs * asn <= wn_ * cn_ * bo_,
+        bo_ <= mb,
+    ],
     sp.Ge(mb, REQUIRED_BLOWUP),
     sp.Ge(mb, 2 * REQUIRED_BLOWUP),
     facts=("hr_cor_5.average", "hr_cor_5.omega_le_cr"),
-    note="M = E_x[beta^2], wC = ||w|| C_infl; c_r = 1 (eos readout)",
+    note="hr_cor_5.average's conclusion 2 xi as_N <= ||w|| C_infl B, B = E_x[beta^2 omega_f]"
+    " <= c_r E_x[beta^2] = M with c_r = 1 (eos readout, hr_cor_5.omega_le_cr)",
 )

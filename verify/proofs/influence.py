@@ -396,16 +396,31 @@ z3_step(
     sp.Le(sp.Abs(sp.Max(x1, 0) - sp.Max(x2, 0)), sp.Abs(x1 - x2)),
     sp.Le(sp.Abs(sp.Max(x1, 0) - sp.Max(x2, 0)), sp.Abs(x1 - x2) / 2),
 )
-h1, h2 = sp.symbols("h dffn", real=True)
+h1, h2, dres, dpre, drel, n1, n2 = sp.symbols("h dffn dres dpre drelu W1' W2'", real=True)
 z3_step(
     "lemma_2_9.mlp_residual",
     ST,
     "Step 4: residuals and MLP",
     DOC,
-    [W1 >= 0, W2 >= 0, h1 >= 0, h2 >= 0, h2 <= W2 * W1 * h1],
-    sp.Le(h1 + h2, (1 + FFN_FACTOR) * h1),
-    sp.Le(h1 + h2, (1 + FFN_FACTOR / 2) * h1),
+    [
+        W1 >= 0,
+        W2 >= 0,
+        h1 >= 0,
+        h2 >= 0,
+        n1 >= 0,
+        n1 <= W1,
+        n2 >= 0,
+        n2 <= W2,
+        dres <= h1 + h2,
+        dpre <= n1 * h1,
+        drel <= dpre,
+        h2 <= n2 * drel,
+    ],
+    sp.Le(dres, (1 + FFN_FACTOR) * h1),
+    sp.Le(dres, (1 + FFN_FACTOR / 2) * h1),
     facts=("lemma_2_9.relu_lipschitz", "axiom.submultiplicative", "axiom.triangle"),
+    note="|y + F(y) - y' - F(y')| <= h + dffn (triangle); the first map moves by <= ||W_1|| h,"
+    " the ReLU by no more (relu_lipschitz), the second map by <= ||W_2|| times that",
 )
 
 # ---- step 5: the recursion's monomials

@@ -134,15 +134,34 @@ sympy_identity(
     positive=False,
 )
 e_, dW, dbv, dv = sp.symbols("e dW db dv", real=True)
+t1_, t2_, t3_, vw, ey, ny = sp.symbols("t_1 t_2 t_3 V' e' n_y", real=True)
 z3_step(
     "lemma_3_1.value_term",
     ST,
     "Step 3: attention, values",
     DOC31,
-    [V >= 0, Y >= 0, e_ >= 0, dW >= 0, dbv >= 0, dv <= V * e_ + dW * Y + dbv],
+    [
+        V >= 0,
+        Y >= 0,
+        e_ >= 0,
+        dW >= 0,
+        dbv >= 0,
+        vw >= 0,
+        vw <= V,
+        ey >= 0,
+        ey <= e_,
+        ny >= 0,
+        ny <= Y,
+        dv <= t1_ + t2_ + t3_,
+        t1_ <= vw * ey,
+        t2_ <= dW * ny,
+        t3_ <= dbv,
+    ],
     sp.Le(dv, V * e_ + LIP["value_w"] * dW + LIP["value_b"] * dbv),
     sp.Le(dv, V * e_ / 2 + LIP["value_w"] * dW + LIP["value_b"] * dbv),
     facts=("lemma_3_1.value_identity", "axiom.submultiplicative", "axiom.triangle"),
+    note="the three terms of value_identity: ||W'_v(y' - y)|| <= ||W'_v|| ||y' - y|| with"
+    " ||W'_v|| <= V, ||y' - y|| <= e; ||dW_v y|| <= ||dW_v|| ||y|| with ||y|| <= Y",
 )
 qa, qb, ka, kb = sp.symbols("q1 q2 k1 k2", real=True)
 qa2, qb2, ka2, kb2 = sp.symbols("q1' q2' k1' k2'", real=True)
@@ -380,12 +399,29 @@ z3_step(
     facts=("lemma_3_1.readout_identity", "axiom.cauchy_schwarz", "axiom.triangle"),
 )
 do_, dWo, dbo, obar, Won, dmha = sp.symbols("do dW_o db_o obar W_o dMHA", real=True)
+m1_, m2_, m3_, won2, do2, on_ = sp.symbols("m_1 m_2 m_3 W_o' do' n_o", real=True)
 z3_step(
     "lemma_3_1.out_proj_bound",
     ST,
     "Step 3: heads and output projection (the coefficients of W_o and b_o)",
     DOC31,
-    [Won >= 0, do_ >= 0, dWo >= 0, dbo >= 0, obar >= 0, dmha <= Won * do_ + dWo * obar + dbo],
+    [
+        Won >= 0,
+        do_ >= 0,
+        dWo >= 0,
+        dbo >= 0,
+        obar >= 0,
+        won2 >= 0,
+        won2 <= Won,
+        do2 >= 0,
+        do2 <= do_,
+        on_ >= 0,
+        on_ <= obar,
+        dmha <= m1_ + m2_ + m3_,
+        m1_ <= won2 * do2,
+        m2_ <= dWo * on_,
+        m3_ <= dbo,
+    ],
     sp.Le(dmha, Won * do_ + dWo * obar + dbo),
     sp.Le(dmha, Won * do_ + dbo),
     facts=(
@@ -394,7 +430,8 @@ z3_step(
         "axiom.triangle",
         "axiom.submultiplicative",
     ),
-    note="obar = sqrt(sum_h (V_h Y + b_v^h)^2) bounds ||o|| (head_output, Minkowski)",
+    note="the three terms of out_proj_identity (triangle), each by the operator norm;"
+    " obar = sqrt(sum_h (V_h Y + b_v^h)^2) bounds ||o|| (head_output, Minkowski)",
 )
 
 # ---- step 5: Cauchy-Schwarz over the groups
