@@ -149,3 +149,26 @@ def test_module_kwargs_errors(trained, capsys):
     ):  # fmt: skip
         code, _, err = _run([*base, *extra], capsys)
         assert code == 2 and len(err.strip().splitlines()) == 1 and words in err, (extra, err)
+
+
+def test_reference_logits_written_the_docs_way_confirm_the_layout(trained, capsys, monkeypatch):
+    """docs/torch.md's short way to write --reference-logits, run as written next to the model:
+    the stated layout becomes confirmed; with -H 1 the same logits refuse it (exit 1)."""
+    import re
+    import textwrap
+
+    model, where, _ = trained
+    doc = (Path(__file__).resolve().parents[1] / "docs" / "torch.md").read_text()
+    (snippet,) = re.findall(r"\n  ```\n(  bits = .*?)  ```\n", doc, flags=re.S)
+    monkeypatch.chdir(where)
+    torch.manual_seed(0)
+    exec(textwrap.dedent(snippet), {"torch": torch, "np": np, "model": model, "N": N})
+    base = [str(where / "sd.pt"), "-N", str(N), "--threshold", "0.5", "--reference-logits",
+            str(where / "ref.npz")]  # fmt: skip
+    code, out, err = _run([*base, *FLAGS], capsys)
+    assert code == 0, err
+    assert "layout: confirmed against --reference-logits (512 strings)" in out
+    wrong = list(FLAGS)
+    wrong[1] = "1"
+    code, out, err = _run([*base, *wrong], capsys)
+    assert code == 1 and len(err.strip().splitlines()) == 1 and "first at string" in err

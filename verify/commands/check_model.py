@@ -5,9 +5,14 @@ CHECKPOINT is a model-spec ``.npz`` parameter file or a torch file: a state_dict
 model built the usual way are mapped automatically, see ``verify.torch.spec_state_dict``), a
 checkpoint dict holding one (``state_dict`` / ``model_state_dict`` / ``model``), or, with
 ``--trust-pickle``, a whole pickled ``nn.Module`` (its config is then read from its layers), or
-a state_dict loaded into the user's own class (``--module MODULE:NAME``). A bare state_dict does
+a state_dict loaded into the user's own class (``--module MODULE:NAME``, its constructor's
+keyword arguments in ``--module-kwargs JSON``). A bare state_dict does
 not say what changes the function beyond its arrays: give ``-H``, ``--eps``, ``--norm``,
 ``--final-norm``, ``--activation``, ``--eos`` (no defaults; exit 2 listing the missing ones).
+``--threshold T`` (the label rule: 1 iff the output > T) has no default for any torch file, and
+``-N`` none at all; an ``.npz`` carries its threshold (0 unless written). A bare state_dict's
+layout is reported as stated (and the other layouts that fit its arrays are run on a sample and
+named where they compute another function) unless the user's outputs confirm it.
 A module is run on the strings and compared with the spec pass before anything is certified
 (``--reference-logits FILE`` does the same with the user's own outputs); a difference beyond
 float rounding ends the command with exit 1 and one line.
