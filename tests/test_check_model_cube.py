@@ -193,7 +193,16 @@ def _json_run(argv: list[str], capsys: pytest.CaptureFixture[str]) -> dict[str, 
     return json.loads(out)
 
 
-TABLE_KEYS = ("truth_table", "profile", "K0", "avg_sensitivity", "family", "config", "N")
+TABLE_KEYS = (
+    "truth_table",
+    "profile",
+    "K0",
+    "avg_sensitivity",
+    "family",
+    "config",
+    "N",
+    "threshold",
+)
 
 
 def test_command_on_a_local_pool(model_file: Path, capsys: pytest.CaptureFixture[str]) -> None:

@@ -1,11 +1,13 @@
-"""check-model ``--executor``: the certified table in sub-cubes on workers (verify.model.cube),
-its size and time estimate printed before any work, and the N limits of the two ways."""
+"""check-model's certified table: what is read off it (:func:`table_results`, whichever way it
+was computed), and ``--executor``: the table in sub-cubes on workers (verify.model.cube), its
+size and time estimate printed before any work, and the N limits of the two ways."""
 
 from __future__ import annotations
 
 import argparse
 from typing import Any
 
+from verify.commands._user_model import prediction_agreement
 from verify.errors import ValidationError
 
 MAX_LOCAL_N = 20  # in this process: every string's diagnostics are kept (about 1.5 KB each)
@@ -98,3 +100,52 @@ def table_on_executor(
         "tiers": table.tiers,
     }
     return table
+
+
+def table_results(
+    table: Any, n_bits: int, family: Any = None, signs: Any = None, threshold: float = 0.0
+) -> dict[str, Any]:
+    """What check-model reads off the certified table alone: the counts, the profile, K_0 and
+    the average sensitivity (every bit certified), the agreement with ``family`` and with the
+    user's module's predictions at ``threshold``. ``table``: a ``CertifiedTruthTable`` or a
+    gathered one (``verify.model.cube.GatheredTable``)."""
+    import numpy as np
+
+    from verify.boolean import sensitivity_profile
+    from verify.boolean.analysis import average_sensitivity
+
+    label = table.label
+    out: dict[str, Any] = {
+        "truth_table": {
+            "strings": int(2**n_bits),
+            "float64": int(table.n_float64),
+            "high_precision": int(table.n_high_precision),
+            "uncertain": int(table.n_uncertain),
+            "ones": int(np.count_nonzero(label == 1)),
+            "zeros": int(np.count_nonzero(label == 0)),
+        }
+    }
+    f = table.function() if table.n_uncertain == 0 else None
+    if f is not None:
+        prof = sensitivity_profile(f)
+        out["profile"] = [int(v) for v in prof]
+        out["K0"] = int(prof[0])
+        out["avg_sensitivity"] = float(average_sensitivity(f))
+    if family is not None:
+        agree = (label == family.table) & table.certified
+        out["family"] = {
+            "name": family.name,
+            "agree": int(np.sum(agree)),
+            "of": int(2**n_bits),
+            "first_disagreements": [_string(i, n_bits) for i in np.flatnonzero(~agree)[:5]],
+            "avg_sensitivity": float(average_sensitivity(family)),
+            "K0": int(sensitivity_profile(family)[0]),
+        }
+    if signs is not None:
+        out["module_predictions"] = prediction_agreement(signs, table, threshold)
+    return out
+
+
+def _string(index: int, n_bits: int) -> str:
+    """The string of ``index``, x_1 first (bit n of the index is x_{n+1})."""
+    return "".join(str((int(index) >> n) & 1) for n in range(n_bits))

@@ -5,9 +5,14 @@ CHECKPOINT is a model-spec ``.npz`` parameter file or a torch file: a state_dict
 model built the usual way are mapped automatically, see ``verify.torch.spec_state_dict``), a
 checkpoint dict holding one (``state_dict`` / ``model_state_dict`` / ``model``), or, with
 ``--trust-pickle``, a whole pickled ``nn.Module`` (its config is then read from its layers), or
-a state_dict loaded into the user's own class (``--module MODULE:NAME``). A bare state_dict does
+a state_dict loaded into the user's own class (``--module MODULE:NAME``, its constructor's
+keyword arguments in ``--module-kwargs JSON``). A bare state_dict does
 not say what changes the function beyond its arrays: give ``-H``, ``--eps``, ``--norm``,
 ``--final-norm``, ``--activation``, ``--eos`` (no defaults; exit 2 listing the missing ones).
+``--threshold T`` (the label rule: 1 iff the output > T) has no default for any torch file, and
+``-N`` none at all; an ``.npz`` carries its threshold (0 unless written). A bare state_dict's
+layout is reported as stated (and the other layouts that fit its arrays are run on a sample and
+named where they compute another function) unless the user's outputs confirm it.
 A module is run on the strings and compared with the spec pass before anything is certified
 (``--reference-logits FILE`` does the same with the user's own outputs); a difference beyond
 float rounding ends the command with exit 1 and one line.
@@ -34,9 +39,10 @@ from verify.commands._cube import (
     cube_estimate,
     executor_spec,
     table_on_executor,
+    table_results,
 )
 from verify.commands._options import add_allow_large, add_jobs
-from verify.commands._user_model import compare_user_model, sign_agreement
+from verify.commands._user_model import compare_user_model
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -46,7 +52,13 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         description=__doc__.split("\n\n")[0].replace("``", ""),
     )
     p.add_argument("checkpoint", metavar="CHECKPOINT", help=".npz parameter file or torch file")
-    p.add_argument("-N", "--n-bits", type=int, default=None, help="input length (default max_len)")
+    p.add_argument(
+        "-N",
+        "--n-bits",
+        type=int,
+        default=None,
+        help="input length: the N the model was trained on (required: no default)",
+    )
     p.add_argument("--family", default=None, help="target family to compare with (e.g. parity)")
     p.add_argument(
         "--param", action="append", default=[], metavar="KEY=VALUE", help="family parameter"
@@ -83,7 +95,8 @@ def _parse_value(text: str) -> Any:
 # ----------------------------------------------------------------------------- analysis
 def analyse(params: Any, n_bits: int, family: Any = None, signs: Any = None) -> dict[str, Any]:
     """Everything check-model prints, as a dict (see the module doc); ``signs``: (indices, the
-    user's module's own outputs there), compared with the certified labels."""
+    user's module's own outputs there), its predictions at the model's threshold compared with
+    the certified labels. Every label is the model's rule: 1 iff T(x) > config.threshold."""
     import math
 
     import numpy as np
@@ -104,15 +117,21 @@ def analyse(params: Any, n_bits: int, family: Any = None, signs: Any = None) -> 
     from verify.theory.trivial import output_swing_bound, readout_swing_bound
 
     cfg = params.config
-    out: dict[str, Any] = {"config": cfg.to_dict(), "N": n_bits}
+    thr = cfg.threshold
+    out: dict[str, Any] = {"config": cfg.to_dict(), "N": n_bits, "threshold": thr}
     table = truth_table(params, n_bits)
-    out.update(table_results(table, n_bits, family, signs))
+    out.update(table_results(table, n_bits, family, signs, thr))
     # the diagnostics of every string, chunk by chunk (verify.model.cube): the numbers of
     # forward(params, all_bit_strings(n_bits), diagnostics=True, engine="numba")
     res = diagnostics_pass(params, n_bits)
+    # over the strings where it is defined (finite): the max (the paper's statements) and the
+    # mean (what H&R log); how many strings have it undefined (a 0/0 layer norm at eps = 0)
     finite = np.isfinite(res.beta)
-    out["beta_max"] = float(np.max(res.beta[finite])) if finite.any() else math.inf
-    out["beta_hr_max"] = float(np.max(res.beta_hr[finite])) if finite.any() else math.inf
+    for key, values in (("beta", res.beta), ("beta_hr", res.beta_hr)):
+        out[f"{key}_max"] = float(np.max(values[finite])) if finite.any() else math.inf
+        out[f"{key}_mean"] = float(np.mean(values[finite])) if finite.any() else math.inf
+    if not finite.all():
+        out["beta_undefined"] = int(np.count_nonzero(~finite))
     if not cfg.spec_layout:
         out["statements"] = [
             {
@@ -186,7 +205,7 @@ def analyse(params: Any, n_bits: int, family: Any = None, signs: Any = None) -> 
             }
         )
         if cfg.eos:
-            xi = float(np.nanmin(np.abs(res.T)))
+            xi = float(np.nanmin(np.abs(res.T - thr)))
             if xi > 0:
                 st.append(
                     {
@@ -261,53 +280,6 @@ def analyse(params: Any, n_bits: int, family: Any = None, signs: Any = None) -> 
     return out
 
 
-def table_results(table: Any, n_bits: int, family: Any = None, signs: Any = None) -> dict[str, Any]:
-    """What check-model reads off the certified table alone: the counts, the profile, K_0 and
-    the average sensitivity (every bit certified), the agreement with ``family`` and with the
-    user's module's signs. ``table``: a ``CertifiedTruthTable`` or a gathered one
-    (``verify.model.cube.GatheredTable``)."""
-    import numpy as np
-
-    from verify.boolean import sensitivity_profile
-    from verify.boolean.analysis import average_sensitivity
-
-    label = table.label
-    out: dict[str, Any] = {
-        "truth_table": {
-            "strings": int(2**n_bits),
-            "float64": int(table.n_float64),
-            "high_precision": int(table.n_high_precision),
-            "uncertain": int(table.n_uncertain),
-            "ones": int(np.count_nonzero(label == 1)),
-            "zeros": int(np.count_nonzero(label == 0)),
-        }
-    }
-    f = table.function() if table.n_uncertain == 0 else None
-    if f is not None:
-        prof = sensitivity_profile(f)
-        out["profile"] = [int(v) for v in prof]
-        out["K0"] = int(prof[0])
-        out["avg_sensitivity"] = float(average_sensitivity(f))
-    if family is not None:
-        agree = (label == family.table) & table.certified
-        out["family"] = {
-            "name": family.name,
-            "agree": int(np.sum(agree)),
-            "of": int(2**n_bits),
-            "first_disagreements": [_string(i, n_bits) for i in np.flatnonzero(~agree)[:5]],
-            "avg_sensitivity": float(average_sensitivity(family)),
-            "K0": int(sensitivity_profile(family)[0]),
-        }
-    if signs is not None:
-        out["module_signs"] = sign_agreement(signs, table)
-    return out
-
-
-def _string(index: int, n_bits: int) -> str:
-    """The string of ``index``, x_1 first (bit n of the index is x_{n+1})."""
-    return "".join(str((int(index) >> n) & 1) for n in range(n_bits))
-
-
 _FLIP_CHUNK = 1 << 14  # strings per step of the Lemma 2.9 measurement
 
 
@@ -348,12 +320,17 @@ def run(args: argparse.Namespace) -> int:
     from verify.boolean import make_family
     from verify.errors import ModelMismatchError, ValidationError
 
+    if args.n_bits is None:
+        raise ValidationError(
+            "-N/--n-bits",
+            "the input length the model was trained on (no default: certifying another length"
+            " would certify a function the model never computed)",
+            "missing",
+        )
     _plan_outputs(args)
     params, info, module = load_checkpoint(args)
     cfg = params.config
     n_bits = args.n_bits
-    if n_bits is None:
-        n_bits = min(cfg.max_len if cfg.pos_encoding == "learned" else 10, 16)
     cfg.check_n_bits(n_bits)
     executor = executor_spec(args)
     if executor is None and n_bits > MAX_LOCAL_N:
@@ -377,13 +354,22 @@ def run(args: argparse.Namespace) -> int:
         return 1
     if args.save:
         params.save(args.save)
-    out = {"checkpoint": args.checkpoint, "loading": info, "compared": compared}
+    from verify.commands._layout_check import layout_status
+
+    layout = layout_status(args, params, module, compared, n_bits)
+    out = {
+        "checkpoint": args.checkpoint,
+        "loading": info,
+        "compared": compared,
+        **({"layout": layout} if layout is not None else {}),
+    }
     if executor is None:
         out.update(analyse(params, n_bits, family, signs))
     else:
+        thr = params.config.threshold
         table = table_on_executor(args, params, n_bits, executor, estimate, out)
-        out.update({"config": params.config.to_dict(), "N": n_bits})
-        out.update(table_results(table, n_bits, family, signs))
+        out.update({"config": params.config.to_dict(), "N": n_bits, "threshold": thr})
+        out.update(table_results(table, n_bits, family, signs, thr))
         out["statements"] = [NOT_ON_EXECUTOR]
     if args.json:
         print(json.dumps(out, indent=1))
@@ -407,6 +393,11 @@ def _print(out: dict[str, Any]) -> None:
         print(f"  given: {line}")
     for line in load.get("assumed", []):
         print(f"  assumed: {line}")
+    if "layout" in out:
+        from verify.commands._layout_check import layout_lines
+
+        for line in layout_lines(out["layout"]):
+            print(line)
     c = out["config"]
     print(
         f"config: D={c['d_model']} L={c['n_layers']} H={c['n_heads']} d_ff={c['d_ff']}"
@@ -417,7 +408,8 @@ def _print(out: dict[str, Any]) -> None:
     )
     tt = out["truth_table"]
     print(
-        f"certified truth table, N={out['N']}: {tt['strings']} strings, {tt['ones']} ones,"
+        f"certified truth table, N={out['N']}, label 1 iff T(x) > {out['threshold']:g}:"
+        f" {tt['strings']} strings, {tt['ones']} ones,"
         f" {tt['zeros']} zeros; settled by float64 {tt['float64']}, high precision"
         f" {tt['high_precision']}, uncertain {tt['uncertain']}"
     )
@@ -437,11 +429,16 @@ def _print(out: dict[str, Any]) -> None:
         )
     for line in [c["line"] for c in out.get("compared", {}).values()]:
         print(line)
-    if "module_signs" in out:
-        ms = out["module_signs"]
+    if "module_predictions" in out:
+        ms = out["module_predictions"]
         print(
-            f"the module's own signs agree with the certified labels on {ms['agree']} of"
-            f" {ms['of']} certified strings compared"
+            f"the module's own predictions (output > {ms['threshold']:g}) agree with the"
+            f" certified labels on {ms['agree']} of {ms['of']} certified strings compared"
+            + (
+                f"; first disagreements {ms['first_disagreements']}"
+                if ms["agree"] < ms["of"]
+                else ""
+            )
         )
     if "executor" in out:
         ex = out["executor"]
@@ -452,7 +449,13 @@ def _print(out: dict[str, Any]) -> None:
             f" resubmitted after a failure: {ex['resubmitted']}"
         )
     if "beta_max" in out:
-        print(f"blowup: max beta {out['beta_max']:.6g}, max beta_hr {out['beta_hr_max']:.6g}")
+        undefined = out.get("beta_undefined", 0)
+        print(
+            f"blowup over the {2 ** out['N'] - undefined} strings where defined: beta mean"
+            f" {out['beta_mean']:.6g}, max {out['beta_max']:.6g}; H&R's beta_hr mean"
+            f" {out['beta_hr_mean']:.6g}, max {out['beta_hr_max']:.6g}"
+            + (f" ({undefined} strings undefined: a 0/0 layer norm)" if undefined else "")
+        )
     print("statements and what they say for this theta:")
     for s in out["statements"]:
         mark = "applies" if s["applies"] else "does not apply"
