@@ -14,6 +14,7 @@ import re
 from pathlib import Path
 from typing import Any
 
+from verify.commands._options import eps_value
 from verify.errors import ValidationError
 
 # the layout flags a bare state_dict needs (the file cannot tell them): flag -> its choices
@@ -29,7 +30,7 @@ def add_checkpoint_options(p: argparse.ArgumentParser) -> None:
     """The flags that say what a torch file does not (see docs/torch.md)."""
     g = p.add_argument_group("what a bare state_dict does not tell (required, no defaults)")
     g.add_argument("-H", "--n-heads", type=int, default=None, help="attention heads")
-    g.add_argument("--eps", type=float, default=None, help="layer-norm eps (torch: 1e-5)")
+    g.add_argument("--eps", type=eps_value, default=None, help="layer-norm eps (torch: 1e-5)")
     g.add_argument("--norm", choices=("post", "pre"), default=None, help="norm placement")
     g.add_argument("--pre-ln", dest="norm", action="store_const", const="pre", help="--norm pre")
     g.add_argument("--post-ln", dest="norm", action="store_const", const="post", help="--norm post")
@@ -265,9 +266,9 @@ def load_checkpoint(args: argparse.Namespace) -> tuple[Any, dict[str, Any], Any]
     """(Params, info about the loading, the user's torch module if one was given)."""
     from verify.model import Params
 
-    path = Path(args.checkpoint)
-    if not path.exists():
-        raise ValidationError("CHECKPOINT", "an existing file", str(path))
+    from verify.model.npz_file import regular_file
+
+    path = regular_file("CHECKPOINT", args.checkpoint, "an existing file")
     if path.suffix == ".npz":
         if args.module:
             raise ValidationError("--module", "a torch state_dict as CHECKPOINT", path.name)

@@ -121,6 +121,12 @@ def _real(
             raise argparse.ArgumentTypeError(f"expected a real number, got {text!r}") from None
         if value != value or value in (float("inf"), float("-inf")):
             raise argparse.ArgumentTypeError(f"expected a finite real number, got {text!r}")
+        if value == 0.0 and any(c in "123456789" for c in text.lower().split("e")[0]):
+            raise argparse.ArgumentTypeError(
+                f"expected a real number float64 holds, got {text!r} (it underflows to 0;"
+                " write 0 for zero)"
+            )
+        value += 0.0  # -0.0 is 0.0
         if strictly_positive and value <= 0:
             raise argparse.ArgumentTypeError(f"expected a real number > 0, got {text!r}")
         if minimum is not None and value < minimum:
