@@ -81,6 +81,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         parser.print_help()
         return 2
     try:
+        from verify.environment import check_environment
+
+        check_environment()
         if args.imports:
             from verify.plugins import request_imports
 

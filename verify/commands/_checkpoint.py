@@ -265,7 +265,6 @@ def _layout_fields(
 def load_checkpoint(args: argparse.Namespace) -> tuple[Any, dict[str, Any], Any]:
     """(Params, info about the loading, the user's torch module if one was given)."""
     from verify.model import Params
-
     from verify.model.npz_file import regular_file
 
     path = regular_file("CHECKPOINT", args.checkpoint, "an existing file")
