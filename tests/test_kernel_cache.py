@@ -135,3 +135,47 @@ def test_worker_processes_fill_the_cache_this_process_loads(tmp_path, monkeypatc
     assert caller.g(1) == 12
     assert sum(caller.g.stats.cache_hits.values()) == 1
     assert sum(caller.g.stats.cache_misses.values()) == 0
+
+
+# ------------------------------------------------------------------ a cache that heals (issue 43)
+def _damage(kind: str, index: Path) -> None:
+    """What a full disk or a process killed while saving leaves in a cache entry."""
+    data = sorted(index.parent.glob(index.name.replace(".nbi", ".*.nbc")))
+    if kind == "garbage .nbi":
+        index.write_bytes(b"\x80\x04garbage, not an index")
+    elif kind == "empty .nbc":
+        for path in data:
+            path.write_bytes(b"")
+    elif kind == "garbage .nbc":
+        for path in data:
+            path.write_bytes(os.urandom(256))
+
+
+PROFILE = [sys.executable, "-m", "verify", "profile", "--family", "majority", "-N", "5"]
+
+
+def test_a_damaged_cache_entry_is_discarded_and_compiled_again() -> None:
+    """Garbage or empty ``.nbc`` files and garbage ``.nbi`` index files made every later
+    command exit 1 with Numba's unpickling traceback. Each kind of damage, done to the entries
+    of a kernel ``profile`` loads, is now one line naming the cache directory; the command's
+    output is the undamaged one, and the next run loads the rebuilt entry silently."""
+    from verify.boolean import kernels
+
+    index = Path(kernels.popcount64._cache._cache_file._index_path)
+    env = {
+        **os.environ,
+        "PYTHONPATH": os.pathsep.join([str(REPO), os.environ.get("PYTHONPATH", "")]),
+    }
+    clean = subprocess.run(PROFILE, env=env, capture_output=True, text=True)
+    assert clean.returncode == 0, clean.stderr
+    assert index.is_file()
+    for kind in ("garbage .nbi", "empty .nbc", "garbage .nbc"):
+        _damage(kind, index)
+        run = subprocess.run(PROFILE, env=env, capture_output=True, text=True)
+        assert run.returncode == 0, (kind, run.stderr)
+        assert "Traceback" not in run.stderr, run.stderr
+        said = [line for line in run.stderr.splitlines() if "Numba cache" in line]
+        assert len(said) == 1 and str(index.parent) in said[0], (kind, run.stderr)
+        assert run.stdout == clean.stdout, kind
+    again = subprocess.run(PROFILE, env=env, capture_output=True, text=True)
+    assert again.returncode == 0 and "Numba cache" not in again.stderr, again.stderr
