@@ -179,3 +179,38 @@ def test_a_damaged_cache_entry_is_discarded_and_compiled_again() -> None:
         assert run.stdout == clean.stdout, kind
     again = subprocess.run(PROFILE, env=env, capture_output=True, text=True)
     assert again.returncode == 0 and "Numba cache" not in again.stderr, again.stderr
+
+
+LOAD_ALL = """
+import importlib, sys
+from numba.core.registry import CPUDispatcher
+from verify.report.warmup import kernel_modules
+from verify.report.compile_pool import module_dispatchers
+misses = []
+loaded = 0
+for name in kernel_modules(deferred=True):
+    for disp in module_dispatchers(importlib.import_module(name)):
+        loaded += sum(disp.stats.cache_hits.values())
+        if sum(disp.stats.cache_misses.values()):
+            misses.append(name + "." + disp.py_func.__qualname__)
+print(loaded, " ".join(misses))
+"""
+
+
+def test_a_second_process_loads_every_kernel_from_the_cache_while_another_runs() -> None:
+    """Issue 43 item 5: the README's Python example recompiled 65 kernels while pytest or
+    `train` ran from the same checkout. Once the cache is warm, two processes that load every
+    kernel (the deferred ones too) at the same time both load each one from the cache: no
+    process writes an entry the other then misses."""
+    env = {
+        **os.environ,
+        "PYTHONPATH": os.pathsep.join([str(REPO), os.environ.get("PYTHONPATH", "")]),
+    }
+    cmd = [sys.executable, "-c", LOAD_ALL]
+    subprocess.run(cmd, env=env, capture_output=True, text=True, check=True)  # warm
+    procs = [subprocess.Popen(cmd, env=env, stdout=subprocess.PIPE, text=True) for _ in range(2)]
+    outs = [p.communicate()[0].split(maxsplit=1) for p in procs]
+    assert all(p.returncode == 0 for p in procs)
+    for loaded, *missed in outs:
+        assert int(loaded) > 50
+        assert not missed, f"compiled again instead of loaded: {missed}"

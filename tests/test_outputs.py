@@ -6,7 +6,9 @@ from __future__ import annotations
 
 import csv
 import json
+import os
 import signal
+import stat
 import sys
 from pathlib import Path
 
@@ -432,3 +434,35 @@ def test_check_model_save_over_its_checkpoint_is_refused_first(tmp_path, capsys)
     assert code == 2
     _one_line(err, "--save: expected a file that is not an input (it is CHECKPOINT's")
     assert path.read_bytes() == before
+
+
+# ------------------------------------------------------------------ issue 43: report folders
+FAULT_REPORT = ["report", "--import", "_fault_statements", "--only", "Fault 1", "-j", "1"]
+
+
+def test_a_second_report_into_the_same_folder_is_refused(tmp_path, capsys, no_work) -> None:
+    """Two `report` runs into one --out both printed "wrote" and only the second report
+    remained. While one holds the folder, another exits 2 in one line, before any work."""
+    from verify.outputs import folder_lock
+
+    out = tmp_path / "r"
+    with folder_lock("--out", out, "report"):
+        code, err, _ = _cli([*FAULT_REPORT, "--out", str(out), "--no-progress"], capsys)
+    assert code == 2
+    _one_line(err, "--out")
+    assert "no other running `report`" in err
+    assert not out.exists() or not any(out.iterdir())
+
+
+def test_a_report_folder_gets_the_users_umask(tmp_path, capsys, monkeypatch) -> None:
+    """The folder was staged with mkdtemp (mode 0700), so colleagues and web servers could
+    not read the report; it now has the mode the umask gives every other folder."""
+    monkeypatch.setenv("FAULT_CHECK_SECONDS", "0")
+    old = os.umask(0o022)
+    try:
+        code, err, _ = _cli([*FAULT_REPORT, "--out", str(tmp_path / "r"), "--no-progress"], capsys)
+    finally:
+        os.umask(old)
+    assert code == 0, err
+    for folder in [tmp_path / "r", *(p for p in (tmp_path / "r").rglob("*") if p.is_dir())]:
+        assert stat.S_IMODE(folder.stat().st_mode) == 0o755, folder
