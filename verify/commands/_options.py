@@ -49,7 +49,8 @@ SCHEMES = ("uniform", "gaussian", "xavier_uniform", "xavier_normal")  # = verify
 # ModelConfig's fields other than the grid axes (sweep --config KEY=VALUE); a test keeps this
 # list equal to verify.model.ModelConfig's, so usage errors need not import the model
 CONFIG_FIELDS = (
-    "d_ff", "embedding", "eos", "final_norm", "ln_affine", "max_len", "norm_first", "pos_encoding"
+    "d_ff", "embedding", "eos", "final_norm", "ln_affine", "max_len", "norm_first", "pos_encoding",
+    "ln_form", "threshold",
 )  # fmt: skip
 PLOT_SUFFIXES = (".png", ".pdf", ".svg")
 
@@ -144,6 +145,7 @@ def _real(
 positive_int = _int_at_least(1)
 nonnegative_int = _int_at_least(0)
 eps_value = _real(minimum=0.0)
+real_value = _real()
 scale_value = _real(strictly_positive=True, maximum=sys.float_info.max / 2)  # = MAX_SCALE
 
 

@@ -8,6 +8,7 @@ from dataclasses import asdict, dataclass, fields
 from typing import Any
 
 from verify.errors import ValidationError
+from verify.model.ln_forms import DEFAULT_LN_FORM, LN_FORMS, LN_FORMULAS
 from verify.validation import check_choice, check_int, check_real
 
 POS_ENCODINGS = ("learned", "sinusoidal", "none")
@@ -37,6 +38,12 @@ class ModelConfig:
     False is this project's extension of the spec (pre-LN without a final norm, as
     ``nn.TransformerEncoder`` builds it by default, or post-LN followed by one). A config whose
     ``final_norm`` is the spec's keeps the spec's JSON form (the field is left out).
+    ``ln_form`` (an extension, ``verify.model.ln_forms``): "torch", the spec's
+    gamma (v - mean) / sqrt(var_biased + eps) + beta, or "annotated",
+    a (v - mean) / (std_unbiased + eps) + b (research code; D >= 2); written to JSON only when
+    it is not "torch".
+    ``threshold`` (an extension too, default 0.0, the spec's step 7): the model's label is 1
+    iff T(x) > threshold; written to JSON only when nonzero.
     """
 
     d_model: int = 16
@@ -51,6 +58,8 @@ class ModelConfig:
     embedding: str = "add"
     max_len: int = 64
     final_norm: bool | None = None
+    ln_form: str = DEFAULT_LN_FORM
+    threshold: float = 0.0
 
     def __post_init__(self) -> None:
         d = check_int("d_model", self.d_model, minimum=1)
@@ -76,6 +85,16 @@ class ModelConfig:
                 "d_model", "an even number with embedding='concat'", d, "token and position D/2"
             )
         check_int("max_len", self.max_len, minimum=1)
+        check_choice("ln_form", self.ln_form, LN_FORMS)
+        if self.ln_form == "annotated" and d < 2:
+            raise ValidationError(
+                "d_model",
+                "at least 2 with ln_form='annotated'",
+                d,
+                "the unbiased std divides by D - 1",
+            )
+        thr = check_real("threshold", self.threshold)
+        object.__setattr__(self, "threshold", 0.0 if thr == 0.0 else thr)  # -0.0 is 0.0
 
     # ------------------------------------------------------------------ derived sizes
     @property
@@ -100,9 +119,23 @@ class ModelConfig:
         layouts the papers' statements and their constants are derived for."""
         return self.final_norm == self.norm_first
 
+    @property
+    def papers_model(self) -> bool:
+        """True for the model the papers' statements are derived for: one of the spec's two
+        layouts (:attr:`spec_layout`) with torch's layer norm (``ln_form`` "torch")."""
+        return self.spec_layout and self.ln_form == "torch"
+
     def require_spec_layout(self, what: str) -> None:
-        """Raise unless :attr:`spec_layout`: ``what`` (a bound, a statement) is derived for the
-        spec's two layouts only and would be wrong, not just loose, for the others."""
+        """Raise unless :attr:`papers_model`: ``what`` (a bound, a statement) is derived for the
+        spec's two layouts with torch's layer norm only and would be wrong, not just loose, for
+        the others."""
+        if self.ln_form != "torch":
+            raise ValidationError(
+                "config",
+                f"ln_form 'torch' ({LN_FORMULAS['torch']})",
+                self.ln_form,
+                f"{what} is derived for torch's layer norm only",
+            )
         if not self.spec_layout:
             raise ValidationError(
                 "config",
@@ -132,10 +165,15 @@ class ModelConfig:
     # ------------------------------------------------------------------ JSON
     def to_dict(self) -> dict[str, Any]:
         """The configuration as a plain dict (``d_ff`` resolved; ``final_norm`` only when it is
-        not the spec's layout, so the spec's files keep their form)."""
+        not the spec's layout, ``ln_form`` only when it is not "torch" and ``threshold`` only when
+        nonzero, so the spec's files keep their form)."""
         data = asdict(self)
         if self.spec_layout:
             del data["final_norm"]
+        if self.ln_form == DEFAULT_LN_FORM:
+            del data["ln_form"]
+        if self.threshold == 0.0:
+            del data["threshold"]
         return data
 
     def to_json(self) -> str:

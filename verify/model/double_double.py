@@ -10,6 +10,7 @@ weight bundles of the per-string kernel.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 import numpy as np
@@ -26,7 +27,13 @@ from verify.model.kernels.bundles import (
     Scalars,
     f64,
 )
-from verify.model.matrix_norms import l2_upper, spectral_norm_upper, spectral_norms_upper
+from verify.model.ln_forms import require_torch_form
+from verify.model.matrix_norms import (
+    finite_or_inf,
+    l2_upper,
+    spectral_norm_upper,
+    spectral_norms_upper,
+)
 from verify.model.params import Params
 from verify.model.rounding import ETA, U
 
@@ -51,10 +58,12 @@ def _to_dd(x: arb) -> tuple[float, float, float]:
     """(hi, lo, rad) with |x - hi - lo| <= rad for every point of the ball x (at _PREC bits)."""
     mid = x.mid()
     hi = float(mid)
+    if not (x.is_finite() and math.isfinite(hi)):  # beyond float64 (or no number): vacuous
+        return (hi if math.isfinite(hi) else 0.0), 0.0, math.inf
     lo = float(mid - arb(hi))
     err = (x - arb(hi) - arb(lo)).abs_upper()  # exact arithmetic on the ball, then an upper bound
     rad = float(err)
-    return hi, lo, rad * (1 + 4 * U) + ETA
+    return hi, lo, float(finite_or_inf(rad * (1 + 4 * U) + ETA))
 
 
 def _dd_array(values: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -87,11 +96,12 @@ def layer_norms(params: Params, first: int = 0) -> np.ndarray:
     spectral = spectral_norms_upper([w for _, _, w, _ in blocks])
     for (layer, c, w, bias), norm in zip(blocks, spectral, strict=True):
         out[layer, :, c] = norm, l2_upper(w), l2_upper(bias)
-    return out
+    return finite_or_inf(out)
 
 
 def prepare_dd(params: Params, n_bits: int) -> DoubleDoubleInputs:
     """The double-double kernel's inputs for strings of n_bits."""
+    require_torch_form(params.config, "the double-double kernel")
     cfg = params.config
     n = cfg.check_n_bits(n_bits)
     s = cfg.seq_len(n)
@@ -137,6 +147,7 @@ def dd_T(
     """(T, radius) for each string of ``bits`` by the double-double kernel: radius bounds
     |T_exact - T| rigorously with ``bounds`` (else 0). NaN T or infinite/NaN radius: not
     settled."""
+    require_torch_form(params.config, "the double-double kernel")
     from verify.model.kernels.per_string_dd import certified_T_dd  # compiles on first use
 
     arr = check_bits(bits)

@@ -74,7 +74,8 @@ from verify.model.kernels.bundles import (
     f64,
 )
 from verify.model.kernels.tables import low_sums
-from verify.model.matrix_norms import l2_upper, spectral_norm_upper
+from verify.model.ln_forms import require_torch_form
+from verify.model.matrix_norms import finite_or_inf, l2_upper, spectral_norm_upper
 from verify.model.params import Params
 from verify.model.rounding import U, sum_upper
 
@@ -206,8 +207,9 @@ def _weights(params: Params, lt: LayerWeightsT) -> tuple[LayerWeights, WeightBou
 
     gains, biases = norm_affine(params)
 
-    def rows(w: np.ndarray) -> float:  # max absolute row sum
-        return float(sum_upper(np.abs(w).sum(axis=1).max(), w.shape[1]))
+    def rows(w: np.ndarray) -> float:  # max absolute row sum (+inf beyond float64)
+        with np.errstate(over="ignore"):
+            return float(sum_upper(np.abs(w).sum(axis=1).max(), w.shape[1]))
 
     head = np.zeros((cfg.n_layers, h, HB_COLS))
     out = np.zeros((cfg.n_layers, OB_COLS))
@@ -237,10 +239,15 @@ def _weights(params: Params, lt: LayerWeightsT) -> tuple[LayerWeights, WeightBou
     l2 = layer_norms(params, first=1)
     if cfg.n_layers > 1:
         l2[0, WN_SPEC, 3 * h + 2] = spectral_norm_upper(weight(lw.lin2_wt, 0))
+    # every bound checked where it is produced: one that is not a finite number is +inf (a
+    # vacuous bound: the radii it enters are not finite and the bits uncertain), never NaN
+    with np.errstate(over="ignore"):
+        w_abs_sum = sum_upper(np.abs(w).sum(), d)
     bounds = WeightBounds(
-        head=head, out=out, layer=layer, readout_abs_sum=float(sum_upper(np.abs(w).sum(), d)),
-        out_bias0_max=float(np.abs(lw.out_b[0]).max()),
-        l2=l2, readout_l2=l2_upper(w),
+        head=finite_or_inf(head), out=finite_or_inf(out), layer=finite_or_inf(layer),
+        readout_abs_sum=float(finite_or_inf(w_abs_sum)),
+        out_bias0_max=float(finite_or_inf(np.abs(lw.out_b[0]).max())),
+        l2=finite_or_inf(l2), readout_l2=l2_upper(w),
     )  # fmt: skip
     return lw, bounds
 
@@ -268,6 +275,7 @@ def prepare_exhaustive(
     """The layer-0 tables and weight norms of the exhaustive kernel for strings of n_bits.
     ``weights``: ``exhaustive_weights(params)`` computed once for several N (of these very
     params, unchanged since; the same numbers as computing it here)."""
+    require_torch_form(params.config, "the exhaustive float64 kernel")
     cfg = params.config
     n = cfg.check_n_bits(n_bits)
     w = exhaustive_weights(params) if weights is None else weights
@@ -292,6 +300,7 @@ def exhaustive_T(
     """(T, radius) of the strings with index in [start, stop) (default: all 2^n_bits; both
     multiples of 2^min(n_bits, 6)), index sum_n x_n 2^(n-1). With ``bounds`` the radius bounds
     |T_exact - T| rigorously (NaN T or infinite radius: not settled), else it is 0."""
+    require_torch_form(params.config, "the exhaustive float64 kernel")
     if tables is None or tables.n_bits != n_bits:
         tables = prepare_exhaustive(params, n_bits)
     step = 1 << tables.lo_bits

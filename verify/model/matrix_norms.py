@@ -55,7 +55,19 @@ def spectral_norms_upper(matrices: Sequence[np.ndarray]) -> np.ndarray:
         bounds = _spectral_norms_upper_float64(stack)
         for k, bound in zip(members, bounds, strict=True):
             out[k] = bound if math.isfinite(bound) else _spectral_norm_upper_arb(oriented[k])
-    return out
+    return finite_or_inf(out)
+
+
+def finite_or_inf(bound: np.ndarray | float) -> np.ndarray:
+    """An upper bound checked where it is produced: every entry that is not a finite number
+    >= 0 (NaN, a negative value, -inf) becomes +inf. A rigorous bound that could not be
+    computed is then vacuous, so every radius it enters is infinite (or NaN: inf times a zero
+    radius) and the bit it decides is reported uncertain: it never passes as a number."""
+    x = np.array(bound, dtype=np.float64)
+    with np.errstate(invalid="ignore"):
+        bad = ~(np.isfinite(x) & (x >= 0))
+    x[bad] = np.inf
+    return x
 
 
 def _spectral_norms_upper_float64(stack: np.ndarray) -> np.ndarray:
@@ -72,7 +84,8 @@ def _spectral_norms_upper_float64(stack: np.ndarray) -> np.ndarray:
     exact = (np.ldexp(scaled, e[:, None, None]) == m).all(axis=(1, 2))  # no entry lost bits
     fro2 = frobenius_sq_upper(gram_power_ball(scaled, 1 << SQUARINGS))
     root = root_upper(fro2, SQUARINGS + 2)  # (|G^k|_F^2)^(1/(4k))
-    bound = np.ldexp(root, e) + ETA  # exact scaling; ETA covers a subnormal result
+    with np.errstate(over="ignore"):  # beyond float64: inf, then the arb path
+        bound = np.ldexp(root, e) + ETA  # exact scaling; ETA covers a subnormal result
     out[finite] = np.where(exact & np.isfinite(bound), bound, np.inf)
     return out
 
@@ -115,13 +128,20 @@ def _spectral_norm_upper_arb(m: np.ndarray) -> float:
         g = a * a.transpose()
         for _ in range(SQUARINGS):
             g = g * g
-        fro = sum((g[i, j] ** 2 for i in range(g.nrows()) for j in range(g.ncols())), arb(0))
+        # x * x, not x ** 2: python-flint 0.9 answers nan for ** 2 of a ball straddling 0 (an
+        # entry of G^k that is 0 or tiny next to its radius)
+        fro = sum((g[i, j] * g[i, j] for i in range(g.nrows()) for j in range(g.ncols())), arb(0))
         bound = (fro.log() / (4 * k)).exp()  # |G^k|_F^(1/(2k)) = exp(log(|G^k|_F^2) / (4k))
+        if not bound.is_finite():  # e.g. fro's ball reaches 0 (log -inf): no bound, not nan
+            return math.inf
         top = bound.mid() + bound.rad()
-        return float(top) * (1 + 4 * U) + ETA
+        return float(finite_or_inf(float(top) * (1 + 4 * U) + ETA))
 
 
 def l2_upper(x: np.ndarray) -> float:
-    """An upper bound of the 2-norm (Frobenius norm) of a float64 array."""
+    """An upper bound of the 2-norm (Frobenius norm) of a float64 array (+inf where it is not
+    a finite number: ``finite_or_inf``)."""
     x = np.asarray(x, dtype=np.float64)
-    return float(np.sqrt(np.sum(x * x) * (1 + (x.size + 4) * U) + 1e-300) * (1 + 2 * U))
+    with np.errstate(over="ignore", invalid="ignore"):
+        bound = np.sqrt(np.sum(x * x) * (1 + (x.size + 4) * U) + 1e-300) * (1 + 2 * U)
+    return float(finite_or_inf(bound))

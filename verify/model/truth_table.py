@@ -22,12 +22,18 @@ numbers), and a string they leave open that a sub-cube settled takes the sub-cub
 (tier ``subcube``) instead of going to double-double / arb. Off by default: callers that read
 per-string T (reports, the torch comparison) keep it off.
 
+A model whose layer norm is not torch's (``ln_form`` "annotated", ``verify.model.ln_forms``)
+runs the tiers that compute its form: the MidRad pass (tier 2's ``engine="numpy"``) and arb; the
+Numba kernels, the double-double tier and the sub-cube pass compute torch's form only (each
+refuses another one), so they are skipped for it whatever the arguments say.
+
 What is still open is reported as uncertain, never guessed. ``method`` keeps three values:
 float64 (tiers 1-2), high precision (tiers 3-4), uncertain; ``tier`` tells the tiers apart.
 
-Labels, margin xi = 0: 1 if T(x) > 0 is proven, 0 if T(x) <= 0 is proven.
-Margin xi > 0: 1 if T >= xi, 0 if T <= -xi, -1 ("undecided", certified) if -xi < T < xi, all
-proven. Uncertain strings get label -2 and ``certified`` False.
+Labels (``verify.model.labels``, at the model's ``config.threshold`` t, 0 in the spec): with
+D(x) = T(x) - t, margin xi = 0: 1 if D(x) > 0 is proven, 0 if D(x) <= 0 is proven.
+Margin xi > 0: 1 if D >= xi, 0 if D <= -xi, -1 ("undecided", certified) if -xi < D < xi, all
+proven. Uncertain strings get label -2 and ``certified`` False. ``T`` holds T(x) itself.
 """
 
 from __future__ import annotations
@@ -37,7 +43,6 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
-from flint import arb
 
 from verify._threads import numba_threads_for, one_blas_thread
 from verify.boolean.function import MAX_BIT_STRINGS_N, BooleanFunction, all_bit_strings
@@ -49,6 +54,8 @@ from verify.model.labels import (
     LABEL_UNCERTAIN,
     LABEL_UNDECIDED,
     _labels_from_midrad,
+    label_arb,
+    relative_to_threshold,
 )
 from verify.model.params import Params
 from verify.model.reference import run_generic
@@ -173,25 +180,6 @@ class CertifiedTruthTable:
         return BooleanFunction(self.label.astype(np.uint8))
 
 
-def _label_arb(t: arb, margin: float) -> int:
-    if not t.is_finite():
-        return LABEL_UNCERTAIN
-    if margin == 0.0:
-        if t > 0:
-            return 1
-        if t <= 0:
-            return 0
-        return LABEL_UNCERTAIN
-    xi = arb(margin)
-    if t >= xi:
-        return 1
-    if t <= -xi:
-        return 0
-    if t > -xi and t < xi:
-        return LABEL_UNDECIDED
-    return LABEL_UNCERTAIN
-
-
 def certified_float64(
     params: Params, bits: np.ndarray, engine: str = "numba", tables: Any = None
 ) -> tuple[np.ndarray, np.ndarray]:
@@ -227,6 +215,7 @@ def _float64_stage(
     at all: every string is left open with T = NaN for the double-double tier, which then
     supplies every midpoint. engine "numpy": the MidRad arrays pass for every string."""
     size = 1 << n
+    thr = params.config.threshold
     t = np.empty(size)
     label = np.empty(size, dtype=np.int8)
     tier = np.full(size, TIER_UNCERTAIN, dtype=np.int8)
@@ -234,14 +223,15 @@ def _float64_stage(
     def settle(start: int, stop: int, mid: np.ndarray, rad: np.ndarray) -> np.ndarray:
         t[start:stop] = mid
         if engine == "numpy":
-            label[start:stop] = _labels_from_midrad(mid, rad, xi)
+            label[start:stop] = _labels_from_midrad(mid, rad, xi, thr)
             tier[start:stop][label[start:stop] != LABEL_UNCERTAIN] = TIER_EXHAUSTIVE
         else:  # the same labels, one parallel pass (kernels.labels)
             from verify.model.kernels.labels import midrad_labels
 
             # up to _CHUNK strings: ~0.3 ms on one thread, not worth waking another
+            d, r = relative_to_threshold(mid, rad, thr)
             with numba_threads_for(stop - start, _CHUNK + 1):
-                n_open = midrad_labels(mid, rad, xi, TIER_EXHAUSTIVE, label[start:stop],
+                n_open = midrad_labels(d, r, xi, TIER_EXHAUSTIVE, label[start:stop],
                                        tier[start:stop])  # fmt: skip
             if n_open == 0:
                 return np.arange(0)
@@ -259,11 +249,12 @@ def _float64_stage(
         ev.exhaustive(0, size)
     # probe one block: models whose radii settle little go to the per-string kernel
     mid, rad = ev.exhaustive(0, 1 << ev.lo_bits)
-    open_probe = np.count_nonzero(_labels_from_midrad(mid, rad, xi) == LABEL_UNCERTAIN)
+    open_probe = np.count_nonzero(_labels_from_midrad(mid, rad, xi, thr) == LABEL_UNCERTAIN)
     first_pass = open_probe <= mid.size // 2
     if not first_pass and skip_to_dd:
         mid, rad = ev.per_string(np.arange(min(size, 1 << ev.lo_bits)))
-        if np.count_nonzero(_labels_from_midrad(mid, rad, xi) == LABEL_UNCERTAIN) > mid.size // 2:
+        lab = _labels_from_midrad(mid, rad, xi, thr)
+        if np.count_nonzero(lab == LABEL_UNCERTAIN) > mid.size // 2:
             t.fill(np.nan)
             label.fill(LABEL_UNCERTAIN)
             return t, label, tier
@@ -278,7 +269,7 @@ def _float64_stage(
         if open_idx.size:
             mid, rad = ev.per_string(open_idx)
             t[open_idx] = mid
-            label[open_idx] = lab = _labels_from_midrad(mid, rad, xi)
+            label[open_idx] = lab = _labels_from_midrad(mid, rad, xi, thr)
             tier[open_idx[lab != LABEL_UNCERTAIN]] = TIER_PER_STRING
     return t, label, tier
 
@@ -296,7 +287,7 @@ def _double_double_stage(
     for start in range(0, todo.size, _CHUNK):
         idx = todo[start : start + _CHUNK]
         mid, rad = dd_T(params, bits_of(idx, n), inputs=inputs)
-        lab = _labels_from_midrad(mid, rad, xi)
+        lab = _labels_from_midrad(mid, rad, xi, params.config.threshold)
         done = lab != LABEL_UNCERTAIN
         label[idx[done]] = lab[done]
         tier[idx[done]] = TIER_DOUBLE_DOUBLE
@@ -352,6 +343,8 @@ def truth_tables(
     check_choice("engine", engine, ("numba", "numpy"))
     if not isinstance(subcube, bool):
         raise ValidationError("subcube", "True or False", subcube)
+    if params.config.ln_form != "torch":  # the kernels and the sub-cube pass compute torch's
+        engine, double_double, subcube = "numpy", False, False  # form only: MidRad, then arb
     ev = float64_pass_for(params, n, passes) if engine == "numba" else None
     return [_truth_table(params, n, xi, precs, engine, double_double, subcube, ev) for xi in xis]
 
@@ -368,6 +361,7 @@ def _truth_table(
 ) -> CertifiedTruthTable:
     """One margin's table (arguments validated by ``truth_tables``)."""
     use_dd = double_double and engine == "numba" and (1 << n) >= DOUBLE_DOUBLE_MIN_OPEN
+    thr = params.config.threshold
     sub = None
     if subcube:
         from verify.model.subcube import certify_subcubes
@@ -394,7 +388,7 @@ def _truth_table(
         for start in range(0, todo.size, _ARB_BATCH):
             idx = todo[start : start + _ARB_BATCH]
             balls = enclose_output(params, bits_of(idx, n), prec=prec)
-            labs = np.array([_label_arb(ball, xi) for ball in balls], dtype=np.int8)
+            labs = np.array([label_arb(ball, xi, thr) for ball in balls], dtype=np.int8)
             done = labs != LABEL_UNCERTAIN
             label[idx[done]] = labs[done]
             method[idx[done]] = METHOD_HIGH_PRECISION

@@ -7,8 +7,10 @@ halved or a term dropped) that the same method must refute with a concrete point
 :class:`Axiom` is a cited external fact (Cauchy-Schwarz, Popoviciu, a union bound, ...): never
 checked here, never silently assumed, always named with its reference.
 
-Statuses: an obligation is ``proved``, ``failed`` (a counterexample to the claim) or
-``unknown`` (the method gave up: time or box budget); its twin is ``refuted`` (with the
+Statuses: an obligation is ``proved``, ``failed`` (a counterexample to the claim),
+``vacuous`` (its domain is empty: unsatisfiable hypotheses, a box with lo > hi), ``degenerate``
+(its domain is one value of some variable that was not declared so) or ``unknown`` (the method
+gave up: time or box budget); its twin is ``refuted`` (with the
 counterexample point) or ``not refuted``. Chain obligations (method ``chain``) compare a coded
 function of ``verify.theory`` with the composition of the steps; their status says "proved"
 when the comparison holds at every tested point (``evidence`` = "points": a numerical check in
@@ -17,8 +19,9 @@ ball arithmetic at seeded points) or symbolically (``evidence`` = "symbolic").
 
 from __future__ import annotations
 
+import contextlib
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -35,6 +38,7 @@ __all__ = [
     "axiom",
     "obligation",
     "prose",
+    "scratch_registry",
 ]
 
 METHODS = ("z3", "arb", "sympy", "chain")
@@ -52,12 +56,17 @@ class Verdict:
 
 @dataclass(frozen=True)
 class Axiom:
-    """A cited external fact, used by obligations and never checked here."""
+    """A cited external fact, used by obligations and never proved here, but attacked:
+    ``attack(rng, n)`` draws n instances of the axiom as stated (every hypothesis it names
+    holds) and returns n relative violations, (lhs - rhs) / (1 + |lhs| + |rhs|) for an
+    inequality lhs <= rhs (|lhs - rhs| / ... for an equality): > 1e-9 is a counterexample
+    (tests/test_proofs_axioms.py runs >= 10^4 draws under Hypothesis)."""
 
     id: str
     name: str
     text: str
     reference: str
+    attack: Callable[[Any, int], Any] | None = None
 
 
 @dataclass(frozen=True)
@@ -138,11 +147,17 @@ def obligation(ob: Obligation) -> Obligation:
     return ob
 
 
-def axiom(id: str, name: str, text: str, reference: str) -> Axiom:
-    """Register a named axiom."""
+def axiom(
+    id: str,
+    name: str,
+    text: str,
+    reference: str,
+    attack: Callable[[Any, int], Any] | None = None,
+) -> Axiom:
+    """Register a named axiom with its falsification attack (see :class:`Axiom`)."""
     if id in AXIOMS or id in OBLIGATIONS:
         raise ValueError(f"duplicate axiom id {id}")
-    AXIOMS[id] = Axiom(id, name, text, reference)
+    AXIOMS[id] = Axiom(id, name, text, reference, attack)
     return AXIOMS[id]
 
 
@@ -163,3 +178,16 @@ def discharge(ob: Obligation) -> Outcome:
             status = "unknown" if fn is ob.prove else "not refuted"
             verdicts.append(Verdict(status, f"{type(exc).__name__}: {exc}"))
     return Outcome(ob, verdicts[0], verdicts[1], time.perf_counter() - start)
+
+
+@contextlib.contextmanager
+def scratch_registry() -> Iterator[None]:
+    """Register obligations, axioms and prose steps for a while (a test's attempt, a user's
+    trial step): the registry is restored on exit."""
+    saved = (dict(OBLIGATIONS), dict(AXIOMS), dict(PROSE))
+    try:
+        yield
+    finally:
+        for reg, old in zip((OBLIGATIONS, AXIOMS, PROSE), saved, strict=True):
+            reg.clear()
+            reg.update(old)

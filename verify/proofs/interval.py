@@ -297,6 +297,9 @@ def prove_nonnegative(
     """Prove f >= 0 (f > 0 with ``strict``) on the box {lo <= s <= hi}: branch and bound with
     the monotone-face reduction (module doc)."""
     syms = list(box)
+    for sym, (lo, hi) in box.items():
+        if Fraction(lo) > Fraction(hi):
+            raise ValueError(f"box: {sym} in [{lo}, {hi}] has lo > hi (an empty box)")
     faces = _Faces(sp.sympify(f), syms)
     stack = [{s: (Fraction(lo), Fraction(hi)) for s, (lo, hi) in box.items()}]
     n = 0
@@ -356,6 +359,9 @@ def find_violation(
     (corners included), or None."""
     import itertools
 
+    for sym, (lo, hi) in box.items():
+        if Fraction(lo) > Fraction(hi):
+            raise ValueError(f"box: {sym} in [{lo}, {hi}] has lo > hi (an empty box)")
     fc = compile_expr(f)
     syms = list(box)
     axes = [

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import random
 from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass
 from fractions import Fraction
 
 import sympy as sp
@@ -25,21 +26,48 @@ from sympy.core.function import AppliedUndef
 from verify.proofs.core import Obligation, Verdict, obligation
 from verify.proofs.interval import Undefined, find_violation, point_value, prove_nonnegative
 
-__all__ = ["arb_step", "custom_step", "holds_at", "sympy_identity", "z3_step"]
+__all__ = ["Use", "arb_step", "check_uses", "custom_step", "holds_at", "sympy_identity", "z3_step"]
 
 Z3_TIMEOUT_MS = 30_000
 
 
 # ----------------------------------------------------------------------------- sympy -> z3
+def side_conditions(e: sp.Basic) -> list[sp.Basic]:
+    """Where ``e`` is defined, as relations: every radicand (the base of a non-integer power)
+    >= 0 (> 0 under a negative power), every divisor (the base of a negative integer power)
+    != 0, every log's argument > 0. Syntactic, in the order met, without repeats."""
+    out: list[sp.Basic] = []
+
+    def add(r: sp.Basic) -> None:
+        if r is not sp.true and r not in out:
+            out.append(r)
+
+    for node in sp.preorder_traversal(e):
+        if isinstance(node, sp.Pow):
+            b, x = node.args
+            if x.is_Rational and not x.is_Integer:
+                add(sp.Gt(b, 0) if x < 0 else sp.Ge(b, 0))
+            elif x.is_Integer and x < 0:
+                add(sp.Ne(b, 0))
+        elif isinstance(node, sp.log):
+            add(sp.Gt(node.args[0], 0))
+    return out
+
+
 class _Z3:
     """The encoding of one check, in a z3 context of its own: a model z3 returns then depends
     on that check alone, not on what the process asked z3 before (with the shared main context
-    the refuting points of a `report --only` differed from the whole report's)."""
+    the refuting points of a `report --only` differed from the whole report's).
+
+    Partial functions are never silently total: x^(p/q) becomes an auxiliary t defined only
+    where its base is >= 0 (``defs``: base >= 0 implies t >= 0, t^q = base^p); the definedness
+    conditions met while encoding a relation (:func:`side_conditions`) are collected by
+    :meth:`defined_rel`, so a hypothesis asserts them and a conclusion must prove them."""
 
     def __init__(self) -> None:
         self.ctx = z3.Context()
         self.vars: dict[sp.Symbol, z3.ArithRef] = {}
-        self.side: list[z3.BoolRef] = []
+        self.defs: list[z3.BoolRef] = []
         self.n_aux = 0
 
     def aux(self) -> z3.ArithRef:
@@ -68,11 +96,12 @@ class _Z3:
                 num, den = int(x.p), int(x.q)
                 base = self.term(b)
                 t = self.aux()
-                self.side += [
-                    t >= 0,
-                    base >= 0,
-                    z3.Product([t] * den) == z3.Product([base] * abs(num)),
-                ]
+                self.defs.append(
+                    z3.Implies(
+                        base >= 0,
+                        z3.And(t >= 0, z3.Product([t] * den) == z3.Product([base] * abs(num))),
+                    )
+                )
                 return t if num > 0 else 1 / t
             raise NotImplementedError(f"z3: non-rational power {e}")
         if isinstance(e, sp.Abs):
@@ -96,11 +125,16 @@ class _Z3:
             sp.GreaterThan: lambda: lhs >= rhs,
             sp.StrictGreaterThan: lambda: lhs > rhs,
             sp.Equality: lambda: lhs == rhs,
+            sp.Unequality: lambda: lhs != rhs,
         }
         for kind, fn in ops.items():
             if isinstance(r, kind):
                 return fn()
         raise NotImplementedError(f"z3: relation {r}")
+
+    def defined_rel(self, r: sp.Basic) -> z3.BoolRef:
+        """The relation and its side conditions (it is defined and holds)."""
+        return z3.And(self.rel(r), *(self.rel(c) for c in side_conditions(r)))
 
 
 def _z3_value(v: z3.ExprRef) -> Fraction:
@@ -142,18 +176,55 @@ def _fmt_point(pt: Mapping[sp.Symbol, Fraction]) -> dict[str, str]:
     return {str(k): str(v) for k, v in sorted(pt.items(), key=lambda kv: str(kv[0]))}
 
 
-def _z3_check(hyps: Sequence[sp.Basic], goal: sp.Basic, strict_hyps: bool = False):
+def _z3_check(hyps: Sequence[sp.Basic], goal: sp.Basic | None, strict_hyps: bool = False):
+    """Hypotheses (each defined and holding) and, with a goal, its negation (the goal
+    undefined or false): satisfiable means a counterexample."""
     enc = _Z3()
     s = z3.Solver(ctx=enc.ctx)
     s.set("timeout", Z3_TIMEOUT_MS)
     for h in hyps:
-        s.add(enc.rel(_strict(h) if strict_hyps else h))
-    s.add(z3.Not(enc.rel(goal)))
-    s.add(*enc.side)
+        s.add(enc.defined_rel(_strict(h) if strict_hyps else h))
+    if goal is not None:
+        s.add(z3.Not(enc.defined_rel(goal)))
+    s.add(*enc.defs)
     return s, s.check(), enc
 
 
-def _z3_prove(hyps: Sequence[sp.Basic], concl: sp.Basic) -> Verdict:
+def z3_domain(hyps: Sequence[sp.Basic], pinned: Iterable[sp.Symbol] = ()) -> Verdict | None:
+    """None when the hypotheses describe a genuine domain; otherwise why not: ``vacuous`` (no
+    real point satisfies them: the obligation would claim nothing) or ``degenerate`` (they pin
+    a variable to one value, unless it is declared in ``pinned``)."""
+    s, res, enc = _z3_check(hyps, None)
+    if res == z3.unsat:
+        return Verdict("vacuous", "the hypotheses are unsatisfiable: the obligation claims nothing")
+    if res != z3.sat:
+        return Verdict("unknown", f"z3 could not decide the hypotheses: {s.reason_unknown()}")
+    model = s.model()
+    keep = set(pinned)
+    for sym, var in sorted(enc.vars.items(), key=lambda kv: str(kv[0])):
+        if sym in keep:
+            continue
+        value = model.eval(var, model_completion=True)
+        s.push()
+        s.add(var != value)
+        res = s.check()
+        s.pop()
+        if res == z3.unsat:
+            return Verdict(
+                "degenerate",
+                f"the hypotheses pin {sym} = {_z3_value(value)}: the domain is one value"
+                " (declare it pinned if that is meant)",
+                {str(sym): str(_z3_value(value))},
+            )
+    return None
+
+
+def _z3_prove(
+    hyps: Sequence[sp.Basic], concl: sp.Basic, pinned: Iterable[sp.Symbol] = ()
+) -> Verdict:
+    bad = z3_domain(hyps, pinned)
+    if bad is not None:
+        return bad
     s, res, enc = _z3_check(hyps, concl)
     if res == z3.unsat:
         return Verdict("proved", "z3: hypotheses and the negated conclusion are unsatisfiable")
@@ -180,6 +251,69 @@ def _z3_refute(hyps: Sequence[sp.Basic], twin: sp.Basic) -> Verdict:
     return Verdict("not refuted", "no checked counterexample")
 
 
+def _side_text(hyps: Sequence[sp.Basic], concl: sp.Basic) -> str:
+    """The claim's side conditions, spelled out: the hypotheses' definedness is assumed with
+    them, the conclusion's is proved from them."""
+    hs = [c for h in hyps for c in side_conditions(h)]
+    cs = side_conditions(concl)
+    parts = []
+    if hs:
+        parts.append("hypotheses defined: " + ", ".join(map(str, dict.fromkeys(hs))))
+    if cs:
+        parts.append("conclusion defined (proved): " + ", ".join(map(str, cs)))
+    return f" {{{'; '.join(parts)}}}" if parts else ""
+
+
+@dataclass(frozen=True)
+class Use:
+    """A hypothesis ``hyp`` that stands for the conclusion of obligation ``fact`` at the
+    instance ``subst`` (the cited obligation's symbol names -> expressions of the citing one;
+    every symbol of the cited claim must be given)."""
+
+    fact: str
+    subst: Mapping[str, sp.Expr]
+    hyp: sp.Basic
+
+
+def _cited_claim(fact: str) -> tuple[tuple[sp.Basic, ...], sp.Basic]:
+    from verify.proofs.core import OBLIGATIONS
+
+    ob = OBLIGATIONS.get(fact)
+    if ob is None:
+        raise KeyError(f"no obligation {fact}")
+    if ob.method == "z3":
+        return ob.meta["hyps"], ob.meta["concl"]
+    if ob.method == "sympy" and "lhs" in ob.meta:
+        return (), sp.Eq(ob.meta["lhs"], ob.meta["rhs"])
+    raise ValueError(f"{fact} ({ob.method}) has no formal claim to instantiate")
+
+
+def check_uses(hyps: Sequence[sp.Basic], uses: Sequence[Use]) -> Verdict | None:
+    """None when every use is a checked instance; otherwise a ``failed`` verdict naming it.
+    With D the hypotheses that stand for no fact (the domain; the facts are left out, so no
+    use justifies itself): D implies each premise of the cited claim at the instance (z3), and
+    D, those premises and the cited conclusion at the instance imply the hypothesis (z3)."""
+    stand = {u.hyp for u in uses}
+    domain = [h for h in hyps if h not in stand]
+    for u in uses:
+        chyps, cconcl = _cited_claim(u.fact)
+        free = set().union(*(r.free_symbols for r in (*chyps, cconcl)))
+        missing = sorted(s.name for s in free if s.name not in u.subst)
+        if missing:
+            return Verdict("failed", f"uses {u.fact}: no instance given for {', '.join(missing)}")
+        sigma = {s: sp.sympify(u.subst[s.name]) for s in free}
+        premises = [p.subs(sigma, simultaneous=True) for p in chyps]
+        for p in premises:
+            if _z3_check(domain, p)[1] != z3.unsat:
+                return Verdict(
+                    "failed", f"uses {u.fact}: its premise {p} does not follow from the domain"
+                )
+        inst = cconcl.subs(sigma, simultaneous=True)
+        if _z3_check([*domain, *premises, inst], u.hyp)[1] != z3.unsat:
+            return Verdict("failed", f"uses {u.fact}: its conclusion {inst} does not give {u.hyp}")
+    return None
+
+
 def z3_step(
     id: str,
     statement: str,
@@ -192,14 +326,37 @@ def z3_step(
     facts: Sequence[str] = (),
     note: str = "",
     coq: str | None = None,
+    pinned: Sequence[sp.Symbol] = (),
+    uses: Sequence[Use] = (),
 ) -> Obligation:
     """A polynomial step: hypotheses imply the conclusion over the reals (z3); ``coq``: a
-    scalar instance with sqrt/exp/log for ``prove --coq``."""
+    scalar instance with sqrt/exp/log for ``prove --coq``; ``pinned``: variables the
+    hypotheses are meant to fix to one value (any other pinned variable is an error);
+    ``uses``: hypotheses that stand for another obligation's conclusion, each checked
+    (:func:`check_uses`) before the step itself."""
     flat: list[sp.Basic] = []
     for h in hyps:
         flat.extend(h.args if isinstance(h, sp.And) else (h,))
     hyps = tuple(flat)
-    claim = f"{' & '.join(map(str, hyps))} => {concl}" + (f" [{note}]" if note else "")
+    uses = tuple(uses)
+    for u in uses:
+        if u.hyp not in hyps:
+            raise ValueError(f"{id}: uses {u.fact} for {u.hyp}, which is not a hypothesis")
+    used = "".join(
+        f" [{u.hyp}: {u.fact} at {', '.join(f'{k} = {v}' for k, v in u.subst.items())}]"
+        for u in uses
+    )
+    claim = (
+        f"{' & '.join(map(str, hyps))} => {concl}"
+        + _side_text(hyps, concl)
+        + used
+        + (f" [{note}]" if note else "")
+    )
+
+    def prove() -> Verdict:
+        bad = check_uses(hyps, uses)
+        return bad if bad is not None else _z3_prove(hyps, concl, pinned)
+
     return obligation(
         Obligation(
             id=id,
@@ -209,10 +366,17 @@ def z3_step(
             method="z3",
             claim=claim,
             twin_claim=str(twin),
-            prove=lambda: _z3_prove(hyps, concl),
+            prove=prove,
             refute_twin=lambda: _z3_refute(hyps, twin),
-            facts=tuple(facts),
+            facts=tuple(dict.fromkeys((*facts, *(u.fact for u in uses)))),
             coq=coq,
+            meta={
+                "hyps": hyps,
+                "concl": concl,
+                "twin": twin,
+                "pinned": tuple(pinned),
+                "uses": uses,
+            },
         )
     )
 
@@ -227,7 +391,33 @@ def _gap(rel: sp.Basic) -> tuple[sp.Expr, bool]:
     raise ValueError(f"arb: an inequality, not {rel}")
 
 
-def _arb_prove(box: Mapping, concl: sp.Basic, max_boxes: int) -> Verdict:
+def box_domain(box: Mapping, fixed: Iterable[sp.Symbol] = ()) -> Verdict | None:
+    """None when every side of the box is a genuine interval lo < hi (or lo = hi for a
+    variable declared ``fixed``); otherwise ``vacuous`` (a reversed side: the box is empty, and
+    a claim over it says nothing) or ``degenerate`` (an undeclared zero-width side)."""
+    keep = set(fixed)
+    for sym, (lo, hi) in box.items():
+        if lo > hi:
+            return Verdict(
+                "vacuous",
+                f"{sym} in [{lo}, {hi}]: lo > hi, the box is empty (nothing is claimed)",
+                {str(sym): f"[{lo}, {hi}]"},
+            )
+        if lo == hi and sym not in keep:
+            return Verdict(
+                "degenerate",
+                f"{sym} in [{lo}, {hi}]: a zero-width side (declare it fixed if that is meant)",
+                {str(sym): f"[{lo}, {hi}]"},
+            )
+    return None
+
+
+def _arb_prove(
+    box: Mapping, concl: sp.Basic, max_boxes: int, fixed: Iterable[sp.Symbol] = ()
+) -> Verdict:
+    bad = box_domain(box, fixed)
+    if bad is not None:
+        return bad
     f, strict = _gap(concl)
     res = prove_nonnegative(f, box, strict=strict, max_boxes=max_boxes)
     if res.proved:
@@ -258,8 +448,11 @@ def arb_step(
     substitution: str = "",
     coq: str | None = None,
     max_boxes: int = 20000,
+    fixed: Sequence[sp.Symbol] = (),
 ) -> Obligation:
-    """A step with exp/log/sqrt on a compact box, by the arb branch and bound."""
+    """A step with exp/log/sqrt on a compact box, by the arb branch and bound; ``fixed``:
+    variables whose side is meant to be one value (any other zero-width side is an error, a
+    reversed side always)."""
     box = {s: (Fraction(lo), Fraction(hi)) for s, (lo, hi) in box.items()}
     dom = ", ".join(f"{s} in [{lo}, {hi}]" for s, (lo, hi) in box.items())
     claim = f"{concl} for {dom}" + (f" ({substitution})" if substitution else "")
@@ -272,11 +465,11 @@ def arb_step(
             method="arb",
             claim=claim,
             twin_claim=str(twin),
-            prove=lambda: _arb_prove(box, concl, max_boxes),
+            prove=lambda: _arb_prove(box, concl, max_boxes, fixed),
             refute_twin=lambda: _arb_refute(box, twin),
             facts=tuple(facts),
             coq=coq,
-            meta={"box": box, "concl": concl},
+            meta={"box": box, "concl": concl, "fixed": tuple(fixed)},
         )
     )
 
@@ -344,6 +537,7 @@ def sympy_identity(
             prove=prove,
             refute_twin=refute,
             facts=tuple(facts),
+            meta={"lhs": lhs, "rhs": rhs},
         )
     )
 
