@@ -165,9 +165,10 @@ def test_a_fifo_is_refused_not_read(tmp_path, capsys) -> None:
 
     threading.Thread(target=writer, daemon=True).start()
     code, err, _ = _check(fifo, capsys)
-    if not opened.is_set():  # release the writer thread
+    read = opened.is_set()
+    if not read:  # release the writer thread
         os.close(os.open(fifo, os.O_RDONLY | os.O_NONBLOCK))
-    assert code == 2 and not opened.is_set(), err
+    assert code == 2 and not read, err
     _one_line(err, "FIFO")
 
 
@@ -208,7 +209,7 @@ def test_sweep_refuses_a_value_given_twice(tmp_path, axis, needle, capsys) -> No
 
 # ------------------------------------------------------------------ torch state_dicts
 LAYOUT = ["-H", "4", "--eps", "1e-5", "--norm", "post", "--final-norm", "no"]
-LAYOUT += ["--activation", "relu", "--eos", "yes", "--pos", "sinusoidal"]
+LAYOUT += ["--activation", "relu", "--eos", "yes", "--pos", "sinusoidal", "--threshold", "0"]
 
 
 def _torch_state(n_layers: int, prefix: str = "encoder.layers.") -> dict:
