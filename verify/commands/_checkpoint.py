@@ -29,7 +29,21 @@ def add_checkpoint_options(p: argparse.ArgumentParser) -> None:
     """The flags that say what a torch file does not (see docs/torch.md)."""
     g = p.add_argument_group("what a bare state_dict does not tell (required, no defaults)")
     g.add_argument("-H", "--n-heads", type=int, default=None, help="attention heads")
-    g.add_argument("--eps", type=float, default=None, help="layer-norm eps (torch: 1e-5)")
+    g.add_argument(
+        "--eps",
+        type=float,
+        default=None,
+        help="layer-norm eps: torch's form gamma (v - mean) / sqrt(var_biased + eps) + beta"
+        " (nn.LayerNorm's default 1e-5); with --ln-form annotated a (v - mean) /"
+        " (std_unbiased + eps) + b",
+    )
+    g.add_argument(
+        "--ln-form",
+        choices=("torch", "annotated"),
+        default=None,
+        help="the layer norm's formula: torch (nn.LayerNorm, the default) or annotated (the"
+        " annotated transformer's: unbiased std, eps added to the std)",
+    )
     g.add_argument("--norm", choices=("post", "pre"), default=None, help="norm placement")
     g.add_argument("--pre-ln", dest="norm", action="store_const", const="pre", help="--norm pre")
     g.add_argument("--post-ln", dest="norm", action="store_const", const="post", help="--norm post")
@@ -239,6 +253,8 @@ def _layout_fields(
         fields["ln_eps"] = args.eps
     if args.pos is not None:
         fields["pos_encoding"] = args.pos
+    if getattr(args, "ln_form", None) is not None:
+        fields["ln_form"] = args.ln_form
     norm = args.norm
     if norm is None and told is not None and told.norm_first is not None:
         norm = "pre" if told.norm_first else "post"
@@ -271,7 +287,13 @@ def load_checkpoint(args: argparse.Namespace) -> tuple[Any, dict[str, Any], Any]
     if path.suffix == ".npz":
         if args.module:
             raise ValidationError("--module", "a torch state_dict as CHECKPOINT", path.name)
-        return Params.load(path), {"format": "model-spec .npz", "assumed": []}, None
+        params = Params.load(path)
+        if getattr(args, "ln_form", None) not in (None, params.config.ln_form):
+            raise ValidationError(
+                "--ln-form", f"{params.config.ln_form} (the parameter file says so)", args.ln_form
+            )
+        given = [layer_norm_line(params.config, "the parameter file")]
+        return params, {"format": "model-spec .npz", "given": given, "assumed": []}, None
     from verify.torch import _require_torch, from_torch, spec_state_dict
 
     _require_torch()
@@ -311,6 +333,11 @@ def load_checkpoint(args: argparse.Namespace) -> tuple[Any, dict[str, Any], Any]
             f" {args.activation}, {'eos token appended' if cfg.eos else 'no eos token'}"
             " (flags: the file does not tell them)"
         )
+    given.append(
+        layer_norm_line(
+            cfg, "--ln-form" if args.ln_form else "torch's nn.LayerNorm: the default, --ln-form"
+        )
+    )
     assumed = [
         f"embedding {cfg.embedding} (from the table widths), positions from 0, tokens 0/1/2"
         + (
@@ -329,6 +356,13 @@ def load_checkpoint(args: argparse.Namespace) -> tuple[Any, dict[str, Any], Any]
         ],
     }
     return params, info, module
+
+
+def layer_norm_line(config: Any, source: str) -> str:
+    """The ``given:`` line of the layer norm the passes compute: its formula and eps."""
+    from verify.model.ln_forms import ln_formula
+
+    return f"layer norm {config.ln_form}: {ln_formula(config.ln_form, config.ln_eps)} ({source})"
 
 
 def load_reference_logits(path_text: str, n_bits: int) -> tuple[Any, Any, str]:

@@ -27,6 +27,7 @@ import argparse
 from typing import Any
 
 from verify.commands._checkpoint import add_checkpoint_options, load_checkpoint, pairs
+from verify.commands._options import parse_param_value
 from verify.commands._user_model import compare_user_model, sign_agreement
 
 
@@ -40,30 +41,30 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("-N", "--n-bits", type=int, default=None, help="input length (default max_len)")
     p.add_argument("--family", default=None, help="target family to compare with (e.g. parity)")
     p.add_argument(
-        "--param", action="append", default=[], metavar="KEY=VALUE", help="family parameter"
+        "--param",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="family parameter (int, float, true/false, comma list e.g. subset=1,3,5, or text)",
     )
     add_checkpoint_options(p)
     p.add_argument("--save", default=None, metavar="PARAMS.npz", help="write the spec parameters")
     p.add_argument("--json", action="store_true", help="print the results as JSON")
+    p.add_argument(
+        "--table",
+        action="store_true",
+        help="with --json: carry the certified truth table itself, bit-packed (see docs/torch.md)",
+    )
     p.set_defaults(func=run)
 
 
-# ----------------------------------------------------------------------------- loading
-def _parse_value(text: str) -> Any:
-    for cast in (int, float):
-        try:
-            return cast(text)
-        except ValueError:
-            pass
-    if text.lower() in ("true", "false"):
-        return text.lower() == "true"
-    return text
-
-
 # ----------------------------------------------------------------------------- analysis
-def analyse(params: Any, n_bits: int, family: Any = None, signs: Any = None) -> dict[str, Any]:
+def analyse(
+    params: Any, n_bits: int, family: Any = None, signs: Any = None, *, table: bool = False
+) -> dict[str, Any]:
     """Everything check-model prints, as a dict (see the module doc); ``signs``: (indices, the
-    user's module's own outputs there), compared with the certified labels."""
+    user's module's own outputs there), compared with the certified labels; ``table``: carry
+    the certified table itself, bit-packed (:func:`packed_table`)."""
     import math
 
     import numpy as np
@@ -73,6 +74,7 @@ def analyse(params: Any, n_bits: int, family: Any = None, signs: Any = None) -> 
     from verify.boolean.function import all_bit_strings
     from verify.checks.hahn_rofin import measure_tradeoff
     from verify.model import forward, truth_table
+    from verify.model.ln_forms import ln_formula
     from verify.theory import hahn_rofin as hr
     from verify.theory.bounds import (
         c_infl,
@@ -85,8 +87,12 @@ def analyse(params: Any, n_bits: int, family: Any = None, signs: Any = None) -> 
     from verify.theory.trivial import output_swing_bound, readout_swing_bound
 
     cfg = params.config
-    out: dict[str, Any] = {"config": cfg.to_dict(), "N": n_bits}
-    table = truth_table(params, n_bits)
+    out: dict[str, Any] = {
+        "config": cfg.to_dict(),
+        "N": n_bits,
+        "layer_norm": {"form": cfg.ln_form, "formula": ln_formula(cfg.ln_form), "eps": cfg.ln_eps},
+    }
+    table_out, table = table, truth_table(params, n_bits)
     out["truth_table"] = {
         "strings": int(2**n_bits),
         "float64": int(table.n_float64),
@@ -95,6 +101,8 @@ def analyse(params: Any, n_bits: int, family: Any = None, signs: Any = None) -> 
         "ones": int(np.sum(table.label == 1)),
         "zeros": int(np.sum(table.label == 0)),
     }
+    if table_out:
+        out["table"] = packed_table(table)
     f = table.function() if table.n_uncertain == 0 else None
     if f is not None:
         prof = sensitivity_profile(f)
@@ -118,6 +126,17 @@ def analyse(params: Any, n_bits: int, family: Any = None, signs: Any = None) -> 
     finite = np.isfinite(res.beta)
     out["beta_max"] = float(np.max(res.beta[finite])) if finite.any() else math.inf
     out["beta_hr_max"] = float(np.max(res.beta_hr[finite])) if finite.any() else math.inf
+    if cfg.ln_form != "torch":
+        out["statements"] = [
+            {
+                "statement": "all",
+                "applies": False,
+                "says": "not evaluated: the papers' bounds and their constants are derived for"
+                f" torch's layer norm ({ln_formula('torch')}), not for this one"
+                f" ({ln_formula(cfg.ln_form)})",
+            }
+        ]
+        return out
     if not cfg.spec_layout:
         out["statements"] = [
             {
@@ -262,6 +281,24 @@ def analyse(params: Any, n_bits: int, family: Any = None, signs: Any = None) -> 
     return out
 
 
+def packed_table(table: Any) -> dict[str, Any]:
+    """The certified table bit-packed: bit i of the bytes (little-endian bit order within each
+    byte, ``np.packbits(..., bitorder="little")``) is string i (x_1 the least significant bit of
+    i, model-spec's order), as hex text: ``ones`` the strings certified 1, ``certified`` the
+    strings certified 0 or 1 (a string in neither is 0 only where it is certified)."""
+    import numpy as np
+
+    def pack(mask: Any) -> str:
+        return np.packbits(np.asarray(mask, dtype=bool), bitorder="little").tobytes().hex()
+
+    return {
+        "strings": int(table.label.size),
+        "encoding": "hex of packbits(bitorder=little): bit i = string i, x_1 = bit 0 of i",
+        "ones": pack(table.label == 1),
+        "certified": pack(table.certified & ((table.label == 0) | (table.label == 1))),
+    }
+
+
 def _triviality(bound: float, trivial: float, why: str) -> dict[str, Any]:
     """``vacuous`` when ``bound`` is no better than ``trivial``, the bound that holds for
     nothing-saying reasons at this size (verify.theory.trivial); ``why``: the reason, with
@@ -310,7 +347,7 @@ def run(args: argparse.Namespace) -> int:
         raise ValidationError("-N", "N <= 20 (certified tables over all 2^N strings)", n_bits)
     family = None
     if args.family:
-        fparams = {k: _parse_value(v) for k, v in pairs(args.param, "--param").items()}
+        fparams = {k: parse_param_value(v) for k, v in pairs(args.param, "--param").items()}
         family = make_family(args.family, n_bits, **fparams)
     try:
         compared, signs = compare_user_model(args, params, module, n_bits)
@@ -323,7 +360,7 @@ def run(args: argparse.Namespace) -> int:
         "checkpoint": args.checkpoint,
         "loading": info,
         "compared": compared,
-        **analyse(params, n_bits, family, signs),
+        **analyse(params, n_bits, family, signs, table=args.table),
     }
     if args.json:
         print(json.dumps(out, indent=1))

@@ -287,7 +287,8 @@ def _pad_rows(value: object, rows: int) -> object:
 
 
 _OVERRIDES = (
-    "n_heads", "ln_eps", "norm_first", "final_norm", "eos", "pos_encoding", "embedding", "ln_affine"
+    "n_heads", "ln_eps", "norm_first", "final_norm", "eos", "pos_encoding", "embedding",
+    "ln_affine", "ln_form",
 )  # fmt: skip
 
 
