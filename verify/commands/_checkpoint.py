@@ -54,6 +54,21 @@ def add_checkpoint_options(p: argparse.ArgumentParser) -> None:
     g.add_argument("--pos", default=None, choices=("sinusoidal", "none", "learned"))
     g.add_argument("--prefix", default=None, help="strip this prefix from every name first")
     g.add_argument(
+        "--token-ids",
+        default=None,
+        metavar="ZERO,ONE,END",
+        help="token ids of '0', '1' and the end token in a larger vocabulary (e.g. 2,3,0)",
+    )
+    g.add_argument(
+        "--embed-scale",
+        choices=("sqrt-d", "1"),
+        default=None,
+        help="token embeddings multiplied by sqrt(D) (the annotated transformer's) or not",
+    )
+    g.add_argument(
+        "--show-keys", action="store_true", help="list the file's keys and shapes (on stderr)"
+    )
+    g.add_argument(
         "--key-map", action="append", default=[], metavar="OLD=NEW", help="rename (prefix if .)"
     )
     m = p.add_argument_group("the user's own model, compared with the spec pass")
@@ -69,9 +84,11 @@ def add_checkpoint_options(p: argparse.ArgumentParser) -> None:
     )
     m.add_argument(
         "--module-input",
-        choices=("bits", "tokens"),
+        choices=("bits", "tokens", "seq-first", "ids"),
         default="bits",
-        help="what the module's forward takes: int64 bits (B, N), or tokens with eos 2 appended",
+        help="what the module's forward takes: int64 bits (B, N), or tokens with eos 2 appended;"
+        " annotated-transformer modules: token ids sequence first (S, B) (seq-first, their"
+        " default, with lengths when the forward takes them) or batch first (ids)",
     )
     m.add_argument(
         "--reference-logits",
@@ -146,8 +163,9 @@ def _torch_load(path: Path, trust_pickle: bool) -> Any:
         ) from exc
 
 
-def _build_module(spec: str, state: dict[str, Any]) -> Any:
-    """NAME() from MODULE (an importable name or a .py path), with ``state`` loaded strictly."""
+def _build_module(spec: str, state: dict[str, Any], prefix: str | None = None) -> Any:
+    """NAME() from MODULE (an importable name or a .py path), with ``state`` loaded strictly
+    (the names as they are when they are the module's, else with ``prefix`` stripped)."""
     import importlib
     import importlib.util
 
@@ -185,12 +203,25 @@ def _build_module(spec: str, state: dict[str, Any]) -> Any:
         ) from exc
     if not isinstance(module, torch.nn.Module):
         raise ValidationError("--module", f"{name}() returning an nn.Module", type(module).__name__)
+    want = set(module.state_dict())
+    if prefix and set(state) != want:  # the prefix names a part of the file, not the module's
+        stripped = {k[len(prefix) :]: v for k, v in state.items() if k.startswith(prefix)}
+        state = stripped if set(stripped) == want else state
     try:
         module.load_state_dict(state, strict=True)
     except Exception as exc:
-        text = " ".join(str(exc).split())[:300]
+        missing, extra = sorted(want - set(state)), sorted(set(state) - want)
+        text = (
+            f"{len(missing)} of its arrays missing (e.g. {missing[:2]}), {len(extra)} unexpected"
+            f" (e.g. {extra[:2]})"
+            if missing or extra
+            else str(exc).splitlines()[0][:160]
+        )
         raise ValidationError(
-            "--module", f"a model whose state_dict is CHECKPOINT's ({name}())", text
+            "--module",
+            f"a model whose state_dict is CHECKPOINT's ({name}())",
+            text,
+            "--prefix strips a prefix of the file's names; --show-keys lists them",
         ) from exc
     return module.eval()
 
@@ -312,14 +343,27 @@ def load_checkpoint(args: argparse.Namespace) -> tuple[Any, dict[str, Any], Any]
         state = _state_of(obj)
         fmt = "torch state_dict"
         if args.module:
-            if prefix:
-                state = {k[len(prefix) :]: v for k, v in state.items() if k.startswith(prefix)}
-                prefix = None
-            module = _build_module(args.module, state)
+            module = _build_module(args.module, state, prefix)
+            if prefix and not any(k.startswith(prefix) for k in module.state_dict()):
+                prefix = None  # stripped to load it
             state = module.state_dict()
             fmt = f"torch state_dict in the user's module {args.module}"
     else:
         raise ValidationError("CHECKPOINT", "a state_dict or an nn.Module", type(obj).__name__)
+    if getattr(args, "show_keys", False):
+        import sys
+
+        for name, value in state.items():
+            print(f"  key {name} {tuple(value.shape)}", file=sys.stderr)
+    from verify.torch.annotated import is_annotated
+
+    sub = state
+    if prefix:
+        sub = {k[len(prefix) :]: v for k, v in state.items() if k.startswith(prefix)}
+    if is_annotated(sub):
+        from verify.commands._annotated import load_annotated
+
+        return load_annotated(args, sub, module, args.n_bits)
     spec, mapping = spec_state_dict(state, key_map=key_map, prefix=prefix)
     padded = any(new == "token_embedding" and "padded" in note for _, new, note in mapping.renames)
     fields = _layout_fields(args, spec, module, padded)

@@ -60,7 +60,13 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 # ----------------------------------------------------------------------------- analysis
 def analyse(
-    params: Any, n_bits: int, family: Any = None, signs: Any = None, *, table: bool = False
+    params: Any,
+    n_bits: int,
+    family: Any = None,
+    signs: Any = None,
+    *,
+    table: bool = False,
+    radius: Any = None,
 ) -> dict[str, Any]:
     """Everything check-model prints, as a dict (see the module doc); ``signs``: (indices, the
     user's module's own outputs there), compared with the certified labels; ``table``: carry
@@ -92,7 +98,9 @@ def analyse(
         "N": n_bits,
         "layer_norm": {"form": cfg.ln_form, "formula": ln_formula(cfg.ln_form), "eps": cfg.ln_eps},
     }
-    table_out, table = table, truth_table(params, n_bits)
+    table_out, table = table, truth_table(params, n_bits, radius=radius)
+    if radius:
+        out["parameter_radius"] = {k: float(v.max()) for k, v in radius.items()}
     out["truth_table"] = {
         "strings": int(2**n_bits),
         "float64": int(table.n_float64),
@@ -338,6 +346,7 @@ def run(args: argparse.Namespace) -> int:
 
     _plan_outputs(args)
     params, info, module = load_checkpoint(args)
+    radius = info.pop("radius", None)  # parameter balls of an exact conversion
     cfg = params.config
     n_bits = args.n_bits
     if n_bits is None:
@@ -360,7 +369,7 @@ def run(args: argparse.Namespace) -> int:
         "checkpoint": args.checkpoint,
         "loading": info,
         "compared": compared,
-        **analyse(params, n_bits, family, signs, table=args.table),
+        **analyse(params, n_bits, family, signs, table=args.table, radius=radius),
     }
     if args.json:
         print(json.dumps(out, indent=1))

@@ -1,0 +1,99 @@
+"""``check-model`` on a model written the annotated transformer's way (Bhattamishra et al.'s
+classifier): the structure recognised and converted exactly (``verify.torch.annotated``), what
+its names cannot tell from flags or probed from the user's module
+(``verify.torch.annotated_probe``), the module called through the sequence-first adapter."""
+
+from __future__ import annotations
+
+import argparse
+from typing import Any
+
+from verify.errors import ValidationError
+
+NORM_FLAG = {"pre": True, "post": False, None: None}
+
+
+def _token_ids(text: str | None) -> tuple[int, int, int] | None:
+    if text is None:
+        return None
+    try:
+        ids = tuple(int(t) for t in text.split(","))
+    except ValueError:
+        ids = ()
+    if len(ids) != 3 or min(ids) < 0:
+        raise ValidationError("--token-ids", "ZERO,ONE,END: three ids, e.g. 2,3,0", text)
+    return ids  # type: ignore[return-value]
+
+
+def load_annotated(
+    args: argparse.Namespace, state: dict[str, Any], module: Any, n_bits: int | None
+) -> tuple[Any, dict[str, Any], Any]:
+    """(Params, loading info (with ``radius``: the parameter balls), the adapted module)."""
+    from verify.model.ln_forms import ln_formula
+    from verify.torch.annotated import Choice, convert, recognise
+    from verify.torch.annotated_probe import SequenceFirstAdapter, module_attribute, probe
+
+    structure = recognise(state)
+    if n_bits is None:
+        raise ValidationError("-N", "the string length (the position table has 400 rows)")
+    ids = _token_ids(args.token_ids)
+    scale = {"sqrt-d": "sqrt_d", "1": "1", None: None}[args.embed_scale]
+    eps, heads = args.eps, args.n_heads
+    if module is not None:
+        eps = eps if eps is not None else module_attribute(module, ("eps",), ("a_2", "eps"))
+        if eps is None:
+            eps = module_attribute(module, ("eps",), ("weight", "eps"))
+        heads = heads or module_attribute(module, ("h", "num_heads", "n_heads"), ("linears",))
+    missing = [f for f, v in (("--token-ids ZERO,ONE,END", ids), ("--eps", eps),
+               ("-H/--n-heads", heads)) if v is None]  # fmt: skip
+    if module is None:
+        missing += [f for f, v in (("--embed-scale", scale), ("--ln-form", args.ln_form),
+                    ("--norm", args.norm)) if v is None]  # fmt: skip
+    if missing:
+        raise ValidationError(
+            "CHECKPOINT",
+            "the flags for what an annotated-transformer state_dict cannot tell: "
+            + ", ".join(missing),
+            "missing",
+        )
+    seq_first = args.module_input != "ids"
+    given = []
+    if module is not None:
+        choice, tried = probe(
+            module, structure, n_bits, token_ids=ids, scale=scale, ln_form=args.ln_form,
+            norm_first=NORM_FLAG[args.norm], ln_eps=float(eps), n_heads=int(heads),
+            seq_first=seq_first, seed=args.seed,
+        )  # fmt: skip
+        given.append(f"read from the module by probing ({tried} readings tried, one matched):"
+                     f" {choice.describe()}")  # fmt: skip
+        from verify.torch.annotated_probe import takes_lengths
+
+        call = "(S, B) ids" if seq_first else "(B, S) ids"
+        adapter = SequenceFirstAdapter(
+            module, choice.token_ids, seq_first=seq_first, lengths=takes_lengths(module)
+        )
+        given.append(
+            f"the module called as forward({call}{', lengths' if adapter.lengths else ''}),"
+            " end token appended; a 2-class output read as logit_1 - logit_0 (label 1 iff"
+            " class 1 wins argmax; a tie is class 0)"
+        )
+    else:
+        choice = Choice(ids, scale, args.ln_form, args.norm == "pre", float(eps), int(heads))
+        adapter = None
+        given.append(f"flags: {choice.describe()}")
+    params, radius, notes = convert(structure, choice, n_bits)
+    cfg = params.config
+    given.append(f"layer norm {cfg.ln_form}: {ln_formula(cfg.ln_form, cfg.ln_eps)}")
+    info = {
+        "format": "annotated-transformer state_dict" + (" in the user's module" if module else ""),
+        "given": given + notes,
+        "assumed": []
+        if module is not None
+        else [
+            "end token appended, positions from 0; unchecked without a module or --reference-logits"
+        ],  # fmt: skip
+        "keys_found": len(structure.found),
+        "renamed": [],
+        "radius": radius or None,
+    }
+    return params, info, adapter
