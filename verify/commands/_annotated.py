@@ -82,6 +82,20 @@ def load_annotated(
         adapter = None
         given.append(f"flags: {choice.describe()}")
     params, radius, notes = convert(structure, choice, n_bits)
+    thr = getattr(args, "threshold", None)
+    if structure.classes == 2:
+        if thr not in (None, 0.0):
+            raise ValidationError("--threshold", "0 or none for a 2-class head (argmax)", thr)
+        given.append("label 1 iff T = logit_1 - logit_0 > 0 (argmax of the 2-class head)")
+    else:
+        if thr is None:
+            raise ValidationError("--threshold", "the label rule T(x) > T of a 1-logit head")
+        import dataclasses
+
+        from verify.model import Params
+
+        params = Params(dataclasses.replace(params.config, threshold=float(thr)), dict(params))
+        given.append(f"label 1 iff T(x) > {thr:g} (--threshold)")
     cfg = params.config
     given.append(f"layer norm {cfg.ln_form}: {ln_formula(cfg.ln_form, cfg.ln_eps)}")
     info = {

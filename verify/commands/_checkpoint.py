@@ -52,6 +52,15 @@ def add_checkpoint_options(p: argparse.ArgumentParser) -> None:
     g.add_argument("--eos", choices=("yes", "no"), default=None, help="an eos token appended")
     g.add_argument("--no-eos", dest="eos", action="store_const", const="no", help="--eos no")
     g.add_argument("--pos", default=None, choices=("sinusoidal", "none", "learned"))
+    g.add_argument(
+        "--threshold",
+        type=_finite_real,
+        default=None,
+        metavar="T",
+        help="the label rule: the model predicts 1 iff its output > T (required for a torch"
+        " file: e.g. 0.5 for MSE on 0/1 targets or a sigmoid's logit 0; an .npz says its own, 0"
+        " unless written)",
+    )
     g.add_argument("--prefix", default=None, help="strip this prefix from every name first")
     g.add_argument(
         "--token-ids",
@@ -79,8 +88,15 @@ def add_checkpoint_options(p: argparse.ArgumentParser) -> None:
         "--module",
         default=None,
         metavar="MODULE:NAME",
-        help="build the model with NAME() from MODULE (a module name or a .py file) and load"
-        " CHECKPOINT's state_dict into it",
+        help="build the model with NAME(**KWARGS) from MODULE (a module name or a .py file)"
+        " and load CHECKPOINT's state_dict into it",
+    )
+    m.add_argument(
+        "--module-kwargs",
+        default=None,
+        metavar="JSON",
+        help="the keyword arguments of --module's constructor, as a JSON object (e.g."
+        ' \'{"hidden_dim": 16, "num_attn_heads": 2}\')',
     )
     m.add_argument(
         "--module-input",
@@ -97,6 +113,37 @@ def add_checkpoint_options(p: argparse.ArgumentParser) -> None:
         help="the user's outputs on some strings (.npz with bits, logits; or .csv bits,logit)",
     )
     m.add_argument("--seed", type=int, default=0, help="the sample of strings compared when N > 12")
+
+
+def _finite_real(text: str) -> float:
+    import argparse
+    import math
+
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a real number, got {text!r}") from None
+    if not math.isfinite(value):
+        raise argparse.ArgumentTypeError(f"expected a finite real number, got {text!r}")
+    return value
+
+
+def module_kwargs(text: str | None) -> dict[str, Any]:
+    """``--module-kwargs JSON``: a JSON object of keyword arguments (one-line error otherwise)."""
+    import json
+
+    if text is None:
+        return {}
+    try:
+        value = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise ValidationError(
+            "--module-kwargs", "a JSON object, e.g. '{\"hidden_dim\": 16}'", text[:80],
+            f"{exc.msg} at column {exc.colno}",
+        ) from exc  # fmt: skip
+    if not isinstance(value, dict):
+        raise ValidationError("--module-kwargs", "a JSON object of keyword arguments", text[:80])
+    return value
 
 
 def pairs(items: list[str], flag: str) -> dict[str, str]:
@@ -163,9 +210,12 @@ def _torch_load(path: Path, trust_pickle: bool) -> Any:
         ) from exc
 
 
-def _build_module(spec: str, state: dict[str, Any], prefix: str | None = None) -> Any:
-    """NAME() from MODULE (an importable name or a .py path), with ``state`` loaded strictly
-    (the names as they are when they are the module's, else with ``prefix`` stripped)."""
+def _build_module(
+    spec: str, state: dict[str, Any], kwargs: dict[str, Any], prefix: str | None = None
+) -> Any:
+    """NAME(**kwargs) from MODULE (an importable name or a .py path), with ``state`` loaded
+    strictly (the names as they are when they are the module's, else with ``prefix``
+    stripped)."""
     import importlib
     import importlib.util
 
@@ -195,14 +245,18 @@ def _build_module(spec: str, state: dict[str, Any], prefix: str | None = None) -
         factory = getattr(factory, part, None)
     if not callable(factory):
         raise ValidationError("--module", f"a class or factory named {name} in {where}", spec)
+    call = f"{name}(" + ", ".join(f"{k}={v!r}" for k, v in kwargs.items()) + ")"
     try:
-        module = factory()
+        module = factory(**kwargs)
     except Exception as exc:
+        what = f"{call} to build the model" + (
+            "" if kwargs else " (constructor arguments go in --module-kwargs JSON)"
+        )
         raise ValidationError(
-            "--module", f"{name}() callable without arguments", f"{type(exc).__name__}: {exc}"
+            "--module", what, f"{type(exc).__name__}: {exc}".splitlines()[0][:200]
         ) from exc
     if not isinstance(module, torch.nn.Module):
-        raise ValidationError("--module", f"{name}() returning an nn.Module", type(module).__name__)
+        raise ValidationError("--module", f"{call} returning an nn.Module", type(module).__name__)
     want = set(module.state_dict())
     if prefix and set(state) != want:  # the prefix names a part of the file, not the module's
         stripped = {k[len(prefix) :]: v for k, v in state.items() if k.startswith(prefix)}
@@ -219,7 +273,7 @@ def _build_module(spec: str, state: dict[str, Any], prefix: str | None = None) -
         )
         raise ValidationError(
             "--module",
-            f"a model whose state_dict is CHECKPOINT's ({name}())",
+            f"a model whose state_dict is CHECKPOINT's ({call})",
             text,
             "--prefix strips a prefix of the file's names; --show-keys lists them",
         ) from exc
@@ -255,6 +309,8 @@ def _layout_fields(
             missing.insert(1 if args.n_heads is None else 0, "--eps")
         if args.pos is None and "pos_embedding" not in spec:
             missing.append("--pos {sinusoidal,none}")
+        if args.threshold is None:
+            missing.append("--threshold T")
         if missing:
             raise ValidationError(
                 "CHECKPOINT",
@@ -277,7 +333,14 @@ def _layout_fields(
         for flag, (module_says, given) in said.items():
             if given is not None and given != module_says:
                 raise ValidationError(flag, f"{module_says} (the module's layers say so)", given)
-    fields: dict[str, Any] = {}
+    if args.threshold is None:
+        raise ValidationError(
+            "--threshold",
+            "T, the label rule of the model (it predicts 1 iff its output > T; no default for a"
+            " torch model: e.g. 0.5 for MSE on 0/1 targets, 0 for +-1 targets or a logit)",
+            "missing",
+        )
+    fields: dict[str, Any] = {"threshold": args.threshold}
     if args.n_heads is not None:
         fields["n_heads"] = args.n_heads
     if args.eps is not None:
@@ -315,6 +378,8 @@ def load_checkpoint(args: argparse.Namespace) -> tuple[Any, dict[str, Any], Any]
     path = Path(args.checkpoint)
     if not path.exists():
         raise ValidationError("CHECKPOINT", "an existing file", str(path))
+    if args.module_kwargs is not None and not args.module:
+        raise ValidationError("--module-kwargs", "--module FILE_OR_MODULE:NAME with it", "none")
     if path.suffix == ".npz":
         if args.module:
             raise ValidationError("--module", "a torch state_dict as CHECKPOINT", path.name)
@@ -323,8 +388,25 @@ def load_checkpoint(args: argparse.Namespace) -> tuple[Any, dict[str, Any], Any]
             raise ValidationError(
                 "--ln-form", f"{params.config.ln_form} (the parameter file says so)", args.ln_form
             )
-        given = [layer_norm_line(params.config, "the parameter file")]
-        return params, {"format": "model-spec .npz", "given": given, "assumed": []}, None
+        thr = params.config.threshold
+        if args.threshold is not None and args.threshold != thr:
+            raise ValidationError(
+                "--threshold",
+                f"{thr:g}, the threshold {path.name} holds"
+                + ("" if thr else " (a file without the field: the spec's 0)"),
+                args.threshold,
+                "the file states the label rule; to certify another, save the model with"
+                " ModelConfig(..., threshold=T)",
+            )
+        info = {
+            "format": "model-spec .npz",
+            "given": [
+                f"label 1 iff T(x) > {thr:g} (the file's threshold)",
+                layer_norm_line(params.config, "the parameter file"),
+            ],
+            "assumed": [],
+        }
+        return params, info, None
     from verify.torch import _require_torch, from_torch, spec_state_dict
 
     _require_torch()
@@ -343,7 +425,7 @@ def load_checkpoint(args: argparse.Namespace) -> tuple[Any, dict[str, Any], Any]
         state = _state_of(obj)
         fmt = "torch state_dict"
         if args.module:
-            module = _build_module(args.module, state, prefix)
+            module = _build_module(args.module, state, module_kwargs(args.module_kwargs), prefix)
             if prefix and not any(k.startswith(prefix) for k in module.state_dict()):
                 prefix = None  # stripped to load it
             state = module.state_dict()
@@ -370,7 +452,16 @@ def load_checkpoint(args: argparse.Namespace) -> tuple[Any, dict[str, Any], Any]
     source = module if module is not None else state
     params = from_torch(source, key_map=key_map, prefix=prefix, **fields)
     cfg = params.config
-    given = []
+    notes = []
+    if (
+        "pos_embedding" in spec
+        and params["pos_embedding"].shape[0] == len(spec["pos_embedding"]) + 1
+    ):
+        notes.append(
+            f"pos_embedding: {len(spec['pos_embedding'])} rows serve N <= {cfg.max_len} bits (no"
+            " eos); the file's layout adds a zero row, never read"
+        )
+    given = [f"label 1 iff the output > {cfg.threshold:g} (--threshold)"]
     if module is None:
         given.append(
             f"{'pre' if cfg.norm_first else 'post'}-LN, final norm {args.final_norm},"
@@ -397,7 +488,8 @@ def load_checkpoint(args: argparse.Namespace) -> tuple[Any, dict[str, Any], Any]
         "keys_found": len(mapping.found),
         "renamed": [
             f"{old} -> {new}" + (f" ({note})" if note else "") for old, new, note in mapping.renames
-        ],
+        ]
+        + notes,
     }
     return params, info, module
 

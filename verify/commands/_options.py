@@ -50,7 +50,8 @@ SCHEMES = ("uniform", "gaussian", "xavier_uniform", "xavier_normal")  # = verify
 # ModelConfig's fields other than the grid axes (sweep --config KEY=VALUE); a test keeps this
 # list equal to verify.model.ModelConfig's, so usage errors need not import the model
 CONFIG_FIELDS = (
-    "d_ff", "embedding", "eos", "final_norm", "ln_affine", "max_len", "norm_first", "pos_encoding"
+    "d_ff", "embedding", "eos", "final_norm", "ln_affine", "max_len", "norm_first", "pos_encoding",
+    "ln_form", "threshold",
 )  # fmt: skip
 PLOT_SUFFIXES = (".png", ".pdf", ".svg")
 

@@ -5,9 +5,14 @@ CHECKPOINT is a model-spec ``.npz`` parameter file or a torch file: a state_dict
 model built the usual way are mapped automatically, see ``verify.torch.spec_state_dict``), a
 checkpoint dict holding one (``state_dict`` / ``model_state_dict`` / ``model``), or, with
 ``--trust-pickle``, a whole pickled ``nn.Module`` (its config is then read from its layers), or
-a state_dict loaded into the user's own class (``--module MODULE:NAME``). A bare state_dict does
+a state_dict loaded into the user's own class (``--module MODULE:NAME``, its constructor's
+keyword arguments in ``--module-kwargs JSON``). A bare state_dict does
 not say what changes the function beyond its arrays: give ``-H``, ``--eps``, ``--norm``,
 ``--final-norm``, ``--activation``, ``--eos`` (no defaults; exit 2 listing the missing ones).
+``--threshold T`` (the label rule: 1 iff the output > T) has no default for any torch file, and
+``-N`` none at all; an ``.npz`` carries its threshold (0 unless written). A bare state_dict's
+layout is reported as stated (and the other layouts that fit its arrays are run on a sample and
+named where they compute another function) unless the user's outputs confirm it.
 A module is run on the strings and compared with the spec pass before anything is certified
 (``--reference-logits FILE`` does the same with the user's own outputs); a difference beyond
 float rounding ends the command with exit 1 and one line.
@@ -28,7 +33,7 @@ from typing import Any
 
 from verify.commands._checkpoint import add_checkpoint_options, load_checkpoint, pairs
 from verify.commands._options import parse_param_value
-from verify.commands._user_model import compare_user_model, sign_agreement
+from verify.commands._user_model import compare_user_model, prediction_agreement
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -38,7 +43,13 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         description=__doc__.split("\n\n")[0].replace("``", ""),
     )
     p.add_argument("checkpoint", metavar="CHECKPOINT", help=".npz parameter file or torch file")
-    p.add_argument("-N", "--n-bits", type=int, default=None, help="input length (default max_len)")
+    p.add_argument(
+        "-N",
+        "--n-bits",
+        type=int,
+        default=None,
+        help="input length: the N the model was trained on (required: no default)",
+    )
     p.add_argument("--family", default=None, help="target family to compare with (e.g. parity)")
     p.add_argument(
         "--param",
@@ -69,8 +80,10 @@ def analyse(
     radius: Any = None,
 ) -> dict[str, Any]:
     """Everything check-model prints, as a dict (see the module doc); ``signs``: (indices, the
-    user's module's own outputs there), compared with the certified labels; ``table``: carry
-    the certified table itself, bit-packed (:func:`packed_table`)."""
+    user's module's own outputs there), its predictions at the model's threshold compared with
+    the certified labels. Every label is the model's rule: 1 iff T(x) > config.threshold.
+    ``table``: carry the certified table itself, bit-packed (:func:`packed_table`); ``radius``:
+    parameter balls (``truth_table``'s)."""
     import math
 
     import numpy as np
@@ -93,9 +106,11 @@ def analyse(
     from verify.theory.trivial import output_swing_bound, readout_swing_bound
 
     cfg = params.config
+    thr = cfg.threshold
     out: dict[str, Any] = {
         "config": cfg.to_dict(),
         "N": n_bits,
+        "threshold": thr,
         "layer_norm": {"form": cfg.ln_form, "formula": ln_formula(cfg.ln_form), "eps": cfg.ln_eps},
     }
     table_out, table = table, truth_table(params, n_bits, radius=radius)
@@ -129,11 +144,16 @@ def analyse(
             "K0": int(sensitivity_profile(family)[0]),
         }
     if signs is not None:
-        out["module_signs"] = sign_agreement(signs, table)
+        out["module_predictions"] = prediction_agreement(signs, table, thr)
     res = forward(params, bits, diagnostics=True, engine="numba")
+    # over the strings where it is defined (finite): the max (the paper's statements) and the
+    # mean (what H&R log); how many strings have it undefined (a 0/0 layer norm at eps = 0)
     finite = np.isfinite(res.beta)
-    out["beta_max"] = float(np.max(res.beta[finite])) if finite.any() else math.inf
-    out["beta_hr_max"] = float(np.max(res.beta_hr[finite])) if finite.any() else math.inf
+    for key, values in (("beta", res.beta), ("beta_hr", res.beta_hr)):
+        out[f"{key}_max"] = float(np.max(values[finite])) if finite.any() else math.inf
+        out[f"{key}_mean"] = float(np.mean(values[finite])) if finite.any() else math.inf
+    if not finite.all():
+        out["beta_undefined"] = int(np.count_nonzero(~finite))
     if cfg.ln_form != "torch":
         out["statements"] = [
             {
@@ -214,7 +234,7 @@ def analyse(
             }
         )
         if cfg.eos:
-            xi = float(np.nanmin(np.abs(res.T)))
+            xi = float(np.nanmin(np.abs(res.T - thr)))
             if xi > 0:
                 st.append(
                     {
@@ -344,13 +364,18 @@ def run(args: argparse.Namespace) -> int:
     from verify.boolean import make_family
     from verify.errors import ModelMismatchError, ValidationError
 
+    if args.n_bits is None:
+        raise ValidationError(
+            "-N/--n-bits",
+            "the input length the model was trained on (no default: certifying another length"
+            " would certify a function the model never computed)",
+            "missing",
+        )
     _plan_outputs(args)
     params, info, module = load_checkpoint(args)
     radius = info.pop("radius", None)  # parameter balls of an exact conversion
     cfg = params.config
     n_bits = args.n_bits
-    if n_bits is None:
-        n_bits = min(cfg.max_len if cfg.pos_encoding == "learned" else 10, 16)
     cfg.check_n_bits(n_bits)
     if n_bits > 20:
         raise ValidationError("-N", "N <= 20 (certified tables over all 2^N strings)", n_bits)
@@ -365,10 +390,14 @@ def run(args: argparse.Namespace) -> int:
         return 1
     if args.save:
         params.save(args.save)
+    from verify.commands._layout_check import layout_status
+
+    layout = layout_status(args, params, module, compared, n_bits)
     out = {
         "checkpoint": args.checkpoint,
         "loading": info,
         "compared": compared,
+        **({"layout": layout} if layout is not None else {}),
         **analyse(params, n_bits, family, signs, table=args.table, radius=radius),
     }
     if args.json:
@@ -393,6 +422,11 @@ def _print(out: dict[str, Any]) -> None:
         print(f"  given: {line}")
     for line in load.get("assumed", []):
         print(f"  assumed: {line}")
+    if "layout" in out:
+        from verify.commands._layout_check import layout_lines
+
+        for line in layout_lines(out["layout"]):
+            print(line)
     c = out["config"]
     print(
         f"config: D={c['d_model']} L={c['n_layers']} H={c['n_heads']} d_ff={c['d_ff']}"
@@ -403,7 +437,8 @@ def _print(out: dict[str, Any]) -> None:
     )
     tt = out["truth_table"]
     print(
-        f"certified truth table, N={out['N']}: {tt['strings']} strings, {tt['ones']} ones,"
+        f"certified truth table, N={out['N']}, label 1 iff T(x) > {out['threshold']:g}:"
+        f" {tt['strings']} strings, {tt['ones']} ones,"
         f" {tt['zeros']} zeros; settled by float64 {tt['float64']}, high precision"
         f" {tt['high_precision']}, uncertain {tt['uncertain']}"
     )
@@ -423,13 +458,24 @@ def _print(out: dict[str, Any]) -> None:
         )
     for line in [c["line"] for c in out.get("compared", {}).values()]:
         print(line)
-    if "module_signs" in out:
-        ms = out["module_signs"]
+    if "module_predictions" in out:
+        ms = out["module_predictions"]
         print(
-            f"the module's own signs agree with the certified labels on {ms['agree']} of"
-            f" {ms['of']} certified strings compared"
+            f"the module's own predictions (output > {ms['threshold']:g}) agree with the"
+            f" certified labels on {ms['agree']} of {ms['of']} certified strings compared"
+            + (
+                f"; first disagreements {ms['first_disagreements']}"
+                if ms["agree"] < ms["of"]
+                else ""
+            )
         )
-    print(f"blowup: max beta {out['beta_max']:.6g}, max beta_hr {out['beta_hr_max']:.6g}")
+    undefined = out.get("beta_undefined", 0)
+    print(
+        f"blowup over the {2 ** out['N'] - undefined} strings where defined: beta mean"
+        f" {out['beta_mean']:.6g}, max {out['beta_max']:.6g}; H&R's beta_hr mean"
+        f" {out['beta_hr_mean']:.6g}, max {out['beta_hr_max']:.6g}"
+        + (f" ({undefined} strings undefined: a 0/0 layer norm)" if undefined else "")
+    )
     print("statements and what they say for this theta:")
     for s in out["statements"]:
         mark = "applies" if s["applies"] else "does not apply"

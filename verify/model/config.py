@@ -34,6 +34,8 @@ class ModelConfig:
     gamma (v - mean) / sqrt(var_biased + eps) + beta, or "annotated",
     a (v - mean) / (std_unbiased + eps) + b (research code; D >= 2); written to JSON only when
     it is not "torch".
+    ``threshold`` (an extension too, default 0.0, the spec's step 7): the model's label is 1
+    iff T(x) > threshold; written to JSON only when nonzero.
     """
 
     d_model: int = 16
@@ -49,6 +51,7 @@ class ModelConfig:
     max_len: int = 64
     final_norm: bool | None = None
     ln_form: str = DEFAULT_LN_FORM
+    threshold: float = 0.0
 
     def __post_init__(self) -> None:
         d = check_int("d_model", self.d_model, minimum=1)
@@ -82,6 +85,8 @@ class ModelConfig:
                 d,
                 "the unbiased std divides by D - 1",
             )
+        thr = check_real("threshold", self.threshold)
+        object.__setattr__(self, "threshold", 0.0 if thr == 0.0 else thr)  # -0.0 is 0.0
 
     # ------------------------------------------------------------------ derived sizes
     @property
@@ -152,13 +157,15 @@ class ModelConfig:
     # ------------------------------------------------------------------ JSON
     def to_dict(self) -> dict[str, Any]:
         """The configuration as a plain dict (``d_ff`` resolved; ``final_norm`` only when it is
-        not the spec's layout, ``ln_form`` only when it is not "torch", so the spec's files keep
-        their form)."""
+        not the spec's layout, ``ln_form`` only when it is not "torch" and ``threshold`` only when
+        nonzero, so the spec's files keep their form)."""
         data = asdict(self)
         if self.spec_layout:
             del data["final_norm"]
         if self.ln_form == DEFAULT_LN_FORM:
             del data["ln_form"]
+        if self.threshold == 0.0:
+            del data["threshold"]
         return data
 
     def to_json(self) -> str:

@@ -30,9 +30,10 @@ refuses another one), so they are skipped for it whatever the arguments say.
 What is still open is reported as uncertain, never guessed. ``method`` keeps three values:
 float64 (tiers 1-2), high precision (tiers 3-4), uncertain; ``tier`` tells the tiers apart.
 
-Labels, margin xi = 0: 1 if T(x) > 0 is proven, 0 if T(x) <= 0 is proven.
-Margin xi > 0: 1 if T >= xi, 0 if T <= -xi, -1 ("undecided", certified) if -xi < T < xi, all
-proven. Uncertain strings get label -2 and ``certified`` False.
+Labels (``verify.model.labels``, at the model's ``config.threshold`` t, 0 in the spec): with
+D(x) = T(x) - t, margin xi = 0: 1 if D(x) > 0 is proven, 0 if D(x) <= 0 is proven.
+Margin xi > 0: 1 if D >= xi, 0 if D <= -xi, -1 ("undecided", certified) if -xi < D < xi, all
+proven. Uncertain strings get label -2 and ``certified`` False. ``T`` holds T(x) itself.
 """
 
 from __future__ import annotations
@@ -42,7 +43,6 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
-from flint import arb
 
 from verify._threads import numba_threads_for, one_blas_thread
 from verify.boolean.function import MAX_BIT_STRINGS_N, BooleanFunction, all_bit_strings
@@ -54,6 +54,8 @@ from verify.model.labels import (
     LABEL_UNCERTAIN,
     LABEL_UNDECIDED,
     _labels_from_midrad,
+    label_arb,
+    relative_to_threshold,
 )
 from verify.model.params import Params
 from verify.model.reference import run_generic
@@ -178,25 +180,6 @@ class CertifiedTruthTable:
         return BooleanFunction(self.label.astype(np.uint8))
 
 
-def _label_arb(t: arb, margin: float) -> int:
-    if not t.is_finite():
-        return LABEL_UNCERTAIN
-    if margin == 0.0:
-        if t > 0:
-            return 1
-        if t <= 0:
-            return 0
-        return LABEL_UNCERTAIN
-    xi = arb(margin)
-    if t >= xi:
-        return 1
-    if t <= -xi:
-        return 0
-    if t > -xi and t < xi:
-        return LABEL_UNDECIDED
-    return LABEL_UNCERTAIN
-
-
 def certified_float64(
     params: Params,
     bits: np.ndarray,
@@ -238,6 +221,7 @@ def _float64_stage(
     at all: every string is left open with T = NaN for the double-double tier, which then
     supplies every midpoint. engine "numpy": the MidRad arrays pass for every string."""
     size = 1 << n
+    thr = params.config.threshold
     t = np.empty(size)
     label = np.empty(size, dtype=np.int8)
     tier = np.full(size, TIER_UNCERTAIN, dtype=np.int8)
@@ -245,14 +229,15 @@ def _float64_stage(
     def settle(start: int, stop: int, mid: np.ndarray, rad: np.ndarray) -> np.ndarray:
         t[start:stop] = mid
         if engine == "numpy":
-            label[start:stop] = _labels_from_midrad(mid, rad, xi)
+            label[start:stop] = _labels_from_midrad(mid, rad, xi, thr)
             tier[start:stop][label[start:stop] != LABEL_UNCERTAIN] = TIER_EXHAUSTIVE
         else:  # the same labels, one parallel pass (kernels.labels)
             from verify.model.kernels.labels import midrad_labels
 
             # up to _CHUNK strings: ~0.3 ms on one thread, not worth waking another
+            d, r = relative_to_threshold(mid, rad, thr)
             with numba_threads_for(stop - start, _CHUNK + 1):
-                n_open = midrad_labels(mid, rad, xi, TIER_EXHAUSTIVE, label[start:stop],
+                n_open = midrad_labels(d, r, xi, TIER_EXHAUSTIVE, label[start:stop],
                                        tier[start:stop])  # fmt: skip
             if n_open == 0:
                 return np.arange(0)
@@ -271,11 +256,12 @@ def _float64_stage(
         ev.exhaustive(0, size)
     # probe one block: models whose radii settle little go to the per-string kernel
     mid, rad = ev.exhaustive(0, 1 << ev.lo_bits)
-    open_probe = np.count_nonzero(_labels_from_midrad(mid, rad, xi) == LABEL_UNCERTAIN)
+    open_probe = np.count_nonzero(_labels_from_midrad(mid, rad, xi, thr) == LABEL_UNCERTAIN)
     first_pass = open_probe <= mid.size // 2
     if not first_pass and skip_to_dd:
         mid, rad = ev.per_string(np.arange(min(size, 1 << ev.lo_bits)))
-        if np.count_nonzero(_labels_from_midrad(mid, rad, xi) == LABEL_UNCERTAIN) > mid.size // 2:
+        lab = _labels_from_midrad(mid, rad, xi, thr)
+        if np.count_nonzero(lab == LABEL_UNCERTAIN) > mid.size // 2:
             t.fill(np.nan)
             label.fill(LABEL_UNCERTAIN)
             return t, label, tier
@@ -290,7 +276,7 @@ def _float64_stage(
         if open_idx.size:
             mid, rad = ev.per_string(open_idx)
             t[open_idx] = mid
-            label[open_idx] = lab = _labels_from_midrad(mid, rad, xi)
+            label[open_idx] = lab = _labels_from_midrad(mid, rad, xi, thr)
             tier[open_idx[lab != LABEL_UNCERTAIN]] = TIER_PER_STRING
     return t, label, tier
 
@@ -308,7 +294,7 @@ def _double_double_stage(
     for start in range(0, todo.size, _CHUNK):
         idx = todo[start : start + _CHUNK]
         mid, rad = dd_T(params, bits_of(idx, n), inputs=inputs)
-        lab = _labels_from_midrad(mid, rad, xi)
+        lab = _labels_from_midrad(mid, rad, xi, params.config.threshold)
         done = lab != LABEL_UNCERTAIN
         label[idx[done]] = lab[done]
         tier[idx[done]] = TIER_DOUBLE_DOUBLE
@@ -412,6 +398,7 @@ def _truth_table(
 ) -> CertifiedTruthTable:
     """One margin's table (arguments validated by ``truth_tables``)."""
     use_dd = double_double and engine == "numba" and (1 << n) >= DOUBLE_DOUBLE_MIN_OPEN
+    thr = params.config.threshold
     sub = None
     if subcube:
         from verify.model.subcube import certify_subcubes
@@ -438,7 +425,7 @@ def _truth_table(
         for start in range(0, todo.size, _ARB_BATCH):
             idx = todo[start : start + _ARB_BATCH]
             balls = enclose_output(params, bits_of(idx, n), prec=prec, radius=radius)
-            labs = np.array([_label_arb(ball, xi) for ball in balls], dtype=np.int8)
+            labs = np.array([label_arb(ball, xi, thr) for ball in balls], dtype=np.int8)
             done = labs != LABEL_UNCERTAIN
             label[idx[done]] = labs[done]
             method[idx[done]] = METHOD_HIGH_PRECISION

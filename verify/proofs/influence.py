@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import sympy as sp
 
-from verify.proofs.methods import arb_step, sympy_identity, z3_step
+from verify.proofs.methods import Use, arb_step, sympy_identity, z3_step
 
 __all__ = ["ATT_N_A", "ATT_N_B", "ATT_OTHER_A", "ATT_OTHER_B", "E_SOFTMAX", "LN_FACTOR", "SYM"]
 
@@ -134,14 +134,42 @@ z3_step(
     sp.Le((1 + z) * (1 + z2), tau * tau2),
     sp.Le((1 + z) * (1 + z2), tau * tau2 / 2),
 )
+_HM = 2 * z * z2 / (z + z2)
 z3_step(
     "lemma_2_9.ln_factor",
     ST,
     "Step 2, remarks: each layer norm contributes (g_k/4) rho_k",
     DOC,
-    [g >= 0, e >= 0, H >= 0, rho >= 1, H <= rho / 4, d <= g * H * e],
+    [
+        g >= 0,
+        e >= 0,
+        z > 0,
+        z2 > 0,
+        1 + z <= tau,
+        1 + z2 <= tau2,
+        sp.Eq(rho, tau * tau2),
+        d <= g * _HM * e,
+        _HM <= sp.sqrt(z * z2),
+        sp.sqrt(z * z2) <= (1 + z) * (1 + z2) / 4,
+        (1 + z) * (1 + z2) <= tau * tau2,
+    ],
     sp.Le(d, LN_FACTOR * rho * e),
     sp.Le(d, LN_FACTOR * rho * e / 2),
+    uses=(
+        Use("lemma_2_9.hm_le_gm", {"z": z, "z'": z2}, _HM <= sp.sqrt(z * z2)),
+        Use(
+            "lemma_2_9.gm_le_tau",
+            {"z": z, "z'": z2},
+            sp.sqrt(z * z2) <= (1 + z) * (1 + z2) / 4,
+        ),
+        Use(
+            "lemma_2_9.tau_product",
+            {"z": z, "z'": z2, "tau": tau, "tau'": tau2},
+            (1 + z) * (1 + z2) <= tau * tau2,
+        ),
+    ),
+    note="the endpoint bound moves the output by g H(z, z') e, H = 2 z z'/(z + z') (ln_endpoint,"
+    " Hoelder for the gain); H <= sqrt(z z') <= (1 + z)(1 + z')/4 <= tau tau'/4 = rho/4",
     facts=(
         "lemma_2_9.ln_endpoint",
         "lemma_2_9.hm_le_gm",

@@ -7,7 +7,7 @@ from __future__ import annotations
 import sympy as sp
 
 from verify.proofs.core import Verdict
-from verify.proofs.methods import custom_step, sympy_identity, z3_step
+from verify.proofs.methods import Use, custom_step, sympy_identity, z3_step
 
 __all__ = ["LIP"]
 
@@ -84,14 +84,20 @@ z3_step(
         c1**2 + rest > 0,
         c1**2 <= (D - 1) * rest,
         nrm >= 0,
+        var >= 0,
+        eps >= 0,
+        var + eps > 0,
+        sp.Eq(nrm * (var + eps), D * var),
         nrm <= D,
         nrm * (c1**2 + rest) >= 0,
         gh * gh * (c1**2 + rest) <= c1**2 * nrm,
     ],
     sp.Le(sp.Abs(gh), sp.sqrt(D - 1)),
     sp.Le(sp.Abs(gh), sp.sqrt(D - 1) / 2),
-    facts=("axiom.cauchy_schwarz", "lemma_2_9.ln_output_bound"),
-    note="c_1 = -sum_{i>1} c_i, so c_1^2 <= (D-1) r (Cauchy-Schwarz); g-hat_1^2 = c_1^2 n2/|c|^2",
+    facts=("axiom.cauchy_schwarz",),
+    uses=(Use("lemma_2_9.ln_output_bound", {"var": var, "epsilon": eps, "D": D}, nrm <= D),),
+    note="n2 = |g-hat|^2 = D var/(var + eps) <= D (ln_output_bound); c_1 = -sum_{i>1} c_i,"
+    " so c_1^2 <= (D-1) r (Cauchy-Schwarz); g-hat_1^2 = c_1^2 n2/|c|^2",
 )
 du, dgam, dbe, out = sp.symbols("du dgamma dbeta dout", real=True)
 z3_step(
@@ -106,7 +112,9 @@ z3_step(
         dgam >= 0,
         dbe >= 0,
         D >= 2,
+        var >= 0,
         zz >= 0,
+        zz <= (var + eps) ** sp.Rational(-1, 2),
         zz <= eps ** sp.Rational(-1, 2),
         out <= g * zz * du + sp.sqrt(D - 1) * dgam + dbe,
     ],
@@ -118,6 +126,13 @@ z3_step(
         "lemma_3_1.centred_entry",
         "axiom.hoelder_gain",
         "axiom.triangle",
+    ),
+    uses=(
+        Use(
+            "lemma_3_2.z_max",
+            {"var": var, "epsilon": eps},
+            zz <= eps ** sp.Rational(-1, 2),
+        ),
     ),
 )
 

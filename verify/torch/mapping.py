@@ -288,7 +288,7 @@ def _pad_rows(value: object, rows: int) -> object:
 
 _OVERRIDES = (
     "n_heads", "ln_eps", "norm_first", "final_norm", "eos", "pos_encoding", "embedding",
-    "ln_affine", "ln_form",
+    "ln_affine", "threshold", "ln_form",
 )  # fmt: skip
 
 
@@ -301,7 +301,8 @@ def infer_config(
 ) -> ModelConfig:
     """The ModelConfig of a torch model or state_dict, inferred where the weights tell.
 
-    From the shapes: d_model, n_layers, d_ff, max_len (position rows - 1), embedding ("concat"
+    From the shapes: d_model, n_layers, d_ff, max_len (position rows - 1 with eos; the rows
+    without eos, a table of N rows serving N bits), embedding ("concat"
     when the tables are D/2 wide), pos_encoding ("learned" when a position table exists), eos
     (a 3-row token table). From an nn.Module also: n_heads, ln_eps, norm_first (of its
     nn.TransformerEncoderLayer modules, at any depth). ``fields`` override or complete these
@@ -346,6 +347,10 @@ def infer_config(
         inferred["norm_first"] = any(k.startswith("final_norm.") for k in spec)
     inferred["final_norm"] = any(k.startswith("final_norm.") for k in spec)
     inferred.update(fields)
+    if "pos_embedding" in spec and "max_len" not in fields and not inferred.get("eos", True):
+        # no eos: a table of R rows serves N = R bits (positions 0..N-1); the file keeps
+        # max_len + 1 rows, the last one padded by from_torch and never read (model-spec)
+        inferred["max_len"] = int(_shape(spec["pos_embedding"])[0])
     for required, why in (
         ("n_heads", "the number of heads (a state_dict does not tell it)"),
         (
