@@ -81,7 +81,8 @@ def test_their_model_is_certified_equal_to_its_argmax(form, trained, capsys) -> 
     assert np.array_equal(ones.astype(int), _argmax(model, bits))  # the module's own argmax
     assert res["family"]["agree"] == 1 << N  # trained to 100% on 3-sparse parity
     assert res["profile"] == [0, 0, 0, 64, 0, 0, 0]
-    assert res["module_signs"] == {"agree": 64, "of": 64}
+    pred = res["module_predictions"]
+    assert (pred["agree"], pred["of"]) == (64, 64)
     assert "parameter_radius" in res  # sqrt(8) E and w_1 - w_0 carried with their radii
     given = " ".join(res["loading"]["given"])
     assert f"layer norm {form}" in given and "probing" in given
@@ -97,7 +98,8 @@ def test_a_wrapper_with_prefix_and_module(trained, tmp_path, capsys) -> None:
             "--prefix", "model.", "--token-ids", "2,3,0", "--json"]  # fmt: skip
     code, err, out = run_cli(argv, capsys)
     assert code == 0, err
-    assert json.loads(out)["module_signs"] == {"agree": 64, "of": 64}
+    pred = json.loads(out)["module_predictions"]
+    assert (pred["agree"], pred["of"]) == (64, 64)
 
 
 def _naive_state(model) -> dict[str, torch.Tensor]:
@@ -129,10 +131,13 @@ def test_the_naive_conversion_is_named_or_refused(trained, tmp_path, capsys) -> 
     path = tmp_path / "naive.pt"
     torch.save(_naive_state(model), path)
     flags = ["-N", str(N), "-H", "2", "--eps", "1e-6", "--norm", "pre", "--final-norm", "yes",
-             "--activation", "relu", "--eos", "yes"]  # fmt: skip
+             "--activation", "relu", "--eos", "yes", "--threshold", "0"]  # fmt: skip
     code, err, out = run_cli(["check-model", str(path), *flags], capsys)
     assert code == 0, err  # a bare state_dict: nothing to compare with, but the formula is named
     assert "given: layer norm torch: LN(v) = gamma (v - mean) / sqrt(var_biased + eps)" in out
+    code, err, out = run_cli(["check-model", str(path), *flags, "--json"], capsys)
+    others = {o["flags"]: o for o in json.loads(out)["layout"]["other_layouts"]}
+    assert others["--ln-form annotated"]["compared"] > 0  # the other formula, run and compared
     bits = all_bit_strings(N)
     with torch.no_grad():
         logits = model(*B.source(torch.from_numpy(bits.astype(np.int64))))

@@ -189,8 +189,10 @@ def certified_float64(
 ) -> tuple[np.ndarray, np.ndarray]:
     """(midpoint, radius) of T for each string by a rigorous float64 pass: the Numba kernel
     (``engine="numba"``) or the vectorised numpy MidRad pass (``"numpy"``, which also takes
-    parameter balls ``radius``: name -> radius array)."""
-    if engine == "numpy":
+    parameter balls ``radius``: name -> radius array). A model the kernels do not compute
+    (``ln_form`` other than torch's) or parameter balls run the MidRad pass whatever ``engine``
+    says."""
+    if engine == "numpy" or params.config.ln_form != "torch" or radius:
         res = run_generic(MidRadContext(), params, bits, readout_only=True, radius=radius)
         return res.T.mid, res.T.rad
     from verify.model.fast import fast_T  # Numba kernels load (or compile) on first use
