@@ -84,7 +84,13 @@ def main() -> None:
             if proc.returncode == 0 and saved.exists():
                 table = truth_table(Params.load(saved), n)
                 agree = f"{int(np.sum(table.label == own))}/{1 << n}"
-            warn = [ln.strip()[:90] for ln in proc.stdout.splitlines() if "WARNING" in ln]
+            warn = [
+                ln.split("with ", 1)[1].split(" the same file")[0]
+                for ln in proc.stdout.splitlines()
+                if "WARNING: with" in ln
+            ]
+            if warn:
+                warn = ["another function with " + ", ".join(warn)]
             err = proc.stderr.strip().splitlines()[-1][:120] if proc.returncode else ""
             rows.append((name, f"{acc:.3f}", f"{train_s:.0f}", form, proc.returncode,
                          f"{secs:.1f}", agree, err or "; ".join(warn)))  # fmt: skip

@@ -127,7 +127,7 @@ def test_checkpoint_forms_and_errors(worked_example, tmp_path, capsys) -> None:
     assert main(["check-model", str(whole), "-N", "4", "--trust-pickle", "--threshold", "0"]) == 0
     out = capsys.readouterr().out
     assert "the torch module's outputs agree with the spec pass on all 16 strings" in out
-    assert "own predictions (output > 0) agree with the certified labels on 16 of 16" in out
+    assert "own predictions (output > 0.0) agree with the certified labels on 16 of 16" in out
     assert main(["check-model", str(npz), "-N", "5", "--family", "majority"]) == 0
     assert "target majority" in capsys.readouterr().out
 

@@ -132,8 +132,11 @@ def test_wrong_heads_or_norm_on_a_bare_state_dict_is_named(trained, capsys):
             assert others[true_flag]["differ"] > 0
         code, out, _ = _run([str(where / "sd.pt"), *flags, "-N", str(N), "--threshold", "0.5"],
                             capsys)  # fmt: skip
+        assert "layout: stated by the flags" in out and true_flag in out  # named either way
         if others[true_flag]["differ"]:
             assert f"WARNING: with {true_flag} the same file computes a different function" in out
+        else:  # the same labels on every string: listed as such
+            assert "the same certified labels on 64 strings with:" in out
 
 
 def test_module_kwargs_errors(trained, capsys):

@@ -392,7 +392,7 @@ def load_checkpoint(args: argparse.Namespace) -> tuple[Any, dict[str, Any], Any]
         if args.threshold is not None and args.threshold != thr:
             raise ValidationError(
                 "--threshold",
-                f"{thr:g}, the threshold {path.name} holds"
+                f"{thr!r}, the threshold {path.name} holds"
                 + ("" if thr else " (a file without the field: the spec's 0)"),
                 args.threshold,
                 "the file states the label rule; to certify another, save the model with"
@@ -401,7 +401,7 @@ def load_checkpoint(args: argparse.Namespace) -> tuple[Any, dict[str, Any], Any]
         info = {
             "format": "model-spec .npz",
             "given": [
-                f"label 1 iff T(x) > {thr:g} (the file's threshold)",
+                f"label 1 iff T(x) > {thr!r} (the file's threshold)",
                 layer_norm_line(params.config, "the parameter file"),
             ],
             "assumed": [],
@@ -461,7 +461,7 @@ def load_checkpoint(args: argparse.Namespace) -> tuple[Any, dict[str, Any], Any]
             f"pos_embedding: {len(spec['pos_embedding'])} rows serve N <= {cfg.max_len} bits (no"
             " eos); the file's layout adds a zero row, never read"
         )
-    given = [f"label 1 iff the output > {cfg.threshold:g} (--threshold)"]
+    given = [f"label 1 iff the output > {cfg.threshold!r} (--threshold)"]
     if module is None:
         given.append(
             f"{'pre' if cfg.norm_first else 'post'}-LN, final norm {args.final_norm},"

@@ -437,7 +437,7 @@ def _print(out: dict[str, Any]) -> None:
     )
     tt = out["truth_table"]
     print(
-        f"certified truth table, N={out['N']}, label 1 iff T(x) > {out['threshold']:g}:"
+        f"certified truth table, N={out['N']}, label 1 iff T(x) > {out['threshold']!r}:"
         f" {tt['strings']} strings, {tt['ones']} ones,"
         f" {tt['zeros']} zeros; settled by float64 {tt['float64']}, high precision"
         f" {tt['high_precision']}, uncertain {tt['uncertain']}"
@@ -461,7 +461,7 @@ def _print(out: dict[str, Any]) -> None:
     if "module_predictions" in out:
         ms = out["module_predictions"]
         print(
-            f"the module's own predictions (output > {ms['threshold']:g}) agree with the"
+            f"the module's own predictions (output > {ms['threshold']!r}) agree with the"
             f" certified labels on {ms['agree']} of {ms['of']} certified strings compared"
             + (
                 f"; first disagreements {ms['first_disagreements']}"

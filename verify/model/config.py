@@ -150,7 +150,8 @@ class ModelConfig:
                 "N",
                 f"an integer <= max_len={self.max_len} with learned positions",
                 n,
-                "the learned position table has max_len + 1 rows",
+                "the learned position table serves N <= max_len bits"
+                + (" and eos" if self.eos else ""),
             )
         return n
 
