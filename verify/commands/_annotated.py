@@ -13,6 +13,91 @@ from verify.errors import ValidationError
 NORM_FLAG = {"pre": True, "post": False, None: None}
 
 
+def add_layer_norm_options(g: Any) -> None:
+    """--eps (its help states both formulas) and --ln-form."""
+    g.add_argument(
+        "--eps",
+        type=float,
+        default=None,
+        help="layer-norm eps: torch's form gamma (v - mean) / sqrt(var_biased + eps) + beta"
+        " (nn.LayerNorm's default 1e-5); with --ln-form annotated a (v - mean) /"
+        " (std_unbiased + eps) + b",
+    )
+    g.add_argument(
+        "--ln-form",
+        choices=("torch", "annotated"),
+        default=None,
+        help="the layer norm's formula: torch (nn.LayerNorm, the default) or annotated (the"
+        " annotated transformer's: unbiased std, eps added to the std)",
+    )
+
+
+def add_annotated_options(g: Any) -> None:
+    """--token-ids, --embed-scale, --show-keys."""
+    g.add_argument(
+        "--token-ids",
+        default=None,
+        metavar="ZERO,ONE,END",
+        help="token ids of '0', '1' and the end token in a larger vocabulary (e.g. 2,3,0)",
+    )
+    g.add_argument(
+        "--embed-scale",
+        choices=("sqrt-d", "1"),
+        default=None,
+        help="token embeddings multiplied by sqrt(D) (the annotated transformer's) or not",
+    )
+    g.add_argument(
+        "--show-keys", action="store_true", help="list the file's keys and shapes (on stderr)"
+    )
+
+
+def names_the_module_takes(
+    state: dict[str, Any], want: set[str], prefix: str | None
+) -> dict[str, Any]:
+    """``state`` as it is when its names are the module's (``want``), else with ``prefix``
+    stripped when that gives the module's names (``--prefix`` with ``--module``: the prefix
+    names a part of the file, or the module is a wrapper holding it)."""
+    if prefix and set(state) != want:
+        stripped = {k[len(prefix) :]: v for k, v in state.items() if k.startswith(prefix)}
+        return stripped if set(stripped) == want else state
+    return state
+
+
+def state_mismatch(want: set[str], state: dict[str, Any], exc: BaseException) -> str:
+    """One short line for a state_dict the module does not take (not torch's long message)."""
+    missing, extra = sorted(want - set(state)), sorted(set(state) - want)
+    if missing or extra:
+        return (
+            f"{len(missing)} of its arrays missing (e.g. {missing[:2]}), {len(extra)} unexpected"
+            f" (e.g. {extra[:2]})"
+        )
+    return str(exc).splitlines()[0][:160]
+
+
+def layer_norm_line(config: Any, source: str) -> str:
+    """The ``given:`` line of the layer norm the passes compute: its formula and eps."""
+    from verify.model.ln_forms import ln_formula
+
+    return f"layer norm {config.ln_form}: {ln_formula(config.ln_form, config.ln_eps)} ({source})"
+
+
+def load_if_annotated(
+    args: argparse.Namespace, state: dict[str, Any], module: Any, prefix: str | None
+) -> tuple[Any, dict[str, Any], Any] | None:
+    """``--show-keys``'s list (stderr); then :func:`load_annotated` when the names (after
+    ``prefix``) are the annotated transformer's, else None (the usual mapping)."""
+    import sys
+
+    from verify.torch.annotated import is_annotated
+
+    if getattr(args, "show_keys", False):
+        for name, value in state.items():
+            print(f"  key {name} {tuple(value.shape)}", file=sys.stderr)
+    if prefix:
+        state = {k[len(prefix) :]: v for k, v in state.items() if k.startswith(prefix)}
+    return load_annotated(args, state, module, args.n_bits) if is_annotated(state) else None
+
+
 def _token_ids(text: str | None) -> tuple[int, int, int] | None:
     if text is None:
         return None

@@ -14,6 +14,14 @@ import re
 from pathlib import Path
 from typing import Any
 
+from verify.commands._annotated import (
+    add_annotated_options,
+    add_layer_norm_options,
+    layer_norm_line,
+    load_if_annotated,
+    names_the_module_takes,
+    state_mismatch,
+)
 from verify.errors import ValidationError
 
 # the layout flags a bare state_dict needs (the file cannot tell them): flag -> its choices
@@ -29,21 +37,7 @@ def add_checkpoint_options(p: argparse.ArgumentParser) -> None:
     """The flags that say what a torch file does not (see docs/torch.md)."""
     g = p.add_argument_group("what a bare state_dict does not tell (required, no defaults)")
     g.add_argument("-H", "--n-heads", type=int, default=None, help="attention heads")
-    g.add_argument(
-        "--eps",
-        type=float,
-        default=None,
-        help="layer-norm eps: torch's form gamma (v - mean) / sqrt(var_biased + eps) + beta"
-        " (nn.LayerNorm's default 1e-5); with --ln-form annotated a (v - mean) /"
-        " (std_unbiased + eps) + b",
-    )
-    g.add_argument(
-        "--ln-form",
-        choices=("torch", "annotated"),
-        default=None,
-        help="the layer norm's formula: torch (nn.LayerNorm, the default) or annotated (the"
-        " annotated transformer's: unbiased std, eps added to the std)",
-    )
+    add_layer_norm_options(g)
     g.add_argument("--norm", choices=("post", "pre"), default=None, help="norm placement")
     g.add_argument("--pre-ln", dest="norm", action="store_const", const="pre", help="--norm pre")
     g.add_argument("--post-ln", dest="norm", action="store_const", const="post", help="--norm post")
@@ -62,21 +56,7 @@ def add_checkpoint_options(p: argparse.ArgumentParser) -> None:
         " unless written)",
     )
     g.add_argument("--prefix", default=None, help="strip this prefix from every name first")
-    g.add_argument(
-        "--token-ids",
-        default=None,
-        metavar="ZERO,ONE,END",
-        help="token ids of '0', '1' and the end token in a larger vocabulary (e.g. 2,3,0)",
-    )
-    g.add_argument(
-        "--embed-scale",
-        choices=("sqrt-d", "1"),
-        default=None,
-        help="token embeddings multiplied by sqrt(D) (the annotated transformer's) or not",
-    )
-    g.add_argument(
-        "--show-keys", action="store_true", help="list the file's keys and shapes (on stderr)"
-    )
+    add_annotated_options(g)
     g.add_argument(
         "--key-map", action="append", default=[], metavar="OLD=NEW", help="rename (prefix if .)"
     )
@@ -257,20 +237,11 @@ def _build_module(
         ) from exc
     if not isinstance(module, torch.nn.Module):
         raise ValidationError("--module", f"{call} returning an nn.Module", type(module).__name__)
-    want = set(module.state_dict())
-    if prefix and set(state) != want:  # the prefix names a part of the file, not the module's
-        stripped = {k[len(prefix) :]: v for k, v in state.items() if k.startswith(prefix)}
-        state = stripped if set(stripped) == want else state
+    state = names_the_module_takes(state, set(module.state_dict()), prefix)
     try:
         module.load_state_dict(state, strict=True)
     except Exception as exc:
-        missing, extra = sorted(want - set(state)), sorted(set(state) - want)
-        text = (
-            f"{len(missing)} of its arrays missing (e.g. {missing[:2]}), {len(extra)} unexpected"
-            f" (e.g. {extra[:2]})"
-            if missing or extra
-            else str(exc).splitlines()[0][:160]
-        )
+        text = state_mismatch(set(module.state_dict()), state, exc)
         raise ValidationError(
             "--module",
             f"a model whose state_dict is CHECKPOINT's ({call})",
@@ -432,20 +403,9 @@ def load_checkpoint(args: argparse.Namespace) -> tuple[Any, dict[str, Any], Any]
             fmt = f"torch state_dict in the user's module {args.module}"
     else:
         raise ValidationError("CHECKPOINT", "a state_dict or an nn.Module", type(obj).__name__)
-    if getattr(args, "show_keys", False):
-        import sys
-
-        for name, value in state.items():
-            print(f"  key {name} {tuple(value.shape)}", file=sys.stderr)
-    from verify.torch.annotated import is_annotated
-
-    sub = state
-    if prefix:
-        sub = {k[len(prefix) :]: v for k, v in state.items() if k.startswith(prefix)}
-    if is_annotated(sub):
-        from verify.commands._annotated import load_annotated
-
-        return load_annotated(args, sub, module, args.n_bits)
+    annotated = load_if_annotated(args, state, module, prefix)
+    if annotated is not None:
+        return annotated
     spec, mapping = spec_state_dict(state, key_map=key_map, prefix=prefix)
     padded = any(new == "token_embedding" and "padded" in note for _, new, note in mapping.renames)
     fields = _layout_fields(args, spec, module, padded)
@@ -492,13 +452,6 @@ def load_checkpoint(args: argparse.Namespace) -> tuple[Any, dict[str, Any], Any]
         + notes,
     }
     return params, info, module
-
-
-def layer_norm_line(config: Any, source: str) -> str:
-    """The ``given:`` line of the layer norm the passes compute: its formula and eps."""
-    from verify.model.ln_forms import ln_formula
-
-    return f"layer norm {config.ln_form}: {ln_formula(config.ln_form, config.ln_eps)} ({source})"
 
 
 def load_reference_logits(path_text: str, n_bits: int) -> tuple[Any, Any, str]:
