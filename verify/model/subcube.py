@@ -138,7 +138,8 @@ def _bound(
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """(labels, radii, bit generators) of the sub-cubes ``codes`` over the bits ``order``."""
     mid, rad, gens = subcube_T(params, *_cubes(n, order, codes))
-    return _labels_from_midrad(mid, rad, xi), np.where(np.isnan(rad), np.inf, rad), gens
+    thr = params.config.threshold
+    return _labels_from_midrad(mid, rad, xi, thr), np.where(np.isnan(rad), np.inf, rad), gens
 
 
 def _probe_strings(
@@ -170,7 +171,7 @@ def _hopeless(
     t = run_generic(
         MidRadContext(), params, _probe_strings(n, order, codes, direction), readout_only=True
     ).T
-    lab = _labels_from_midrad(t.mid, t.rad, xi).reshape(-1, 2)
+    lab = _labels_from_midrad(t.mid, t.rad, xi, params.config.threshold).reshape(-1, 2)
     return (
         (lab[:, 0] != LABEL_UNCERTAIN) & (lab[:, 1] != LABEL_UNCERTAIN) & (lab[:, 0] != lab[:, 1])
     )
