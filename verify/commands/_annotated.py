@@ -15,9 +15,11 @@ NORM_FLAG = {"pre": True, "post": False, None: None}
 
 def add_layer_norm_options(g: Any) -> None:
     """--eps (its help states both formulas) and --ln-form."""
+    from verify.commands._options import eps_value
+
     g.add_argument(
         "--eps",
-        type=float,
+        type=eps_value,
         default=None,
         help="layer-norm eps: torch's form gamma (v - mean) / sqrt(var_biased + eps) + beta"
         " (nn.LayerNorm's default 1e-5); with --ln-form annotated a (v - mean) /"

@@ -96,16 +96,10 @@ def add_checkpoint_options(p: argparse.ArgumentParser) -> None:
 
 
 def _finite_real(text: str) -> float:
-    import argparse
-    import math
+    """A finite real number as typed (one that float64 turns into 0 or infinity refused)."""
+    from verify.commands._options import real_value
 
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a real number, got {text!r}") from None
-    if not math.isfinite(value):
-        raise argparse.ArgumentTypeError(f"expected a finite real number, got {text!r}")
-    return value
+    return real_value(text)
 
 
 def module_kwargs(text: str | None) -> dict[str, Any]:
@@ -345,10 +339,9 @@ def _layout_fields(
 def load_checkpoint(args: argparse.Namespace) -> tuple[Any, dict[str, Any], Any]:
     """(Params, info about the loading, the user's torch module if one was given)."""
     from verify.model import Params
+    from verify.model.npz_file import regular_file
 
-    path = Path(args.checkpoint)
-    if not path.exists():
-        raise ValidationError("CHECKPOINT", "an existing file", str(path))
+    path = regular_file("CHECKPOINT", args.checkpoint, "an existing file")
     if args.module_kwargs is not None and not args.module:
         raise ValidationError("--module-kwargs", "--module FILE_OR_MODULE:NAME with it", "none")
     if path.suffix == ".npz":
