@@ -42,6 +42,12 @@ from verify.commands._cube import (
     table_results,
 )
 from verify.commands._options import add_allow_large, add_jobs, parse_param_value
+from verify.commands._table_json import (
+    add_table_option,
+    not_evaluated_for_ln_form,
+    packed_table,
+    refuse_executor,
+)
 from verify.commands._user_model import compare_user_model
 
 
@@ -70,11 +76,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     add_checkpoint_options(p)
     p.add_argument("--save", default=None, metavar="PARAMS.npz", help="write the spec parameters")
     p.add_argument("--json", action="store_true", help="print the results as JSON")
-    p.add_argument(
-        "--table",
-        action="store_true",
-        help="with --json: carry the certified truth table itself, bit-packed (see docs/torch.md)",
-    )
+    add_table_option(p)
     p.add_argument(
         "--executor",
         default=None,
@@ -150,15 +152,7 @@ def analyse(
     if not finite.all():
         out["beta_undefined"] = int(np.count_nonzero(~finite))
     if cfg.ln_form != "torch":
-        out["statements"] = [
-            {
-                "statement": "all",
-                "applies": False,
-                "says": "not evaluated: the papers' bounds and their constants are derived for"
-                f" torch's layer norm ({ln_formula('torch')}), not for this one"
-                f" ({ln_formula(cfg.ln_form)})",
-            }
-        ]
+        out["statements"] = [not_evaluated_for_ln_form(cfg.ln_form)]
         return out
     if not cfg.spec_layout:
         out["statements"] = [
@@ -308,24 +302,6 @@ def analyse(
     return out
 
 
-def packed_table(table: Any) -> dict[str, Any]:
-    """The certified table bit-packed: bit i of the bytes (little-endian bit order within each
-    byte, ``np.packbits(..., bitorder="little")``) is string i (x_1 the least significant bit of
-    i, model-spec's order), as hex text: ``ones`` the strings certified 1, ``certified`` the
-    strings certified 0 or 1 (a string in neither is 0 only where it is certified)."""
-    import numpy as np
-
-    def pack(mask: Any) -> str:
-        return np.packbits(np.asarray(mask, dtype=bool), bitorder="little").tobytes().hex()
-
-    return {
-        "strings": int(table.label.size),
-        "encoding": "hex of packbits(bitorder=little): bit i = string i, x_1 = bit 0 of i",
-        "ones": pack(table.label == 1),
-        "certified": pack(table.certified & ((table.label == 0) | (table.label == 1))),
-    }
-
-
 _FLIP_CHUNK = 1 << 14  # strings per step of the Lemma 2.9 measurement
 
 
@@ -380,14 +356,7 @@ def run(args: argparse.Namespace) -> int:
     n_bits = args.n_bits
     cfg.check_n_bits(n_bits)
     executor = executor_spec(args)
-    if executor is not None and (radius or cfg.ln_form != "torch"):
-        raise ValidationError(
-            "--executor",
-            "a model with torch's layer norm and exact parameters (the sub-cube passes run the"
-            " Numba kernels)",
-            "parameter balls" if radius else f"ln_form {cfg.ln_form}",
-            "run without --executor (N <= 20)",
-        )
+    refuse_executor(executor, cfg, radius)
     if executor is None and n_bits > MAX_LOCAL_N:
         raise ValidationError(
             "-N",
