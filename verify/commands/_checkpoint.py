@@ -14,6 +14,7 @@ import re
 from pathlib import Path
 from typing import Any
 
+from verify.commands._options import eps_value
 from verify.errors import ValidationError
 
 # the layout flags a bare state_dict needs (the file cannot tell them): flag -> its choices
@@ -29,7 +30,7 @@ def add_checkpoint_options(p: argparse.ArgumentParser) -> None:
     """The flags that say what a torch file does not (see docs/torch.md)."""
     g = p.add_argument_group("what a bare state_dict does not tell (required, no defaults)")
     g.add_argument("-H", "--n-heads", type=int, default=None, help="attention heads")
-    g.add_argument("--eps", type=float, default=None, help="layer-norm eps (torch: 1e-5)")
+    g.add_argument("--eps", type=eps_value, default=None, help="layer-norm eps (torch: 1e-5)")
     g.add_argument("--norm", choices=("post", "pre"), default=None, help="norm placement")
     g.add_argument("--pre-ln", dest="norm", action="store_const", const="pre", help="--norm pre")
     g.add_argument("--post-ln", dest="norm", action="store_const", const="post", help="--norm post")
@@ -85,16 +86,10 @@ def add_checkpoint_options(p: argparse.ArgumentParser) -> None:
 
 
 def _finite_real(text: str) -> float:
-    import argparse
-    import math
+    """A finite real number as typed (one that float64 turns into 0 or infinity refused)."""
+    from verify.commands._options import real_value
 
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a real number, got {text!r}") from None
-    if not math.isfinite(value):
-        raise argparse.ArgumentTypeError(f"expected a finite real number, got {text!r}")
-    return value
+    return real_value(text)
 
 
 def module_kwargs(text: str | None) -> dict[str, Any]:
@@ -325,10 +320,9 @@ def _layout_fields(
 def load_checkpoint(args: argparse.Namespace) -> tuple[Any, dict[str, Any], Any]:
     """(Params, info about the loading, the user's torch module if one was given)."""
     from verify.model import Params
+    from verify.model.npz_file import regular_file
 
-    path = Path(args.checkpoint)
-    if not path.exists():
-        raise ValidationError("CHECKPOINT", "an existing file", str(path))
+    path = regular_file("CHECKPOINT", args.checkpoint, "an existing file")
     if args.module_kwargs is not None and not args.module:
         raise ValidationError("--module-kwargs", "--module FILE_OR_MODULE:NAME with it", "none")
     if path.suffix == ".npz":

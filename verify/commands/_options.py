@@ -122,6 +122,12 @@ def _real(
             raise argparse.ArgumentTypeError(f"expected a real number, got {text!r}") from None
         if value != value or value in (float("inf"), float("-inf")):
             raise argparse.ArgumentTypeError(f"expected a finite real number, got {text!r}")
+        if value == 0.0 and any(c in "123456789" for c in text.lower().split("e")[0]):
+            raise argparse.ArgumentTypeError(
+                f"expected a real number float64 holds, got {text!r} (it underflows to 0;"
+                " write 0 for zero)"
+            )
+        value += 0.0  # -0.0 is 0.0
         if strictly_positive and value <= 0:
             raise argparse.ArgumentTypeError(f"expected a real number > 0, got {text!r}")
         if minimum is not None and value < minimum:
@@ -139,6 +145,7 @@ def _real(
 positive_int = _int_at_least(1)
 nonnegative_int = _int_at_least(0)
 eps_value = _real(minimum=0.0)
+real_value = _real()
 scale_value = _real(strictly_positive=True, maximum=sys.float_info.max / 2)  # = MAX_SCALE
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import math
 from dataclasses import asdict, dataclass, fields
 from typing import Any
 
@@ -12,6 +13,13 @@ from verify.validation import check_choice, check_int, check_real
 
 POS_ENCODINGS = ("learned", "sinusoidal", "none")
 EMBEDDINGS = ("add", "concat")
+#: the fields of the contract's configuration (docs/model-spec.md): each changes the computed
+#: function, so a parameter file must carry every one (:meth:`ModelConfig.from_json`); the
+#: project's extensions (``final_norm``, ...) may be absent, which means the contract's meaning
+CONTRACT_FIELDS = (
+    "d_model", "n_layers", "n_heads", "d_ff", "ln_eps", "norm_first", "ln_affine", "eos",
+    "pos_encoding", "embedding", "max_len",
+)  # fmt: skip
 
 
 def _check_bool(name: str, value: object) -> bool:
@@ -65,7 +73,7 @@ class ModelConfig:
             object.__setattr__(self, "d_ff", 4 * d)
         check_int("d_ff", self.d_ff, minimum=1)
         eps = check_real("ln_eps", self.ln_eps, minimum=0.0)
-        object.__setattr__(self, "ln_eps", eps)
+        object.__setattr__(self, "ln_eps", eps + 0.0)  # -0.0 is 0.0: the same layer norm
         if self.final_norm is None:
             object.__setattr__(self, "final_norm", self.norm_first)
         for name in ("norm_first", "ln_affine", "eos", "final_norm"):
@@ -174,21 +182,71 @@ class ModelConfig:
         return json.dumps(self.to_dict(), sort_keys=True)
 
     @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> ModelConfig:
-        """Build from a dict; missing fields take the spec's defaults, unknown ones raise."""
+    def from_dict(cls, data: dict[str, Any], *, complete: bool = False) -> ModelConfig:
+        """Build from a dict; unknown fields raise; missing fields take the spec's defaults,
+        or with ``complete`` (a parameter file) every field of :data:`CONTRACT_FIELDS` is
+        required (an absent extension field means the contract's meaning)."""
         if not isinstance(data, dict):
             raise ValidationError("config", "a JSON object", type(data).__name__)
         known = {f.name for f in fields(cls)}
         unknown = sorted(set(data) - known)
         if unknown:
             raise ValidationError("config", "only the fields " + ", ".join(sorted(known)), unknown)
+        missing = [name for name in CONTRACT_FIELDS if name not in data] if complete else []
+        if missing:
+            raise ValidationError(
+                f"config.{missing[0]}",
+                "every field of the model contract in the file (each changes the function; no"
+                " default is assumed)",
+                "missing",
+                "missing: " + ", ".join(missing),
+            )
         return cls(**data)
 
     @classmethod
     def from_json(cls, text: str) -> ModelConfig:
-        """Inverse of :meth:`to_json`."""
+        """Inverse of :meth:`to_json`, for a parameter file: every contract field present
+        (``from_dict(complete=True)``), each field once (a repeated key is refused, not the
+        last one taken), and every number as written (a literal that float64 turns into 0
+        or infinity, such as 1e-400, is refused)."""
         try:
-            data = json.loads(text)
+            data = json.loads(
+                text,
+                object_pairs_hook=_object_without_repeats,
+                parse_float=_float_as_written,
+                parse_constant=_no_constant,
+            )
         except (TypeError, json.JSONDecodeError) as exc:
             raise ValidationError("config", "a JSON object", str(text)[:80]) from exc
-        return cls.from_dict(data)
+        return cls.from_dict(data, complete=True)
+
+
+def _object_without_repeats(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    """A JSON object as a dict, refusing a key given twice (json would keep the last)."""
+    out: dict[str, Any] = {}
+    for key, value in pairs:
+        if key in out:
+            raise ValidationError(
+                f"config.{key}", "each field once", f"{key} {out[key]!r} and {value!r}"
+            )
+        out[key] = value
+    return out
+
+
+def _float_as_written(text: str) -> float:
+    """A JSON number as float64, refusing one whose value float64 cannot hold: a nonzero
+    literal that underflows to 0 (1e-400 would turn eps > 0 into eps = 0, the other regime)
+    or one that overflows to infinity."""
+    value = float(text)
+    mantissa = text.lower().split("e")[0]
+    if value == 0.0 and any(c in "123456789" for c in mantissa):
+        raise ValidationError(
+            "config", "numbers float64 holds", text, "it underflows to 0 in float64"
+        )
+    if math.isinf(value):
+        raise ValidationError("config", "finite numbers", text, "it overflows float64")
+    return value
+
+
+def _no_constant(text: str) -> float:
+    raise ValidationError("config", "finite numbers (JSON has no NaN or Infinity)", text)

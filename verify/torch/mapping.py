@@ -141,6 +141,7 @@ def spec_state_dict(
     if not isinstance(state, Mapping):
         raise ValidationError("state_dict", "a mapping name -> tensor", type(state).__name__)
     found = tuple(state)
+    _check_dense(state)
     work = _apply_user_map(state, key_map, prefix)
     if not work:
         raise ValidationError(
@@ -184,6 +185,14 @@ def spec_state_dict(
             f"prefixes {sorted(layer_prefixes)}; {_keys_message(found)}",
         )
     encoder_prefix = ""
+    spec_indices = sorted({int(n.split(".")[1]) for n in out if n.startswith("layers.")})
+    for indices in [spec_indices, *layer_prefixes.values()]:
+        if indices and sorted(indices) != list(range(len(indices))):
+            raise ValidationError(
+                "state_dict",
+                "encoder layers numbered 0..L-1 (a layer left out would be skipped)",
+                f"layer indices {sorted(indices)}; {_keys_message(found)}",
+            )
     for lp, indices in layer_prefixes.items():
         order = {old: new for new, old in enumerate(sorted(indices))}
         for name, value in work.items():
@@ -269,6 +278,22 @@ def spec_state_dict(
             _keys_message(found),
         )
     return out, KeyMapping(tuple(renames), found)
+
+
+def _check_dense(state: Mapping[str, object]) -> None:
+    """Every tensor holds its values densely: a sparse or quantized tensor, or a meta tensor
+    (a shape without data), is refused naming it."""
+    for name, value in state.items():
+        if not isinstance(value, torch.Tensor):
+            continue
+        if value.device.type == "meta":
+            raise ValidationError(
+                name, "a tensor holding values", "a meta tensor (a shape without data)"
+            )
+        if value.layout != torch.strided or value.is_quantized:
+            raise ValidationError(
+                name, "a dense float tensor", f"a {value.layout} tensor", "save tensor.to_dense()"
+            )
 
 
 def _reshape(value: object, shape: tuple[int, ...]) -> object:
