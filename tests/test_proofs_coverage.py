@@ -39,6 +39,13 @@ def _bad_measure_halved(*args, **kwargs):
     return res
 
 
+def _threshold_off_by_one(c: int, tie: str = "zero") -> tuple[int, int]:
+    n_star, n_tail = _threshold(c, tie)
+    return n_star - 1, n_tail
+
+
+_threshold = majority.majority_polynomial_threshold
+
 ISSUE_WEAKENINGS = [
     (
         random_functions,
@@ -47,6 +54,12 @@ ISSUE_WEAKENINGS = [
         "sec_6_random_functions.chain_radius",
     ),
     (majority, "majority_lower_bound_exceeds", _majority_pi_4, "sec_5_majority.chain_predicate"),
+    (
+        majority,
+        "majority_polynomial_threshold",
+        _threshold_off_by_one,
+        "sec_5_majority.chain_threshold",
+    ),
     (cube_covering, "certify_bad_measure", _bad_measure_halved, "lemma_4_4.chain_certified_cover"),
     (
         majority,
