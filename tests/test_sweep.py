@@ -165,9 +165,8 @@ def _kill_and_resume(cmd: list[str], out: Path, n_cells: int, cwd: Path) -> str:
     proc = subprocess.Popen(
         cmd, cwd=cwd, start_new_session=True, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE
     )
-    deadline = time.monotonic() + 120
     try:
-        while time.monotonic() < deadline:
+        while True:  # no time limit: a busy machine only takes longer (the process is watched)
             if out.exists() and out.read_bytes().count(b"\n") >= 3:
                 break
             if proc.poll() is not None:
@@ -177,7 +176,7 @@ def _kill_and_resume(cmd: list[str], out: Path, n_cells: int, cwd: Path) -> str:
     finally:
         if proc.poll() is None:
             proc.kill()
-        proc.wait(timeout=30)
+        proc.wait()
         proc.stderr.close()
     assert proc.returncode == -signal.SIGKILL
     before = out.read_bytes()
@@ -185,7 +184,7 @@ def _kill_and_resume(cmd: list[str], out: Path, n_cells: int, cwd: Path) -> str:
     assert 3 <= n_before < n_cells, "the kill must land mid-sweep"
     done_before = {json.loads(x)["key"] for x in before.splitlines()[:n_before]}
 
-    res = subprocess.run(cmd, cwd=cwd, capture_output=True, text=True, timeout=300)
+    res = subprocess.run(cmd, cwd=cwd, capture_output=True, text=True)
     assert res.returncode == 0, res.stderr[-2000:]
     assert f"{len(done_before)} already done" in res.stderr  # finished cells were skipped
     complete = before[: before.rfind(b"\n") + 1]
