@@ -175,3 +175,25 @@ def test_reference_logits_written_the_docs_way_confirm_the_layout(trained, capsy
     wrong[1] = "1"
     code, out, err = _run([*base, *wrong], capsys)
     assert code == 1 and len(err.strip().splitlines()) == 1 and "first at string" in err
+
+
+def test_docs_commands_for_hr_models_parse_and_run(trained, capsys, monkeypatch) -> None:
+    """docs/torch.md's three commands for H&R's conventions, run on this fixture's files (the
+    page's names replaced by them): each exits 0."""
+    import re
+    import shlex
+
+    _, where, _ = trained
+    monkeypatch.syspath_prepend(str(HELPER.parent))
+    doc = (Path(__file__).resolve().parents[1] / "docs" / "torch.md").read_text()
+    (block,) = [b for b in re.findall(r"```bash\n(.*?)```", doc, flags=re.S) if "-kwargs" in b]
+    lines = [ln for ln in block.splitlines() if ln.startswith("python -m verify check-model")]
+    assert len(lines) == 3
+    swap = {"parity.pt": str(where / "sd.pt"), "parity_pickle.pt": str(where / "whole.pt"),
+            "train.py:HRTransformer": f"{HELPER}:HRTransformer", "8": str(N)}  # fmt: skip
+    for line in lines:
+        argv = [swap.get(a, a) for a in shlex.split(line)[4:]]
+        argv = [a.replace('"max_len": 8', f'"max_len": {N}') for a in argv]
+        code, out, err = _run(argv, capsys)
+        assert code == 0, (line, err)
+        assert "label 1 iff T(x) > 0.5" in out

@@ -83,21 +83,33 @@ def test_the_minkowski_form_needs_nonnegative_weights() -> None:
     assert "d_g >= 0" in AXIOMS["axiom.triangle"].text
 
 
+# axioms whose bound is not attained: the attack's best ratio lhs/rhs, and the weakening used
+LOOSE = {
+    "axiom.chen_stein": (0.5, "the AGG bound's constant is not attained; the draws reach 0.54"),
+}
+
+
 def test_each_attack_reaches_its_equality_cases(monkeypatch) -> None:
     """An attack with teeth: the same draws with every right side 10% smaller (an equality's
-    1% larger) report a violation, so the draws come near the axiom's equality cases."""
+    1% larger; halved for an axiom in LOOSE) report a violation, so the draws come near the
+    axiom's equality cases."""
     import verify.proofs.axioms as axioms_mod
 
     orig = axioms_mod.violation
 
-    def weakened(lhs, rhs, equality: bool = False):
-        return orig(lhs, np.asarray(rhs, dtype=float) * (1.01 if equality else 0.9), equality)
+    factor = {"value": 0.9}
 
-    monkeypatch.setattr(axioms_mod, "violation", weakened)
+    def weakened(lhs, rhs, equality: bool = False):
+        scale = 1.01 if equality else factor["value"]
+        return orig(lhs, np.asarray(rhs, dtype=float) * scale, equality)
+
     blunt = []
     for ax_id, ax in sorted(AXIOMS.items()):
         if ax_id == "axiom.positionwise_embedding":  # an equality with 0: nothing to scale
             continue
+        # the attack's own module reads `violation` (axioms.py, or a module importing it)
+        monkeypatch.setitem(ax.attack.__globals__, "violation", weakened)
+        factor["value"] = LOOSE.get(ax_id, (0.9, ""))[0]
         worst = max(ax.attack(np.random.default_rng(s), DRAWS).max() for s in range(10))
         if not worst > TOL:
             blunt.append(ax_id)
