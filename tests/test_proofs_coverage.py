@@ -81,3 +81,19 @@ def test_the_new_statements_are_proved_with_teeth(capsys) -> None:
     assert main(["prove", "--only", "Sec 5 MAJORITY", "--only", "Sec 6 random functions"]) == 0
     out = capsys.readouterr().out
     assert "sec_5_majority.lower_bound" in out and "sec_6_random_functions.chain_radius" in out
+
+
+@pytest.mark.parametrize("slack", [1e-6, 1e-9, 1e-12])
+def test_a_probability_check_with_slack_fails_its_chain(monkeypatch, slack) -> None:
+    """Issue 42: a check accepting up to 1 + 1e-6 passed (no point probed it); the chain now
+    probes the floats next to 0 and 1 and the usual tolerances on both sides."""
+    from verify.theory import probability
+
+    def loose(name: str, value: float) -> float:
+        v = float(value)
+        if math.isnan(v) or not -slack <= v <= 1 + slack:
+            raise probability.ProbabilityError(name)
+        return v
+
+    monkeypatch.setattr(probability, "checked_probability", loose)
+    assert OBLIGATIONS["trivial_bounds.chain_probability"].prove().status == "failed"
