@@ -238,3 +238,18 @@ def test_parameter_balls_route_to_the_tiers_that_take_them() -> None:
     huge = {"readout.bias": np.array(1e6)}  # a ball holding both signs of every T
     assert truth_table(params, 4, radius=huge).n_uncertain == 16
     assert math.isfinite(float(params["readout.bias"]))
+
+
+def test_the_docs_command_runs_as_written(trained, capsys) -> None:
+    """docs/torch.md's command for this model, its names replaced by this fixture's."""
+    import re
+    import shlex
+
+    doc = (Path(__file__).resolve().parents[1] / "docs" / "torch.md").read_text()
+    (block,) = [b for b in re.findall(r"```bash\n(.*?)```", doc, flags=re.S) if "token-ids" in b]
+    (line,) = [ln for ln in block.splitlines() if ln.startswith("python -m verify check-model")]
+    swap = {"clf.pt": str(trained["annotated"][1]),
+            "train.py:TransformerCLF": f"{HELPER}:annotated_model"}  # fmt: skip
+    code, err, out = run_cli([swap.get(a, a) for a in shlex.split(line)[3:]], capsys)
+    assert code == 0, err
+    assert "agrees on 64 of 64" in out and "layer norm annotated" in out

@@ -174,6 +174,7 @@ def _print_earned(outcomes) -> dict:
     statuses."""
     from collections import Counter
 
+    from verify.proofs.core import OBLIGATIONS
     from verify.proofs.status import earned_statuses, obligation_class
 
     sts = list(dict.fromkeys(o.obligation.statement for o in outcomes))
@@ -181,9 +182,37 @@ def _print_earned(outcomes) -> dict:
     classes = Counter(obligation_class(o.obligation) for o in outcomes)
     print("obligations by class: " + ", ".join(f"{k} {v}" for k, v in sorted(classes.items())))
     print(f"{'statement':24s} {'earned':14s} {'derivation':14s} weakest on its path")
+    done = {o.obligation.id for o in outcomes}
+    scope = set(_focus_scope_all(sts))
+    missing = {ob.statement for ob in OBLIGATIONS.values() if ob.statement in scope}
+    missing = {st for st in missing if any(
+        ob.id not in done for ob in OBLIGATIONS.values() if ob.statement == st)}  # fmt: skip
     for st, e in earned.items():
+        if _closure(st) & missing:  # some obligation on its path was not discharged
+            print(f"{st:24s} (not all of its path discharged: run without --only, or --focus)")
+            continue
         print(f"{st:24s} {e['status']:14s} {e['derivation']:14s} {e['weakest'] or '-'}")
     return earned
+
+
+def _closure(st: str) -> set[str]:
+    from verify.proofs.status import statement_uses
+
+    uses = statement_uses()
+    todo, seen = [st], set()
+    while todo:
+        cur = todo.pop()
+        if cur not in seen:
+            seen.add(cur)
+            todo.extend(uses.get(cur, ()))
+    return seen
+
+
+def _focus_scope_all(sts) -> set[str]:
+    out: set[str] = set()
+    for st in sts:
+        out |= _closure(st)
+    return out
 
 
 def _draw_focus(args, outcomes, scope, earned) -> None:
