@@ -24,6 +24,7 @@ import sys
 from dataclasses import dataclass, field
 from fractions import Fraction
 
+import _radius_mutants_tiers as tier_mutants
 import numpy as np
 
 KERNELS = "verify.model.kernels."
@@ -548,6 +549,7 @@ def install_python_intrinsics() -> None:
     importlib.import_module(KERNELS + "exhaustive")
     bodies = {"fma": _exact_fma, "ln_block": _ln_block}
     bodies.update({f"mlp_rows{n}": _mlp_rows(n) for n in (16, 8, 4, 1)})
+    bodies.update(tier_mutants.INTRINSICS)  # the exhaustive kernel at L >= 2 (issue 41)
     for mod in list(sys.modules.values()):
         if getattr(mod, "__name__", "").startswith("verify"):
             for name, body in bodies.items():
