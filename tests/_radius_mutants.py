@@ -472,6 +472,10 @@ MUTANTS = (
     ),
 )
 
+# ---------------- issue 41's block: the double-double tier, the exhaustive kernel at L >= 2 and
+# the sub-cube bounds (tests/_radius_mutants_tiers.py)
+MUTANTS = MUTANTS + tuple(Mutant(name, what, edits) for name, what, edits in tier_mutants.MUTANTS)
+
 BY_NAME = {m.name: m for m in MUTANTS}
 
 
@@ -615,11 +619,16 @@ def pytest_configure(config: object) -> None:
 
 
 def pytest_runtest_logreport(report: object) -> None:
-    """Append each failed test (id and crash message) to $VERIFY_RADIUS_MUTANT_REPORT."""
+    """Append each failed test (id, crash message, and whether it is a ``tier_count`` test) to
+    $VERIFY_RADIUS_MUTANT_REPORT."""
     path = os.environ.get("VERIFY_RADIUS_MUTANT_REPORT")
     if path and report.failed:
         crash = getattr(report.longrepr, "reprcrash", None)
         message = crash.message if crash is not None else str(report.longrepr)
+        record = {
+            "test": report.nodeid, "when": report.when, "message": message,
+            "tier_count": "tier_count" in report.keywords,
+        }  # fmt: skip
         with open(path, "a", encoding="utf-8") as fh:
-            fh.write(json.dumps({"test": report.nodeid, "when": report.when, "message": message}))
+            fh.write(json.dumps(record))
             fh.write("\n")
