@@ -25,10 +25,13 @@ the double-double tier, the exhaustive kernel at L >= 2 and the sub-cube bounds
 
 from __future__ import annotations
 
+import atexit
 import json
 import os
+import queue
 import subprocess
 import sys
+import threading
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
@@ -78,6 +81,65 @@ def file_order(mutant: str | None, files: tuple[str, ...] = FILES) -> list[str]:
     return first + [f for f in files if f not in first]
 
 
+def _env() -> dict[str, str]:
+    env = dict(os.environ)
+    env["NUMBA_DISABLE_JIT"] = "1"
+    env["PYTHONPATH"] = os.pathsep.join([str(ROOT), str(TESTS), env.get("PYTHONPATH", "")])
+    env.pop("VERIFY_RADIUS_MUTANT", None)
+    env.pop("VERIFY_RADIUS_MUTANT_REPORT", None)
+    return env
+
+
+class _ForkServer:
+    """One ``tests/_radius_forkserver.py`` process: the imports paid once, each run forked."""
+
+    def __init__(self) -> None:
+        self.proc = subprocess.Popen(
+            [sys.executable, str(TESTS / "_radius_forkserver.py")], cwd=ROOT, env=_env(),
+            stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True,
+        )  # fmt: skip
+        ready = self.proc.stdout.readline()
+        if not ready.strip():
+            raise RuntimeError("the radius mutation fork server did not start")
+
+    def run(self, env: dict[str, str], unset: list[str], args: list[str], out: Path) -> int:
+        req = {"env": env, "unset": unset, "args": args, "cwd": str(ROOT), "out": str(out),
+               "timeout": 600}  # fmt: skip
+        self.proc.stdin.write(json.dumps(req) + "\n")
+        self.proc.stdin.flush()
+        return int(json.loads(self.proc.stdout.readline())["code"])
+
+    def close(self) -> None:
+        self.proc.stdin.close()
+        self.proc.wait(timeout=60)
+
+
+_SERVERS: queue.Queue | None = None
+_SERVERS_LOCK = threading.Lock()
+
+
+def _servers() -> queue.Queue | None:
+    """WORKERS fork servers (None where os.fork is not available: a process per run)."""
+    global _SERVERS
+    if not hasattr(os, "fork"):
+        return None
+    with _SERVERS_LOCK:
+        if _SERVERS is None:
+            _SERVERS = queue.Queue()
+            for _ in range(WORKERS):
+                _SERVERS.put(_ForkServer())
+            atexit.register(_close_servers)
+        return _SERVERS
+
+
+def _close_servers() -> None:
+    global _SERVERS
+    if _SERVERS is not None:
+        while not _SERVERS.empty():
+            _SERVERS.get().close()
+        _SERVERS = None
+
+
 def run_rules(
     mutant: str | None,
     tmp_path: Path,
@@ -86,25 +148,36 @@ def run_rules(
 ) -> tuple[int, list[dict], str]:
     """Run the soundness tests (``files``, paths relative to tests/) without the JIT (with
     ``mutant`` applied), with ``-m "not tier_count"`` when ``without_tier_counts``: (exit code,
-    the failures reported, the output)."""
-    report = tmp_path / ("failures-no-counts.jsonl" if without_tier_counts else "failures.jsonl")
-    env = dict(os.environ)
-    env["NUMBA_DISABLE_JIT"] = "1"
-    env["PYTHONPATH"] = os.pathsep.join([str(ROOT), str(TESTS), env.get("PYTHONPATH", "")])
-    env["VERIFY_RADIUS_MUTANT_REPORT"] = str(report)
-    env.pop("VERIFY_RADIUS_MUTANT", None)
+    the failures reported, the output). Each run is a fresh pytest process: forked from a fork
+    server that did the imports once (``tests/_radius_forkserver.py``), or started anew."""
+    tag = "-no-counts" if without_tier_counts else ""
+    report = tmp_path / f"failures{tag}.jsonl"
+    log = tmp_path / f"output{tag}.txt"
+    extra = {"VERIFY_RADIUS_MUTANT_REPORT": str(report)}
     if mutant:
-        env["VERIFY_RADIUS_MUTANT"] = mutant
+        extra["VERIFY_RADIUS_MUTANT"] = mutant
     marks = ["-m", "not tier_count"] if without_tier_counts else []
-    cmd = [
-        sys.executable, "-m", "pytest", *(str(TESTS / f) for f in file_order(mutant, files)),
+    args = [
+        *(str(TESTS / f) for f in file_order(mutant, files)),
         "-x", "-q", "-p", "_radius_mutants", "-p", "no:cacheprovider", "-o", "addopts=", *marks,
     ]  # fmt: skip
-    proc = subprocess.run(cmd, cwd=ROOT, env=env, capture_output=True, text=True, timeout=600)
+    servers = _servers()
+    if servers is not None:
+        server = servers.get()
+        try:
+            code = server.run(extra, [] if mutant else ["VERIFY_RADIUS_MUTANT"], args, log)
+        finally:
+            servers.put(server)
+        out = log.read_text(errors="replace") if log.exists() else ""
+    else:  # pragma: no cover - platforms without fork
+        env = {**_env(), **extra}
+        proc = subprocess.run([sys.executable, "-m", "pytest", *args], cwd=ROOT, env=env,
+                              capture_output=True, text=True, timeout=600)  # fmt: skip
+        code, out = proc.returncode, proc.stdout + proc.stderr
     failures = []
     if report.exists():
         failures = [json.loads(line) for line in report.read_text().splitlines()]
-    return proc.returncode, failures, proc.stdout[-3000:] + proc.stderr[-3000:]
+    return code, failures, out[-6000:]
 
 
 def run_mutant(
