@@ -84,3 +84,41 @@ def test_double_double_radius_at_least_the_reference(
     tables = inputs.tables._replace(y0_rad=inputs.tables.y0_rad + R)
     _, r = dd_T(p, bits, inputs=dataclasses.replace(inputs, tables=tables))
     assert_at_least(r, ref.dd_radius(p, bits, tables.y0_rad), f"dd {name} {norm_first} {eps}")
+
+
+@pytest.mark.parametrize("name", ["gains_30_003", "out_proj", "ffn_w1", "values"])
+def test_double_double_box_corner_inside_the_radius(name: str) -> None:
+    """The exact error at a corner of the embeddings' box (token and position rows each moved
+    by R/2 along the sign of T's gradient, T of the moved model in arb at 256 bits) is inside
+    the double-double radius of the box, post-LN at eps = 0. Printed: error / radius (how much
+    of the worst-case chain of Lipschitz constants one corner realises)."""
+    from flint import arb
+
+    from verify.model.arith import arb_precision
+    from verify.model.enclosure import enclose_output
+    from verify.model.forward import forward
+
+    p = construct(name, False, 0.0)
+    bits = np.array([[0, 1, 1], [1, 1, 0]], dtype=np.uint8)
+    inputs = prepare_dd(p, 3)
+    tables = inputs.tables._replace(y0_rad=inputs.tables.y0_rad + R)
+    t, r = dd_T(p, bits, inputs=dataclasses.replace(inputs, tables=tables))
+    names = ("token_embedding", "pos_embedding")
+    base = forward(p, bits).T
+    for b in range(bits.shape[0]):
+        moved = {}
+        for nm in names:
+            grad = np.zeros(p[nm].size)
+            for q in range(grad.size):
+                step = np.zeros(p[nm].size)
+                step[q] = 1e-6
+                pq = p.with_arrays({nm: p[nm] + step.reshape(p[nm].shape)})
+                grad[q] = (forward(pq, bits[b : b + 1]).T[0] - base[b]) / 1e-6
+            moved[nm] = p[nm] + (0.5 * R * np.sign(grad)).reshape(p[nm].shape)
+        exact = enclose_output(p.with_arrays(moved), bits[b : b + 1], prec=256)[0]
+        with arb_precision(256):
+            err = abs(exact - arb(float(t[b])))
+            assert err <= arb(float(r[b])), (name, b, err, r[b])
+            print(
+                f"dd box corner {name} string {b}: error / radius {float(err.upper()) / r[b]:.3e}"
+            )
