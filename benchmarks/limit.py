@@ -29,15 +29,11 @@ import time
 
 
 def flops_per_string(d: int, h: int, d_ff: int, n_layers: int, n_positions: int) -> int:
-    """Flops one string needs (module doc): d width, h heads, d_ff MLP width, S positions."""
-    layer0 = 3 * d * h + d_ff * (3 * h + 4) + 2 * d * d_ff + 14 * d + 2 * d
-    high_sums = 2 * h * (d + 1)
-    later = 8 * d * d + h * n_positions * (4 * d // h + 20) + 4 * d * d_ff + 14 * d
-    readout = 2 * d
-    if n_layers == 1:
-        return layer0 + high_sums + readout
-    middle = (n_layers - 2) * n_positions * later
-    return n_positions * layer0 + high_sums + middle + later + readout
+    """Flops one string needs (module doc): d width, h heads, d_ff MLP width, S positions
+    (``verify.sizes.table_flops_per_string``, which check-model's estimates use too)."""
+    from verify.sizes import table_flops_per_string
+
+    return table_flops_per_string(d, h, d_ff, n_layers, n_positions)
 
 
 def machine_rate(seconds: float = 0.3) -> float:

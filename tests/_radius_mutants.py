@@ -472,6 +472,86 @@ MUTANTS = (
     ),
 )
 
+# ---- issue 44: the annotated-transformer layer norm (ln_form="annotated") -----------------
+# Its formula (verify.model.reference.layer_norm_ctx) and the MidRad rules it adds
+# (verify.model.arith: sqrt_nonneg), and the fail-closed guard of the torch-only passes;
+# killed by tests/test_radius_ln_forms.py.
+LN_FORM_MUTANTS = (
+    Mutant(
+        "ln_annotated_biased_std",
+        "annotated layer norm: the std divided by D instead of D - 1 (torch's biased variance)",
+        (
+            (
+                "verify.model.reference",
+                "ctx.sqrt_nonneg(squares / (d - 1))",
+                "ctx.sqrt_nonneg(squares / d)",
+            ),
+        ),
+    ),
+    Mutant(
+        "ln_annotated_eps_inside_root",
+        "annotated layer norm: eps inside the square root (torch's place) instead of on the std",
+        (
+            (
+                "verify.model.reference",
+                "z = ctx.reciprocal(ctx.sqrt_nonneg(squares / (d - 1)) + eps)",
+                "z = ctx.rsqrt(squares / (d - 1) + eps)",
+            ),
+        ),
+    ),
+    Mutant(
+        "sqrt_nonneg_rounding",
+        "MidRad sqrt: the rounding term U mid of the computed square root dropped",
+        (
+            (
+                "verify.model.arith",
+                "rad = np.minimum(linear, np.sqrt(x.rad) * (1 + 2 * U)) + U * mid",
+                "rad = np.minimum(linear, np.sqrt(x.rad) * (1 + 2 * U))",
+            ),
+        ),
+    ),
+    Mutant(
+        "sqrt_nonneg_linear_halved",
+        "MidRad sqrt: the linear term r / (sqrt(low) + sqrt(m)) halved",
+        (("verify.model.arith", "x.rad / den * (1 + U)", "x.rad / den * (1 + U) / 2"),),
+    ),
+    Mutant(
+        "sqrt_nonneg_hoelder_halved",
+        "MidRad sqrt: the Hoelder term sqrt(r) halved",
+        (
+            (
+                "verify.model.arith",
+                "np.sqrt(x.rad) * (1 + 2 * U)) + U * mid",
+                "np.sqrt(x.rad) * (1 + 2 * U) / 2) + U * mid",
+            ),
+        ),
+    ),
+    Mutant(
+        "sqrt_nonneg_low_at_midpoint",
+        "MidRad sqrt: the ball's low end replaced by its midpoint (linearised at m)",
+        (
+            (
+                "verify.model.arith",
+                "low = np.maximum(x.mid - x.rad, 0.0) * (1 - 2 * U)",
+                "low = np.maximum(x.mid, 0.0) * (1 - 2 * U)",
+            ),
+        ),
+    ),
+    Mutant(
+        "ln_form_guard_dropped",
+        "the torch-only passes' guard: require_torch_form lets every form through",
+        (
+            (
+                "verify.model.ln_forms",
+                'if form != "torch":\n        raise',
+                "if False:\n        raise",
+            ),
+        ),
+    ),
+)
+MUTANTS = MUTANTS + LN_FORM_MUTANTS
+# ---- end of issue 44's block --------------------------------------------------------------
+
 # ---------------- issue 41's block: the double-double tier, the exhaustive kernel at L >= 2 and
 # the sub-cube bounds (tests/_radius_mutants_tiers.py)
 MUTANTS = MUTANTS + tuple(Mutant(name, what, edits) for name, what, edits in tier_mutants.MUTANTS)

@@ -101,7 +101,7 @@ def test_checkpoint_forms_and_errors(worked_example, tmp_path, capsys) -> None:
     torch.save({"model_state_dict": {f"net.{k}": v for k, v in state.items()}, "step": 3}, nested)
     layout = ["--norm", "post", "--final-norm", "no", "--activation", "relu", "--eos", "yes"]
     argv = ["check-model", str(nested), "-N", "4", "-H", "2", "--eps", "1e-5", "--prefix", "net.",
-            *layout]  # fmt: skip
+            *layout, "--threshold", "0"]  # fmt: skip
     assert main([*argv, "--json"]) == 0
     assert json.loads(capsys.readouterr().out)["loading"]["format"] == "torch state_dict"
     bare = tmp_path / "bare.pt"
@@ -109,7 +109,8 @@ def test_checkpoint_forms_and_errors(worked_example, tmp_path, capsys) -> None:
     assert main(["check-model", str(bare), "-N", "4", "-H", "2", "--norm", "post"]) == 2
     err = capsys.readouterr().err  # every missing flag listed on one line, no default taken
     assert len(err.strip().splitlines()) == 1
-    for flag in ("--eps", "--final-norm {yes,no}", "--activation {relu,gelu}", "--eos {yes,no}"):
+    for flag in ("--eps", "--final-norm {yes,no}", "--activation {relu,gelu}", "--eos {yes,no}",
+                 "--threshold T"):  # fmt: skip
         assert flag in err, flag
     assert "-H" not in err and "--norm " not in err
     npz = tmp_path / "spec.npz"
@@ -121,10 +122,12 @@ def test_checkpoint_forms_and_errors(worked_example, tmp_path, capsys) -> None:
     torch.save(to_torch(params), whole)  # a pickled module (an importable class)
     assert main(["check-model", str(whole), "-N", "4"]) == 2  # pickles need --trust-pickle
     assert "--trust-pickle" in capsys.readouterr().err
-    assert main(["check-model", str(whole), "-N", "4", "--trust-pickle"]) == 0
+    assert main(["check-model", str(whole), "-N", "4", "--trust-pickle"]) == 2  # no threshold
+    assert "--threshold: expected T, the label rule" in capsys.readouterr().err
+    assert main(["check-model", str(whole), "-N", "4", "--trust-pickle", "--threshold", "0"]) == 0
     out = capsys.readouterr().out
     assert "the torch module's outputs agree with the spec pass on all 16 strings" in out
-    assert "own signs agree with the certified labels on 16 of 16" in out
+    assert "own predictions (output > 0.0) agree with the certified labels on 16 of 16" in out
     assert main(["check-model", str(npz), "-N", "5", "--family", "majority"]) == 0
     assert "target majority" in capsys.readouterr().out
 

@@ -49,7 +49,7 @@ def _run(argv: list[str], capsys) -> tuple[int, str, str]:
 
 def _flags(name: str, model: UserModel) -> list[str]:
     heads = model.encoder.layers[0].self_attn.num_heads
-    out = ["-H", str(heads), "--eps", "1e-5", "--eos", "yes"]
+    out = ["-H", str(heads), "--eps", "1e-5", "--eos", "yes", "--threshold", "0"]
     for flag, value in LAYOUTS[name][1].items():
         out += [f"--{flag}", value]
     return out
@@ -65,9 +65,9 @@ def test_layout_is_certified_as_the_users_model_or_refused(name, form, tmp_path,
     if form == "state_dict":  # the true layout, said by the flags
         argv = [str(state), *_flags(name, model)]
     elif form == "pickle":
-        argv = [str(pickled), "--trust-pickle"]
+        argv = [str(pickled), "--trust-pickle", "--threshold", "0"]
     else:
-        argv = [str(state), "--module", f"{HELPERS}:{name}"]
+        argv = [str(state), "--module", f"{HELPERS}:{name}", "--threshold", "0"]
     code, out, err = _run(["check-model", *argv, "-N", str(N_BITS), "--save", str(saved)], capsys)
     if name not in CERTIFIABLE:
         assert code != 0
@@ -82,6 +82,9 @@ def test_layout_is_certified_as_the_users_model_or_refused(name, form, tmp_path,
     if form != "state_dict":
         assert f"agree with the spec pass on all {2**N_BITS} strings" in out
         assert f"certified labels on {2**N_BITS} of {2**N_BITS}" in out
+        assert "layout: confirmed against the user's module" in out
+    else:
+        assert "layout: stated by the flags, not confirmed" in out
 
 
 def _logits(model: torch.nn.Module, n_bits: int, path: Path) -> None:
@@ -100,7 +103,7 @@ def test_reference_logits_catch_a_wrong_flag(tmp_path, capsys):
     torch.save(model.state_dict(), state)
     _logits(model, N_BITS, ref)
     wrong = ["-H", "2", "--eps", "1e-5", "--eos", "yes", "--norm", "post", "--final-norm", "no",
-             "--activation", "relu"]  # fmt: skip
+             "--activation", "relu", "--threshold", "0"]  # fmt: skip
     code, out, err = _run(["check-model", str(state), *wrong, "-N", "6",
                            "--reference-logits", str(ref)], capsys)  # fmt: skip
     assert code == 1 and len(err.strip().splitlines()) == 1, err
@@ -131,7 +134,8 @@ def test_a_forward_the_weights_cannot_show_is_caught_on_a_sample(tmp_path, capsy
     for model, expect in ((honest, 0), (shifted, 1)):
         path = tmp_path / "m.pt"
         torch.save(model, path)
-        code, out, err = _run(["check-model", str(path), "--trust-pickle", "-N", "13"], capsys)
+        argv = ["check-model", str(path), "--trust-pickle", "-N", "13", "--threshold", "0"]
+        code, out, err = _run(argv, capsys)
         assert code == expect, err
         if expect:
             assert len(err.strip().splitlines()) == 1 and "first at string" in err
@@ -160,7 +164,8 @@ def test_refusals_name_the_layout(tmp_path, capsys):
     for name, words in (("gelu", "GELU is refused"),):
         path = tmp_path / "m.pt"
         torch.save(build(name), path)
-        code, _, err = _run(["check-model", str(path), "--trust-pickle", "-N", "4"], capsys)
+        argv = ["check-model", str(path), "--trust-pickle", "-N", "4", "--threshold", "0"]
+        code, _, err = _run(argv, capsys)
         assert code == 2 and words in err, err
 
 
@@ -208,7 +213,7 @@ def test_module_input_tokens(tmp_path, capsys):
     another function (refused, exit 1); with --module-input tokens it is certified."""
     path = tmp_path / "m.pt"
     torch.save(TokensModel(seed=4).eval(), path)
-    argv = ["check-model", str(path), "--trust-pickle", "-N", str(N_BITS)]
+    argv = ["check-model", str(path), "--trust-pickle", "-N", str(N_BITS), "--threshold", "0"]
     code, _, err = _run(argv, capsys)
     assert code == 1 and "first at string" in err, err
     code, out, err = _run([*argv, "--module-input", "tokens"], capsys)

@@ -6,7 +6,10 @@ from __future__ import annotations
 
 import csv
 import json
+import os
 import signal
+import stat
+import subprocess
 import sys
 from pathlib import Path
 
@@ -219,7 +222,7 @@ def plugin_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     monkeypatch.setattr(families, "_FAMILIES", dict(families._FAMILIES))
     monkeypatch.setattr(plugins, "_loaded", set(plugins._loaded))
     yield tmp_path
-    for mod in ("t27_badfam", "t27_twice", "t27_raises"):
+    for mod in ("t27_badfam", "t27_twice", "t27_raises", "t43_prints", "t43_exits"):
         sys.modules.pop(mod, None)
 
 
@@ -432,3 +435,62 @@ def test_check_model_save_over_its_checkpoint_is_refused_first(tmp_path, capsys)
     assert code == 2
     _one_line(err, "--save: expected a file that is not an input (it is CHECKPOINT's")
     assert path.read_bytes() == before
+
+
+# ------------------------------------------------------------------ issue 43: report folders
+def test_a_second_report_into_the_same_folder_is_refused(tmp_path, capsys, no_work) -> None:
+    """Two `report` runs into one --out both printed "wrote" and only the second report
+    remained. While one holds the folder, another exits 2 in one line, before any work."""
+    from verify.outputs import folder_lock
+
+    out = tmp_path / "r"
+    with folder_lock("--out", out, "report"):
+        argv = ["report", "--only", "Lemma 2.9", "--out", str(out), "--no-progress"]
+        code, err, _ = _cli(argv, capsys)
+    assert code == 2
+    _one_line(err, "--out")
+    assert "no other running `report`" in err
+    assert not out.exists() or not any(out.iterdir())
+
+
+def test_a_report_folder_gets_the_users_umask(tmp_path) -> None:
+    """The folder was staged with mkdtemp (mode 0700), so colleagues and web servers could
+    not read the report; it now has the mode the umask gives every other folder."""
+    tests = Path(__file__).resolve().parent
+    env = {
+        **os.environ,
+        "FAULT_CHECK_SECONDS": "0",
+        "PYTHONPATH": os.pathsep.join([str(tests.parent), str(tests)]),
+    }
+    argv = ["report", "--import", "_fault_statements", "--only", "Fault 1", "-j", "1"]
+    argv += ["--out", "r", "--no-progress"]
+    run = subprocess.run(
+        [sys.executable, "-m", "verify", *argv],
+        cwd=tmp_path,
+        env=env,
+        capture_output=True,
+        text=True,
+        preexec_fn=lambda: os.umask(0o022),
+    )
+    assert run.returncode == 0, run.stderr
+    for folder in [tmp_path / "r", *(p for p in (tmp_path / "r").rglob("*") if p.is_dir())]:
+        assert stat.S_IMODE(folder.stat().st_mode) == 0o755, folder
+
+
+# ------------------------------------------------------------------ issue 43: plugins
+def test_what_a_plugin_prints_on_import_goes_to_stderr(plugin_dir, capsys) -> None:
+    """A plugin that printed on import corrupted `--json` (exit 0, stdout no longer JSON)."""
+    (plugin_dir / "t43_prints.py").write_text("print('hello from the plugin')\n")
+    argv = ["profile", "--import", "t43_prints", "--family", "majority", "-N", "3", "--json"]
+    code, err, out = _cli(argv, capsys)
+    assert code == 0, err
+    assert json.loads(out)  # stdout is the JSON alone
+    assert "hello from the plugin" in err
+
+
+def test_a_plugin_calling_sys_exit_is_one_line_naming_it(plugin_dir, capsys) -> None:
+    """`sys.exit(3)` in a plugin exited 3 with no message."""
+    (plugin_dir / "t43_exits.py").write_text("import sys\nsys.exit(3)\n")
+    code, err, out = _cli(["profile", "--import", "t43_exits", "-N", "3"], capsys)
+    assert code == 1 and not out
+    _one_line(err, "module t43_exits called sys.exit(3)")

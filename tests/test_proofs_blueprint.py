@@ -88,11 +88,13 @@ def test_a_report_of_some_statements_discharges_what_their_derivations_use() -> 
     statements they use (declared, or a fact taken from another statement's obligation); a
     plug-in statement without obligations discharges none; the whole report all of them."""
     assert derivation_scope() == list(STATEMENTS)
-    assert derivation_scope(["Fault 1"]) == [] and derivation_scope(["Sec 5 MAJORITY"]) == []
+    assert derivation_scope(["Fault 1"]) == [] and derivation_scope(["Conj 5.5"]) == []
+    assert derivation_scope(["Sec 5 MAJORITY"]) == ["Trivial bounds", "Sec 5 MAJORITY"]
     for sel in (
         [],
         ["Fault 1"],
-        ["Sec 5 MAJORITY", "Cor 5.1"],
+        ["Conj 5.5", "Cor 5.1"],
+        ["Sec 5 MAJORITY"],
         ["Lemma 3.2"],
         ["Fault 1", "Cor 4.6"],
     ):

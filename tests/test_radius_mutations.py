@@ -50,6 +50,7 @@ FILES = (
     "test_radius_rules.py",
     "test_radius_dd_glue.py",
     "test_radius_exhaustive.py",
+    "test_radius_ln_forms.py",
     "test_radius_l2_dd.py",
     "test_radius_l2_exhaustive.py",
     SUBCUBE_OPS,
@@ -69,6 +70,9 @@ TARGETED = {
     "test_radius_exhaustive.py": ("verify.model.exhaustive", mutants.KERNELS + "exhaustive"),
     "test_radius_dd_glue.py": (
         "verify.model.double_double", mutants.KERNELS + "per_string_dd", mutants.KERNELS + "dd_l2",
+    ),
+    "test_radius_ln_forms.py": (
+        "verify.model.arith", "verify.model.reference", "verify.model.ln_forms",
     ),
 }  # fmt: skip
 WORKERS = min(2, os.cpu_count() or 1)  # mutant processes at a time

@@ -387,7 +387,14 @@ def test_usual_model_reads_without_renaming(norm_first: bool, eos: bool, bits) -
     params = from_torch(module)
     cfg = params.config
     assert (cfg.d_model, cfg.n_layers, cfg.n_heads, cfg.d_ff) == (8, 2, 2, 16)
-    assert (cfg.ln_eps, cfg.norm_first, cfg.eos, cfg.max_len) == (1e-5, norm_first, eos, 7)
+    # 8 position rows: with eos they serve N + 1 <= 8 positions (max_len 7); without eos N <= 8
+    # bits (max_len 8; the file's ninth row is a zero pad, never read)
+    assert (cfg.ln_eps, cfg.norm_first, cfg.eos, cfg.max_len) == (
+        1e-5,
+        norm_first,
+        eos,
+        7 + 1 - eos,
+    )
     assert cfg.pos_encoding == "learned"
     with torch.no_grad():
         t_module = module(bits).numpy()

@@ -114,10 +114,54 @@ class _SaltedCacheImpl(CompileResultCacheImpl):
         self._locator = _SaltedLocator(self._locator, source_salt(py_func.__module__))
 
 
+_reported_dirs: set[str] = set()
+
+
 class SaltedFunctionCache(FunctionCache):
-    """Numba's function cache, with the salted source stamp (module doc)."""
+    """Numba's function cache, with the salted source stamp (module doc), that heals: an entry
+    it cannot read (an empty or garbage ``.nbc``, a garbage ``.nbi``: what a full disk or a
+    process killed while saving leaves) is discarded and the kernel compiled again, with one
+    line on stderr naming the cache directory, instead of Numba's unpickling traceback in
+    every later command."""
 
     _impl_class = _SaltedCacheImpl
+
+    def load_overload(self, sig: Any, target_context: Any) -> Any:
+        try:
+            return super().load_overload(sig, target_context)
+        except Exception as exc:  # unpickling garbage raises anything: nothing of it is used
+            self._discard(exc)
+            return None
+
+    def save_overload(self, sig: Any, data: Any) -> None:
+        try:
+            super().save_overload(sig, data)
+        except Exception as exc:  # an index that became unreadable since: start it afresh
+            self._discard(exc)
+            try:
+                super().save_overload(sig, data)
+            except Exception:  # not saved: the next process compiles it again, nothing worse
+                pass
+
+    def _discard(self, exc: Exception) -> None:
+        """Remove this function's index and data files; say so once per cache directory."""
+        files = self._cache_file
+        index = Path(files._index_path)
+        pattern = files._data_name_pattern.replace("{number:d}", "*")
+        for path in [index, *index.parent.glob(pattern)]:
+            try:
+                path.unlink()
+            except OSError:
+                pass
+        where = str(index.parent)
+        if where not in _reported_dirs:
+            _reported_dirs.add(where)
+            print(
+                f"verify: discarded an unreadable Numba cache entry in {where}"
+                f" ({index.name}: {type(exc).__name__}); compiling it again",
+                file=sys.stderr,
+                flush=True,
+            )
 
 
 def kernel(signature: Any, *, parallel: bool = False) -> Callable[[Callable], Any]:

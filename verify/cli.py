@@ -17,6 +17,7 @@ from __future__ import annotations
 import argparse
 import gc
 import os
+import re
 import signal
 import sys
 from collections.abc import Sequence
@@ -30,6 +31,12 @@ INTERRUPTED = 130
 
 
 class _Parser(argparse.ArgumentParser):
+    def __init__(self, *args: object, **kwargs: object) -> None:
+        super().__init__(*args, **kwargs)
+        # a negative number in any notation is a value, not a flag (argparse's own pattern
+        # misses "-1e-5", so `--eps -1e-5` got "expected one argument", not the range error)
+        self._negative_number_matcher = re.compile(r"^-(\d+\.?\d*|\.\d+)([eE][-+]?\d+)?$")
+
     def error(self, message: str) -> None:  # argparse's own errors: one line, exit 2
         self.exit(2, f"{self.prog}: error: {message}\n")
 
@@ -74,6 +81,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         parser.print_help()
         return 2
     try:
+        from verify.environment import check_environment
+
+        check_environment()
         if args.imports:
             from verify.plugins import request_imports
 

@@ -12,11 +12,12 @@ Only the standard library is imported here: usage errors answer at once.
 
 from __future__ import annotations
 
+import contextlib
 import errno
 import os
 import shutil
 import tempfile
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -178,7 +179,50 @@ def staging_dir(target: str | os.PathLike[str]) -> Path:
         if pid.isdigit() and not _pid_alive(int(pid)):
             shutil.rmtree(old, ignore_errors=True)
     stage = Path(tempfile.mkdtemp(prefix=f"{prefix}{os.getpid()}-", dir=t.parent))
+    os.chmod(stage, 0o777 & ~_umask())  # mkdtemp's 0700 would stay the report folder's mode
     return stage
+
+
+def _umask() -> int:
+    """This process's umask, read without changing it (Linux: /proc), else by setting it back."""
+    try:
+        for line in Path("/proc/self/status").read_text().splitlines():
+            if line.startswith("Umask:"):
+                return int(line.split()[1], 8)
+    except (OSError, ValueError):
+        pass
+    mask = os.umask(0o022)
+    os.umask(mask)
+    return mask
+
+
+@contextlib.contextmanager
+def folder_lock(flag: str, target: str | os.PathLike[str], command: str) -> Iterator[None]:
+    """Hold an exclusive lock on ``.<name>.lock`` beside the folder ``target`` (it is replaced
+    whole, so the lock cannot live inside it) while the block runs: a second run writing the
+    same folder is refused at once (ValidationError naming ``flag``) instead of replacing the
+    first one's output with its own while both say "wrote". Released when the block ends or the
+    process dies (an flock, like sweep's results file)."""
+    import fcntl
+
+    t = _real(target)
+    t.parent.mkdir(parents=True, exist_ok=True)
+    lock = open(t.parent / f".{t.name}.lock", "a")  # held for the block
+    try:
+        fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        lock.close()
+        raise ValidationError(
+            flag,
+            f"a folder no other running `{command}` is writing",
+            str(target),
+            "wait for it to finish, or choose another folder",
+        ) from None
+    try:
+        yield
+    finally:
+        fcntl.flock(lock, fcntl.LOCK_UN)
+        lock.close()
 
 
 def _exchange(a: Path, b: Path) -> bool:
@@ -248,6 +292,7 @@ __all__ = [
     "check_replaceable",
     "figure_data_path",
     "figure_paths",
+    "folder_lock",
     "replace_dir",
     "staging_dir",
 ]

@@ -18,8 +18,10 @@ loads the families on first look-up, the statement registry loads the statements
 
 from __future__ import annotations
 
+import contextlib
 import importlib
 import os
+import sys
 from collections.abc import Iterable
 from importlib import metadata
 
@@ -45,13 +47,19 @@ def requested_modules() -> list[str]:
 
 def import_modules(names: Iterable[str]) -> list[str]:
     """Import each module once: ValidationError when it cannot be found, PluginError (naming it
-    and what it raised) when importing it fails, e.g. a family registered twice."""
+    and what it raised) when importing it fails, e.g. a family registered twice, or when it
+    calls sys.exit. What a module prints while it is imported goes to stderr."""
     done = []
     for name in names:
         if name in _loaded:
             continue
         try:
-            importlib.import_module(name)
+            # what a plugin prints while it loads goes to stderr: stdout carries the command's
+            # output (--json), which a stray line would corrupt
+            with contextlib.redirect_stdout(sys.stderr):
+                importlib.import_module(name)
+        except SystemExit as exc:  # sys.exit() in a plugin: not the command's exit code
+            raise PluginError(f"module {name} called sys.exit({exc.code!r}) on import") from exc
         except ImportError as exc:
             missing = getattr(exc, "name", None)
             if missing and not (name == missing or name.startswith(missing + ".")):

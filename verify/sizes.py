@@ -110,6 +110,63 @@ def function_estimate(kind: str, n_bits: int, d_model: int = 16, n_layers: int =
     return Estimate((1 << n_bits) * s, (1 << n_bits) * b, f"2^{n_bits} strings")
 
 
+def table_flops_per_string(d: int, h: int, d_ff: int, n_layers: int, n_positions: int) -> int:
+    """Flops one string needs in the certified table's exhaustive kernel, a fused multiply-add
+    counted as 2, stage by stage from the shapes (d width, h heads, d_ff MLP width, S
+    positions; benchmarks/limit.py gives the stages and checks them against docs/model.md):
+    layer 0 at a position from the (bit, position) tables, the high-position sums once per
+    block of 64 strings, a later layer at one position (nothing tabulated), the readout. L = 1
+    needs layer 0 at the readout only; L >= 2 layer 0 and layers 1 .. L - 2 at every position
+    and layer L - 1 at the readout."""
+    layer0 = 3 * d * h + d_ff * (3 * h + 4) + 2 * d * d_ff + 14 * d + 2 * d
+    high_sums = 2 * h * (d + 1)
+    later = 8 * d * d + h * n_positions * (4 * d // h + 20) + 4 * d * d_ff + 14 * d
+    readout = 2 * d
+    if n_layers == 1:
+        return layer0 + high_sums + readout
+    middle = (n_layers - 2) * n_positions * later
+    return n_positions * layer0 + high_sums + middle + later + readout
+
+
+#: Flops per second one core reaches in the certified table's float64 pass (radii included),
+#: measured with check-model --executor on a (128, 2, 2) model at N = 20 (docs/clusters.md):
+#: about a quarter of the float64 rate of the kernel's own products (benchmarks/limit.py).
+TABLE_FLOPS_PER_CORE = 4e9
+#: Bytes per string the command holds while gathering a table (packed labels, the int8 labels,
+#: the uint8 function for the profile, a family's table).
+GATHER_BYTES_PER_STRING = 3.2
+#: Bytes per string of a sub-cube on its worker (T, radius, labels, tiers, the exhaustive
+#: kernel's output), above :data:`WORKER_BASE_BYTES`.
+SUBCUBE_BYTES_PER_STRING = 40.0
+
+
+def check_model_estimate(
+    n_bits: int,
+    d_model: int,
+    n_heads: int,
+    d_ff: int,
+    n_layers: int,
+    n_positions: int,
+    workers: int,
+    subcube_strings: int,
+) -> Estimate:
+    """check-model's certified table of 2^N strings split into sub-cubes of
+    ``subcube_strings`` on ``workers`` one-thread workers (``--executor``): the time from the
+    kernel's flops (:func:`table_flops_per_string`) at :data:`TABLE_FLOPS_PER_CORE` per
+    worker; the memory of the command (the gathered table) and, on each worker, one
+    sub-cube."""
+    workers = max(1, workers)
+    flops = table_flops_per_string(d_model, n_heads, d_ff, n_layers, n_positions)
+    seconds = (1 << n_bits) * flops / (TABLE_FLOPS_PER_CORE * workers)
+    memory = (1 << n_bits) * GATHER_BYTES_PER_STRING
+    per_worker = WORKER_BASE_BYTES + subcube_strings * SUBCUBE_BYTES_PER_STRING
+    what = (
+        f"2^{n_bits} strings ({flops / 1e6:.3g} MFLOP each) on {workers} worker(s),"
+        f" sub-cubes of {subcube_strings} strings ({_size(per_worker)} on each worker)"
+    )
+    return Estimate(seconds, memory, what)
+
+
 def check_size(flag: str, est: Estimate, allow: bool) -> Estimate:
     """ValidationError (exit 2) naming ``flag`` when ``est`` exceeds the free memory or
     :data:`MAX_HOURS`, unless ``allow`` (``--allow-large``)."""
@@ -132,7 +189,9 @@ __all__ = [
     "MAX_HOURS",
     "Estimate",
     "available_bytes",
+    "check_model_estimate",
     "check_size",
     "function_estimate",
+    "table_flops_per_string",
     "sweep_estimate",
 ]

@@ -49,10 +49,20 @@ def check_real(
     return value
 
 
+_NOT_REAL = {"c": "complex", "U": "text", "S": "bytes", "V": "records"}
+
+
 def check_finite_array(
     name: str, array: object, shape: tuple[int, ...] | None = None, dtype: type = np.float64
 ) -> np.ndarray:
-    """Return ``array`` as a C-contiguous array of ``dtype``; raise on wrong shape, NaN or inf."""
+    """Return ``array`` as a C-contiguous array of ``dtype``; raise on wrong shape, NaN or inf,
+    and on an array of complex numbers or of text (converting would drop the imaginary part or
+    parse the text: a value that is not the given one)."""
+    kind = getattr(getattr(array, "dtype", None), "kind", None)
+    if kind in _NOT_REAL and np.dtype(dtype).kind in "fiu":
+        raise ValidationError(
+            name, f"an array of real numbers ({np.dtype(dtype).name})", str(array.dtype)
+        )
     try:
         out = np.ascontiguousarray(array, dtype=dtype)
     except (TypeError, ValueError) as exc:

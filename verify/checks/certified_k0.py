@@ -17,6 +17,7 @@ import numpy as np
 
 from verify.model import ModelConfig, Params, init_params
 from verify.model.float64_pass import Float64Pass, float64_pass_for
+from verify.model.labels import _labels_from_midrad
 from verify.model.truth_table import (
     LABEL_UNCERTAIN,
     LABEL_UNDECIDED,
@@ -163,12 +164,14 @@ def fit_growth(ns: Sequence[int], k0: Sequence[float]) -> dict[str, float]:
 
 
 def certified_nonconstant(params: Params, n: int, passes: Float64Pass | None = None) -> bool | None:
-    """Is the computed function 1[T > 0] on {0,1}^n non-constant? True when some string is
-    certified positive (T - r > 0) and some certified non-positive (T + r <= 0); False when
-    every string is certified on one side; None when uncertain bits leave it open. From the
-    exhaustive kernel's (T, r) (of ``passes`` when given: it keeps them for later tables)."""
+    """Is the computed function 1[T > t] (t the model's threshold, 0 in the spec) on {0,1}^n
+    non-constant? True when some string is certified 1 and some certified 0
+    (``verify.model.labels``); False when every string is certified on one side; None when
+    uncertain bits leave it open. From the exhaustive kernel's (T, r) (of ``passes`` when given:
+    it keeps them for later tables)."""
     t, r = float64_pass_for(params, n, passes).exhaustive_all()
-    pos, neg = t - r > 0, t + r <= 0
+    lab = _labels_from_midrad(t, r, 0.0, params.config.threshold)
+    pos, neg = lab == 1, lab == 0
     if pos.any() and neg.any():
         return True
     return False if bool(np.all(pos | neg)) else None

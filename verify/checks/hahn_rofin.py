@@ -134,6 +134,9 @@ def measure_tradeoff(
         t = res.y_readout @ w + omega
     if not np.all(np.isfinite(t)) or not np.all(np.isfinite(res.beta)):
         return None
+    # the label rule of the model: 1 iff T > its threshold (0 in the spec); the margin is of
+    # T - threshold (a model with readout bias omega - threshold, the same w)
+    t = t - params.config.threshold
     xi = float(np.min(np.abs(t)))
     if xi == 0.0:
         return None
@@ -193,6 +196,21 @@ def perturbed(
     return params.with_arrays(arrays)
 
 
+def target_values(threshold: float) -> tuple[float, float]:
+    """The MSE targets (label 0, label 1) of a model labelled 1 iff T > ``threshold``: their
+    midpoint is the threshold. 0.5: (0, 1), H&R's convention; 0: (-1, +1). Any other threshold
+    does not say its targets: ValidationError (pass them explicitly)."""
+    if threshold == 0.5:
+        return 0.0, 1.0
+    if threshold == 0.0:
+        return -1.0, 1.0
+    raise ValidationError(
+        "threshold",
+        "0.5 (targets 0/1) or 0 (targets +-1), or the target values given explicitly",
+        threshold,
+    )
+
+
 def gaussian_sharpness(
     params: Params,
     bits: np.ndarray,
@@ -201,13 +219,19 @@ def gaussian_sharpness(
     sigma: float = 0.02,
     repeats: int = 10,
     seed: int = 0,
+    values: tuple[float, float] | None = None,
 ) -> tuple[float, float, float]:
     """H&R's sharpness proxy: (mean loss increase, its standard error, loss at params), the
-    MSE loss mean_x (T(x) - y(x))^2 with y = +-1 targets, over ``repeats`` draws of
-    N(0, sigma^2) noise on every parameter except the positions. Undefined outputs (a 0/0
+    MSE loss mean_x (T(x) - y(x))^2 over ``repeats`` draws of N(0, sigma^2) noise on every
+    parameter except the positions. The target values y are the model's own convention,
+    following its threshold (:func:`target_values`: 0/1 at threshold 0.5, as H&R train, +-1 at
+    0), or ``target_values`` = (value of label 0, value of label 1). Undefined outputs (a 0/0
     norm) count as loss inf."""
     rng = np.random.default_rng(seed)
-    y = np.where(np.asarray(targets) > 0, 1.0, -1.0)
+    low, high = (
+        target_values(params.config.threshold) if values is None else tuple(map(float, values))
+    )
+    y = np.where(np.asarray(targets) > 0, high, low)
 
     def loss(p: Params) -> float:
         t = forward(p, bits).T

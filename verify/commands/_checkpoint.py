@@ -14,6 +14,7 @@ import re
 from pathlib import Path
 from typing import Any
 
+from verify.commands._options import eps_value
 from verify.errors import ValidationError
 
 # the layout flags a bare state_dict needs (the file cannot tell them): flag -> its choices
@@ -29,7 +30,7 @@ def add_checkpoint_options(p: argparse.ArgumentParser) -> None:
     """The flags that say what a torch file does not (see docs/torch.md)."""
     g = p.add_argument_group("what a bare state_dict does not tell (required, no defaults)")
     g.add_argument("-H", "--n-heads", type=int, default=None, help="attention heads")
-    g.add_argument("--eps", type=float, default=None, help="layer-norm eps (torch: 1e-5)")
+    g.add_argument("--eps", type=eps_value, default=None, help="layer-norm eps (torch: 1e-5)")
     g.add_argument("--norm", choices=("post", "pre"), default=None, help="norm placement")
     g.add_argument("--pre-ln", dest="norm", action="store_const", const="pre", help="--norm pre")
     g.add_argument("--post-ln", dest="norm", action="store_const", const="post", help="--norm post")
@@ -38,6 +39,15 @@ def add_checkpoint_options(p: argparse.ArgumentParser) -> None:
     g.add_argument("--eos", choices=("yes", "no"), default=None, help="an eos token appended")
     g.add_argument("--no-eos", dest="eos", action="store_const", const="no", help="--eos no")
     g.add_argument("--pos", default=None, choices=("sinusoidal", "none", "learned"))
+    g.add_argument(
+        "--threshold",
+        type=_finite_real,
+        default=None,
+        metavar="T",
+        help="the label rule: the model predicts 1 iff its output > T (required for a torch"
+        " file: e.g. 0.5 for MSE on 0/1 targets or a sigmoid's logit 0; an .npz says its own, 0"
+        " unless written)",
+    )
     g.add_argument("--prefix", default=None, help="strip this prefix from every name first")
     g.add_argument(
         "--key-map", action="append", default=[], metavar="OLD=NEW", help="rename (prefix if .)"
@@ -50,8 +60,15 @@ def add_checkpoint_options(p: argparse.ArgumentParser) -> None:
         "--module",
         default=None,
         metavar="MODULE:NAME",
-        help="build the model with NAME() from MODULE (a module name or a .py file) and load"
-        " CHECKPOINT's state_dict into it",
+        help="build the model with NAME(**KWARGS) from MODULE (a module name or a .py file)"
+        " and load CHECKPOINT's state_dict into it",
+    )
+    m.add_argument(
+        "--module-kwargs",
+        default=None,
+        metavar="JSON",
+        help="the keyword arguments of --module's constructor, as a JSON object (e.g."
+        ' \'{"hidden_dim": 16, "num_attn_heads": 2}\')',
     )
     m.add_argument(
         "--module-input",
@@ -66,6 +83,31 @@ def add_checkpoint_options(p: argparse.ArgumentParser) -> None:
         help="the user's outputs on some strings (.npz with bits, logits; or .csv bits,logit)",
     )
     m.add_argument("--seed", type=int, default=0, help="the sample of strings compared when N > 12")
+
+
+def _finite_real(text: str) -> float:
+    """A finite real number as typed (one that float64 turns into 0 or infinity refused)."""
+    from verify.commands._options import real_value
+
+    return real_value(text)
+
+
+def module_kwargs(text: str | None) -> dict[str, Any]:
+    """``--module-kwargs JSON``: a JSON object of keyword arguments (one-line error otherwise)."""
+    import json
+
+    if text is None:
+        return {}
+    try:
+        value = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise ValidationError(
+            "--module-kwargs", "a JSON object, e.g. '{\"hidden_dim\": 16}'", text[:80],
+            f"{exc.msg} at column {exc.colno}",
+        ) from exc  # fmt: skip
+    if not isinstance(value, dict):
+        raise ValidationError("--module-kwargs", "a JSON object of keyword arguments", text[:80])
+    return value
 
 
 def pairs(items: list[str], flag: str) -> dict[str, str]:
@@ -132,8 +174,9 @@ def _torch_load(path: Path, trust_pickle: bool) -> Any:
         ) from exc
 
 
-def _build_module(spec: str, state: dict[str, Any]) -> Any:
-    """NAME() from MODULE (an importable name or a .py path), with ``state`` loaded strictly."""
+def _build_module(spec: str, state: dict[str, Any], kwargs: dict[str, Any]) -> Any:
+    """NAME(**kwargs) from MODULE (an importable name or a .py path), with ``state`` loaded
+    strictly."""
     import importlib
     import importlib.util
 
@@ -163,20 +206,24 @@ def _build_module(spec: str, state: dict[str, Any]) -> Any:
         factory = getattr(factory, part, None)
     if not callable(factory):
         raise ValidationError("--module", f"a class or factory named {name} in {where}", spec)
+    call = f"{name}(" + ", ".join(f"{k}={v!r}" for k, v in kwargs.items()) + ")"
     try:
-        module = factory()
+        module = factory(**kwargs)
     except Exception as exc:
+        what = f"{call} to build the model" + (
+            "" if kwargs else " (constructor arguments go in --module-kwargs JSON)"
+        )
         raise ValidationError(
-            "--module", f"{name}() callable without arguments", f"{type(exc).__name__}: {exc}"
+            "--module", what, f"{type(exc).__name__}: {exc}".splitlines()[0][:200]
         ) from exc
     if not isinstance(module, torch.nn.Module):
-        raise ValidationError("--module", f"{name}() returning an nn.Module", type(module).__name__)
+        raise ValidationError("--module", f"{call} returning an nn.Module", type(module).__name__)
     try:
         module.load_state_dict(state, strict=True)
     except Exception as exc:
         text = " ".join(str(exc).split())[:300]
         raise ValidationError(
-            "--module", f"a model whose state_dict is CHECKPOINT's ({name}())", text
+            "--module", f"a model whose state_dict is CHECKPOINT's ({call})", text
         ) from exc
     return module.eval()
 
@@ -210,6 +257,8 @@ def _layout_fields(
             missing.insert(1 if args.n_heads is None else 0, "--eps")
         if args.pos is None and "pos_embedding" not in spec:
             missing.append("--pos {sinusoidal,none}")
+        if args.threshold is None:
+            missing.append("--threshold T")
         if missing:
             raise ValidationError(
                 "CHECKPOINT",
@@ -232,7 +281,14 @@ def _layout_fields(
         for flag, (module_says, given) in said.items():
             if given is not None and given != module_says:
                 raise ValidationError(flag, f"{module_says} (the module's layers say so)", given)
-    fields: dict[str, Any] = {}
+    if args.threshold is None:
+        raise ValidationError(
+            "--threshold",
+            "T, the label rule of the model (it predicts 1 iff its output > T; no default for a"
+            " torch model: e.g. 0.5 for MSE on 0/1 targets, 0 for +-1 targets or a logit)",
+            "missing",
+        )
+    fields: dict[str, Any] = {"threshold": args.threshold}
     if args.n_heads is not None:
         fields["n_heads"] = args.n_heads
     if args.eps is not None:
@@ -264,14 +320,31 @@ def _layout_fields(
 def load_checkpoint(args: argparse.Namespace) -> tuple[Any, dict[str, Any], Any]:
     """(Params, info about the loading, the user's torch module if one was given)."""
     from verify.model import Params
+    from verify.model.npz_file import regular_file
 
-    path = Path(args.checkpoint)
-    if not path.exists():
-        raise ValidationError("CHECKPOINT", "an existing file", str(path))
+    path = regular_file("CHECKPOINT", args.checkpoint, "an existing file")
+    if args.module_kwargs is not None and not args.module:
+        raise ValidationError("--module-kwargs", "--module FILE_OR_MODULE:NAME with it", "none")
     if path.suffix == ".npz":
         if args.module:
             raise ValidationError("--module", "a torch state_dict as CHECKPOINT", path.name)
-        return Params.load(path), {"format": "model-spec .npz", "assumed": []}, None
+        params = Params.load(path)
+        thr = params.config.threshold
+        if args.threshold is not None and args.threshold != thr:
+            raise ValidationError(
+                "--threshold",
+                f"{thr!r}, the threshold {path.name} holds"
+                + ("" if thr else " (a file without the field: the spec's 0)"),
+                args.threshold,
+                "the file states the label rule; to certify another, save the model with"
+                " ModelConfig(..., threshold=T)",
+            )
+        info = {
+            "format": "model-spec .npz",
+            "given": [f"label 1 iff T(x) > {thr!r} (the file's threshold)"],
+            "assumed": [],
+        }
+        return params, info, None
     from verify.torch import _require_torch, from_torch, spec_state_dict
 
     _require_torch()
@@ -293,7 +366,7 @@ def load_checkpoint(args: argparse.Namespace) -> tuple[Any, dict[str, Any], Any]
             if prefix:
                 state = {k[len(prefix) :]: v for k, v in state.items() if k.startswith(prefix)}
                 prefix = None
-            module = _build_module(args.module, state)
+            module = _build_module(args.module, state, module_kwargs(args.module_kwargs))
             state = module.state_dict()
             fmt = f"torch state_dict in the user's module {args.module}"
     else:
@@ -304,7 +377,16 @@ def load_checkpoint(args: argparse.Namespace) -> tuple[Any, dict[str, Any], Any]
     source = module if module is not None else state
     params = from_torch(source, key_map=key_map, prefix=prefix, **fields)
     cfg = params.config
-    given = []
+    notes = []
+    if (
+        "pos_embedding" in spec
+        and params["pos_embedding"].shape[0] == len(spec["pos_embedding"]) + 1
+    ):
+        notes.append(
+            f"pos_embedding: {len(spec['pos_embedding'])} rows serve N <= {cfg.max_len} bits (no"
+            " eos); the file's layout adds a zero row, never read"
+        )
+    given = [f"label 1 iff the output > {cfg.threshold!r} (--threshold)"]
     if module is None:
         given.append(
             f"{'pre' if cfg.norm_first else 'post'}-LN, final norm {args.final_norm},"
@@ -326,7 +408,8 @@ def load_checkpoint(args: argparse.Namespace) -> tuple[Any, dict[str, Any], Any]
         "keys_found": len(mapping.found),
         "renamed": [
             f"{old} -> {new}" + (f" ({note})" if note else "") for old, new, note in mapping.renames
-        ],
+        ]
+        + notes,
     }
     return params, info, module
 

@@ -97,7 +97,7 @@ def model_function(args: argparse.Namespace) -> Any:  # -> BooleanFunction
     table = tt.label.copy()
     uncertain = ~tt.certified
     with np.errstate(invalid="ignore"):
-        table[uncertain] = (tt.T[uncertain] > 0).astype(np.int8)
+        table[uncertain] = (tt.T[uncertain] > params.config.threshold).astype(np.int8)
     cfg = params.config
     source = args.model or (
         f"random {model_value(args, 'scheme')} seed={0 if args.seed is None else args.seed}"

@@ -49,7 +49,8 @@ SCHEMES = ("uniform", "gaussian", "xavier_uniform", "xavier_normal")  # = verify
 # ModelConfig's fields other than the grid axes (sweep --config KEY=VALUE); a test keeps this
 # list equal to verify.model.ModelConfig's, so usage errors need not import the model
 CONFIG_FIELDS = (
-    "d_ff", "embedding", "eos", "final_norm", "ln_affine", "max_len", "norm_first", "pos_encoding"
+    "d_ff", "embedding", "eos", "final_norm", "ln_affine", "max_len", "norm_first", "pos_encoding",
+    "ln_form", "threshold",
 )  # fmt: skip
 PLOT_SUFFIXES = (".png", ".pdf", ".svg")
 
@@ -121,6 +122,12 @@ def _real(
             raise argparse.ArgumentTypeError(f"expected a real number, got {text!r}") from None
         if value != value or value in (float("inf"), float("-inf")):
             raise argparse.ArgumentTypeError(f"expected a finite real number, got {text!r}")
+        if value == 0.0 and any(c in "123456789" for c in text.lower().split("e")[0]):
+            raise argparse.ArgumentTypeError(
+                f"expected a real number float64 holds, got {text!r} (it underflows to 0;"
+                " write 0 for zero)"
+            )
+        value += 0.0  # -0.0 is 0.0
         if strictly_positive and value <= 0:
             raise argparse.ArgumentTypeError(f"expected a real number > 0, got {text!r}")
         if minimum is not None and value < minimum:
@@ -138,6 +145,7 @@ def _real(
 positive_int = _int_at_least(1)
 nonnegative_int = _int_at_least(0)
 eps_value = _real(minimum=0.0)
+real_value = _real()
 scale_value = _real(strictly_positive=True, maximum=sys.float_info.max / 2)  # = MAX_SCALE
 
 

@@ -14,7 +14,8 @@ def compare_user_model(
     args: argparse.Namespace, params: Any, module: Any, n_bits: int
 ) -> tuple[dict[str, Any], Any]:
     """(what was compared, for the report; (indices, the module's own outputs) or None, for the
-    sign agreement with the certified labels). Raises ModelMismatchError on a difference."""
+    agreement of its predictions with the certified labels). Raises ModelMismatchError on a
+    difference."""
     from verify.boolean.function import all_bit_strings
     from verify.commands._checkpoint import load_reference_logits
     from verify.model import forward
@@ -31,7 +32,8 @@ def compare_user_model(
 
         every = all_bit_strings(n_bits)
         t_all = forward(params, every).T if n_bits > 12 else None
-        idx = comparison_strings(n_bits, t_all, args.seed)
+        thr = params.config.threshold
+        idx = comparison_strings(n_bits, None if t_all is None else t_all - thr, args.seed)
         bits = every[idx]
         spec = t_all[idx] if t_all is not None else forward(params, bits).T
         tokens = args.module_input == "tokens" and params.config.eos
@@ -60,10 +62,23 @@ def _summary(cmp: Any, strings: str) -> dict[str, Any]:
     }
 
 
-def sign_agreement(signs: Any, table: Any) -> dict[str, int]:
-    """How many certified labels the module's own (native dtype) signs agree with."""
+def prediction_agreement(outputs: Any, table: Any, threshold: float) -> dict[str, Any]:
+    """How many certified labels the module's own predictions (its native-dtype outputs > the
+    threshold, the label rule of the model) agree with, and the first strings where not."""
+    import numpy as np
 
-    idx, native = signs
+    from verify.model.labels import predictions
+    from verify.torch.compare import bit_string
+
+    idx, native = outputs
     sure = table.certified[idx]
-    agree = ((native > 0).astype(int) == table.label[idx]) & sure
-    return {"agree": int(agree.sum()), "of": int(sure.sum())}
+    pred = predictions(native, threshold)
+    agree = (pred == table.label[idx]) & sure
+    bad = idx[sure & ~agree][:5]
+    n = table.n
+    return {
+        "agree": int(agree.sum()),
+        "of": int(sure.sum()),
+        "threshold": float(threshold),
+        "first_disagreements": [bit_string((np.int64(i) >> np.arange(n)) & 1) for i in bad],
+    }

@@ -5,9 +5,14 @@ CHECKPOINT is a model-spec ``.npz`` parameter file or a torch file: a state_dict
 model built the usual way are mapped automatically, see ``verify.torch.spec_state_dict``), a
 checkpoint dict holding one (``state_dict`` / ``model_state_dict`` / ``model``), or, with
 ``--trust-pickle``, a whole pickled ``nn.Module`` (its config is then read from its layers), or
-a state_dict loaded into the user's own class (``--module MODULE:NAME``). A bare state_dict does
+a state_dict loaded into the user's own class (``--module MODULE:NAME``, its constructor's
+keyword arguments in ``--module-kwargs JSON``). A bare state_dict does
 not say what changes the function beyond its arrays: give ``-H``, ``--eps``, ``--norm``,
 ``--final-norm``, ``--activation``, ``--eos`` (no defaults; exit 2 listing the missing ones).
+``--threshold T`` (the label rule: 1 iff the output > T) has no default for any torch file, and
+``-N`` none at all; an ``.npz`` carries its threshold (0 unless written). A bare state_dict's
+layout is reported as stated (and the other layouts that fit its arrays are run on a sample and
+named where they compute another function) unless the user's outputs confirm it.
 A module is run on the strings and compared with the spec pass before anything is certified
 (``--reference-logits FILE`` does the same with the user's own outputs); a difference beyond
 float rounding ends the command with exit 1 and one line.
@@ -27,7 +32,17 @@ import argparse
 from typing import Any
 
 from verify.commands._checkpoint import add_checkpoint_options, load_checkpoint, pairs
-from verify.commands._user_model import compare_user_model, sign_agreement
+from verify.commands._cube import (
+    MAX_CUBE_N,
+    MAX_LOCAL_N,
+    NOT_ON_EXECUTOR,
+    cube_estimate,
+    executor_spec,
+    table_on_executor,
+    table_results,
+)
+from verify.commands._options import add_allow_large, add_jobs
+from verify.commands._user_model import compare_user_model
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -37,7 +52,13 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         description=__doc__.split("\n\n")[0].replace("``", ""),
     )
     p.add_argument("checkpoint", metavar="CHECKPOINT", help=".npz parameter file or torch file")
-    p.add_argument("-N", "--n-bits", type=int, default=None, help="input length (default max_len)")
+    p.add_argument(
+        "-N",
+        "--n-bits",
+        type=int,
+        default=None,
+        help="input length: the N the model was trained on (required: no default)",
+    )
     p.add_argument("--family", default=None, help="target family to compare with (e.g. parity)")
     p.add_argument(
         "--param", action="append", default=[], metavar="KEY=VALUE", help="family parameter"
@@ -45,6 +66,17 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     add_checkpoint_options(p)
     p.add_argument("--save", default=None, metavar="PARAMS.npz", help="write the spec parameters")
     p.add_argument("--json", action="store_true", help="print the results as JSON")
+    p.add_argument(
+        "--executor",
+        default=None,
+        metavar="WHERE",
+        help="certify the table in sub-cubes (fixed prefixes of the high bits) on local (-j"
+        " processes), dask (a LocalCluster of -j workers), dask://HOST:PORT (a running dask"
+        " scheduler), ray or ray://HOST:PORT; allows N up to 30 and prints the size and time"
+        " estimate first; the table and what is read off it only (docs/clusters.md)",
+    )
+    add_jobs(p)
+    add_allow_large(p)
     p.set_defaults(func=run)
 
 
@@ -63,16 +95,15 @@ def _parse_value(text: str) -> Any:
 # ----------------------------------------------------------------------------- analysis
 def analyse(params: Any, n_bits: int, family: Any = None, signs: Any = None) -> dict[str, Any]:
     """Everything check-model prints, as a dict (see the module doc); ``signs``: (indices, the
-    user's module's own outputs there), compared with the certified labels."""
+    user's module's own outputs there), its predictions at the model's threshold compared with
+    the certified labels. Every label is the model's rule: 1 iff T(x) > config.threshold."""
     import math
 
     import numpy as np
 
-    from verify.boolean import sensitivity_profile
-    from verify.boolean.analysis import average_sensitivity
-    from verify.boolean.function import all_bit_strings
     from verify.checks.hahn_rofin import measure_tradeoff
-    from verify.model import forward, truth_table
+    from verify.model import truth_table
+    from verify.model.cube import diagnostics_pass
     from verify.theory import hahn_rofin as hr
     from verify.theory.bounds import (
         c_infl,
@@ -82,42 +113,25 @@ def analyse(params: Any, n_bits: int, family: Any = None, signs: Any = None) -> 
         log10_c_infl,
         log10_n_star,
     )
+    from verify.theory.norms import parameter_norms
     from verify.theory.trivial import output_swing_bound, readout_swing_bound
 
     cfg = params.config
-    out: dict[str, Any] = {"config": cfg.to_dict(), "N": n_bits}
+    thr = cfg.threshold
+    out: dict[str, Any] = {"config": cfg.to_dict(), "N": n_bits, "threshold": thr}
     table = truth_table(params, n_bits)
-    out["truth_table"] = {
-        "strings": int(2**n_bits),
-        "float64": int(table.n_float64),
-        "high_precision": int(table.n_high_precision),
-        "uncertain": int(table.n_uncertain),
-        "ones": int(np.sum(table.label == 1)),
-        "zeros": int(np.sum(table.label == 0)),
-    }
-    f = table.function() if table.n_uncertain == 0 else None
-    if f is not None:
-        prof = sensitivity_profile(f)
-        out["profile"] = [int(v) for v in prof]
-        out["K0"] = int(prof[0])
-        out["avg_sensitivity"] = float(average_sensitivity(f))
-    bits = all_bit_strings(n_bits)
-    if family is not None:
-        agree = (table.label == family.table) & table.certified
-        out["family"] = {
-            "name": family.name,
-            "agree": int(np.sum(agree)),
-            "of": int(2**n_bits),
-            "first_disagreements": ["".join(map(str, bits[i])) for i in np.flatnonzero(~agree)[:5]],
-            "avg_sensitivity": float(average_sensitivity(family)),
-            "K0": int(sensitivity_profile(family)[0]),
-        }
-    if signs is not None:
-        out["module_signs"] = sign_agreement(signs, table)
-    res = forward(params, bits, diagnostics=True, engine="numba")
+    out.update(table_results(table, n_bits, family, signs, thr))
+    # the diagnostics of every string, chunk by chunk (verify.model.cube): the numbers of
+    # forward(params, all_bit_strings(n_bits), diagnostics=True, engine="numba")
+    res = diagnostics_pass(params, n_bits)
+    # over the strings where it is defined (finite): the max (the paper's statements) and the
+    # mean (what H&R log); how many strings have it undefined (a 0/0 layer norm at eps = 0)
     finite = np.isfinite(res.beta)
-    out["beta_max"] = float(np.max(res.beta[finite])) if finite.any() else math.inf
-    out["beta_hr_max"] = float(np.max(res.beta_hr[finite])) if finite.any() else math.inf
+    for key, values in (("beta", res.beta), ("beta_hr", res.beta_hr)):
+        out[f"{key}_max"] = float(np.max(values[finite])) if finite.any() else math.inf
+        out[f"{key}_mean"] = float(np.mean(values[finite])) if finite.any() else math.inf
+    if not finite.all():
+        out["beta_undefined"] = int(np.count_nonzero(~finite))
     if not cfg.spec_layout:
         out["statements"] = [
             {
@@ -131,20 +145,23 @@ def analyse(params: Any, n_bits: int, family: Any = None, signs: Any = None) -> 
         return out
     eps, k = cfg.ln_eps, cfg.n_norms
     st: list[dict[str, Any]] = []
-    ci, lci = c_infl(params), log10_c_infl(params)
-    # Lemma 2.9 on every edge
+    norms = parameter_norms(params)  # the spectral norms once (each statement reads them)
+    ci, lci = c_infl(norms), log10_c_infl(norms)
+    # Lemma 2.9 on every edge, _FLIP_CHUNK strings at a time (the same numbers, no (2^N, D)
+    # temporaries)
     worst, tightest = 0.0, math.inf
-    idx = np.arange(bits.shape[0])
     for n in range(n_bits):
-        fl = idx ^ (1 << n)
-        i_n = np.linalg.norm(res.y_readout - res.y_readout[fl], axis=1)
         at_r = (not cfg.eos) and n == n_bits - 1
-        b = lemma_2_9_bound(ci, res.beta, res.beta[fl], n_bits, at_r)
-        with np.errstate(invalid="ignore", divide="ignore"):
-            r = np.where(np.isfinite(b) & (b > 0), i_n / b, 0.0)
-        worst = max(worst, float(np.nanmax(r)))
-        if np.isfinite(b).any():
-            tightest = min(tightest, float(np.nanmin(np.where(np.isfinite(b), b, np.inf))))
+        for lo in range(0, 2**n_bits, _FLIP_CHUNK):
+            idx = np.arange(lo, min(2**n_bits, lo + _FLIP_CHUNK))
+            fl = idx ^ (1 << n)
+            i_n = np.linalg.norm(res.y_readout[idx] - res.y_readout[fl], axis=1)
+            b = lemma_2_9_bound(ci, res.beta[idx], res.beta[fl], n_bits, at_r)
+            with np.errstate(invalid="ignore", divide="ignore"):
+                r = np.where(np.isfinite(b) & (b > 0), i_n / b, 0.0)
+            worst = max(worst, float(np.nanmax(r)))
+            if np.isfinite(b).any():
+                tightest = min(tightest, float(np.nanmin(np.where(np.isfinite(b), b, np.inf))))
     st.append(
         {
             "statement": "Lemma 2.9",
@@ -168,7 +185,8 @@ def analyse(params: Any, n_bits: int, family: Any = None, signs: Any = None) -> 
                 "measured": f"max beta over the 2^N strings: {out['beta_max']:.6g}",
             }
         )
-        c33 = cor_3_3_bound(params)
+        c33 = cor_3_3_bound(norms)
+        idx = np.arange(2**n_bits)
         dt = max(
             float(np.nanmax(np.abs(res.T - res.T[idx ^ (1 << n)])))
             for n in range(n_bits - (0 if cfg.eos else 1))
@@ -187,17 +205,17 @@ def analyse(params: Any, n_bits: int, family: Any = None, signs: Any = None) -> 
             }
         )
         if cfg.eos:
-            xi = float(np.nanmin(np.abs(res.T)))
+            xi = float(np.nanmin(np.abs(res.T - thr)))
             if xi > 0:
                 st.append(
                     {
                         "statement": "Cor 3.4",
                         "applies": True,
                         "says": "no non-constant function is recognised with this theta's margin"
-                        f" xi = {xi:.4g} beyond N* = 10^{log10_n_star(params, xi):.4g}",
+                        f" xi = {xi:.4g} beyond N* = 10^{log10_n_star(norms, xi):.4g}",
                         "measured": f"N = {n_bits}",
                         **_triviality(
-                            log10_n_star(params, xi),
+                            log10_n_star(norms, xi),
                             math.log10(n_bits),
                             "N* = 10^{b:.4g} >= N = 10^{t:.4g}: nothing said at this N",
                         ),
@@ -262,6 +280,9 @@ def analyse(params: Any, n_bits: int, family: Any = None, signs: Any = None) -> 
     return out
 
 
+_FLIP_CHUNK = 1 << 14  # strings per step of the Lemma 2.9 measurement
+
+
 def _triviality(bound: float, trivial: float, why: str) -> dict[str, Any]:
     """``vacuous`` when ``bound`` is no better than ``trivial``, the bound that holds for
     nothing-saying reasons at this size (verify.theory.trivial); ``why``: the reason, with
@@ -299,15 +320,29 @@ def run(args: argparse.Namespace) -> int:
     from verify.boolean import make_family
     from verify.errors import ModelMismatchError, ValidationError
 
+    if args.n_bits is None:
+        raise ValidationError(
+            "-N/--n-bits",
+            "the input length the model was trained on (no default: certifying another length"
+            " would certify a function the model never computed)",
+            "missing",
+        )
     _plan_outputs(args)
     params, info, module = load_checkpoint(args)
     cfg = params.config
     n_bits = args.n_bits
-    if n_bits is None:
-        n_bits = min(cfg.max_len if cfg.pos_encoding == "learned" else 10, 16)
     cfg.check_n_bits(n_bits)
-    if n_bits > 20:
-        raise ValidationError("-N", "N <= 20 (certified tables over all 2^N strings)", n_bits)
+    executor = executor_spec(args)
+    if executor is None and n_bits > MAX_LOCAL_N:
+        raise ValidationError(
+            "-N",
+            f"N <= {MAX_LOCAL_N} (certified tables over all 2^N strings in this process)",
+            n_bits,
+            f"--executor certifies N <= {MAX_CUBE_N} in sub-cubes",
+        )
+    if n_bits > MAX_CUBE_N:
+        raise ValidationError("-N", f"N <= {MAX_CUBE_N} (a table of 2^N labels)", n_bits)
+    estimate = cube_estimate(args, params, n_bits, executor)
     family = None
     if args.family:
         fparams = {k: _parse_value(v) for k, v in pairs(args.param, "--param").items()}
@@ -319,12 +354,23 @@ def run(args: argparse.Namespace) -> int:
         return 1
     if args.save:
         params.save(args.save)
+    from verify.commands._layout_check import layout_status
+
+    layout = layout_status(args, params, module, compared, n_bits)
     out = {
         "checkpoint": args.checkpoint,
         "loading": info,
         "compared": compared,
-        **analyse(params, n_bits, family, signs),
+        **({"layout": layout} if layout is not None else {}),
     }
+    if executor is None:
+        out.update(analyse(params, n_bits, family, signs))
+    else:
+        thr = params.config.threshold
+        table = table_on_executor(args, params, n_bits, executor, estimate, out)
+        out.update({"config": params.config.to_dict(), "N": n_bits, "threshold": thr})
+        out.update(table_results(table, n_bits, family, signs, thr))
+        out["statements"] = [NOT_ON_EXECUTOR]
     if args.json:
         print(json.dumps(out, indent=1))
         return 0
@@ -347,6 +393,11 @@ def _print(out: dict[str, Any]) -> None:
         print(f"  given: {line}")
     for line in load.get("assumed", []):
         print(f"  assumed: {line}")
+    if "layout" in out:
+        from verify.commands._layout_check import layout_lines
+
+        for line in layout_lines(out["layout"]):
+            print(line)
     c = out["config"]
     print(
         f"config: D={c['d_model']} L={c['n_layers']} H={c['n_heads']} d_ff={c['d_ff']}"
@@ -357,7 +408,8 @@ def _print(out: dict[str, Any]) -> None:
     )
     tt = out["truth_table"]
     print(
-        f"certified truth table, N={out['N']}: {tt['strings']} strings, {tt['ones']} ones,"
+        f"certified truth table, N={out['N']}, label 1 iff T(x) > {out['threshold']!r}:"
+        f" {tt['strings']} strings, {tt['ones']} ones,"
         f" {tt['zeros']} zeros; settled by float64 {tt['float64']}, high precision"
         f" {tt['high_precision']}, uncertain {tt['uncertain']}"
     )
@@ -377,13 +429,33 @@ def _print(out: dict[str, Any]) -> None:
         )
     for line in [c["line"] for c in out.get("compared", {}).values()]:
         print(line)
-    if "module_signs" in out:
-        ms = out["module_signs"]
+    if "module_predictions" in out:
+        ms = out["module_predictions"]
         print(
-            f"the module's own signs agree with the certified labels on {ms['agree']} of"
-            f" {ms['of']} certified strings compared"
+            f"the module's own predictions (output > {ms['threshold']!r}) agree with the"
+            f" certified labels on {ms['agree']} of {ms['of']} certified strings compared"
+            + (
+                f"; first disagreements {ms['first_disagreements']}"
+                if ms["agree"] < ms["of"]
+                else ""
+            )
         )
-    print(f"blowup: max beta {out['beta_max']:.6g}, max beta_hr {out['beta_hr_max']:.6g}")
+    if "executor" in out:
+        ex = out["executor"]
+        print(
+            f"sub-cubes: {ex['subcubes']} ({ex['prefix_bits']} high bits fixed) on {ex['where']};"
+            f" {ex['wall_s']:.1f} s (workers' time {ex['worker_s']:.1f} s, set-up"
+            f" {ex['setup_s']:.1f} s, estimated {ex['estimate_s']:.0f} s);"
+            f" resubmitted after a failure: {ex['resubmitted']}"
+        )
+    if "beta_max" in out:
+        undefined = out.get("beta_undefined", 0)
+        print(
+            f"blowup over the {2 ** out['N'] - undefined} strings where defined: beta mean"
+            f" {out['beta_mean']:.6g}, max {out['beta_max']:.6g}; H&R's beta_hr mean"
+            f" {out['beta_hr_mean']:.6g}, max {out['beta_hr_max']:.6g}"
+            + (f" ({undefined} strings undefined: a 0/0 layer norm)" if undefined else "")
+        )
     print("statements and what they say for this theta:")
     for s in out["statements"]:
         mark = "applies" if s["applies"] else "does not apply"

@@ -51,9 +51,15 @@ def _cell(text: str, width: int) -> str:
 
 
 def run(args: argparse.Namespace) -> int:
+    from verify.errors import ValidationError
     from verify.proofs.runner import run as discharge_all
     from verify.proofs.runner import select
 
+    if args.coq_dir is not None and not args.coq:
+        raise ValidationError("--coq-dir", "--coq as well (the folder is for its .v files)")
+    blank = [only for only in args.only if not only.strip()]
+    if blank:
+        raise ValidationError("--only", "an obligation id, prefix or statement", blank[0])
     obs = select(args.only)
     if args.list:
         for ob in obs:

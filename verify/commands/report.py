@@ -157,6 +157,14 @@ def run(args: argparse.Namespace) -> int:
     from verify.report import REPORT_FILES
 
     check_replaceable("--out", out, REPORT_FILES)
+    from verify.outputs import folder_lock
+
+    with folder_lock("--out", out, "report"):  # a second report into it: exit 2, one line
+        return _report(args, out, executor, budget)
+
+
+def _report(args: argparse.Namespace, out: str, executor: str, budget: str) -> int:
+    """The report into ``out`` (checked and locked by :func:`run`)."""
     if executor == "local" and args.jobs != 1:  # its imports run beside this process's
         from verify._forkserver import REPORT_PRELOAD, start_fork_server
 

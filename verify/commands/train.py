@@ -37,6 +37,13 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--batch", type=int, default=256)
     p.add_argument("--lr", type=float, default=3e-3)
     p.add_argument("--weight-decay", type=float, default=0.0)
+    p.add_argument(
+        "--targets",
+        choices=("pm1", "01"),
+        default="pm1",
+        help="MSE targets: pm1 (-1/+1, label 1 iff T > 0) or 01 (0/1 as Hahn & Rofin, label 1"
+        " iff T > 0.5); H&R's recipe: --targets 01 --lr 3e-4 --weight-decay 0.1",
+    )
     p.add_argument("--sigma", type=float, default=0.02, help="sharpness noise (H&R: 0.02)")
     p.add_argument(
         "--exhaustive-max", type=int, default=20, help="certified tables over all 2^N up to N"
@@ -86,6 +93,7 @@ def run(args: argparse.Namespace) -> int:
         batch=args.batch,
         lr=args.lr,
         weight_decay=args.weight_decay,
+        targets=args.targets,
         sigma=args.sigma,
         exhaustive_max=args.exhaustive_max,
         max_len=max(32, max(args.ns)),

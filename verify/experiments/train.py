@@ -4,7 +4,8 @@ what their theory speaks about.
 
 Training (optional extra ``torch``; CPU; seeded): :class:`verify.torch.SpecTransformer` in
 float32 (the weights are then read exactly into float64 spec parameters), post-LN, eps 1e-5,
-learned positions, eos readout; Adam on the MSE loss with targets +-1 (H&R's loss), on fresh
+learned positions, eos readout; AdamW on the MSE loss with targets +-1 (threshold 0; H&R train on
+0/1 targets with threshold 0.5: ``targets="01"``), on fresh
 uniform random strings every step (for 2^N beyond a batch this is a sampled training set; for
 small N every string is seen many times). Torch's RNG is seeded for the initialisation and a
 ``torch.Generator`` for the batches.
@@ -62,6 +63,7 @@ __all__ = [
 ]
 
 FUNCTIONS = ("parity", "sparse_parity", "majority", "first", "dictator")
+TARGETS = ("pm1", "01")  # MSE target conventions (TrainSettings.targets)
 
 
 def family_params(function: str, n_bits: int) -> dict[str, Any]:
@@ -108,6 +110,7 @@ class TrainSettings:
     batch: int = 256
     lr: float = 3e-3
     weight_decay: float = 0.0
+    targets: str = "pm1"  # MSE targets: "pm1" (-1/+1, threshold 0) or "01" (H&R's, threshold 0.5)
     max_len: int = 32
     exhaustive_max: int = 16  # certified truth table over all 2^N strings up to this N
     tradeoff_max: int = 12  # the exhaustive H&R Cor 5 comparison up to this N
@@ -123,6 +126,7 @@ class TrainSettings:
         check_real("ln_eps", self.ln_eps, minimum=0.0)
         check_real("lr", self.lr, strictly_positive=True)
         check_real("sigma", self.sigma, strictly_positive=True)
+        check_choice("targets", self.targets, TARGETS)
 
     def model_config(self) -> ModelConfig:
         return ModelConfig(
@@ -136,6 +140,7 @@ class TrainSettings:
             pos_encoding="learned",
             embedding="add",
             max_len=self.max_len,
+            threshold=0.5 if self.targets == "01" else 0.0,
         )
 
 
@@ -189,7 +194,9 @@ def _train(function: str, n: int, settings: TrainSettings, seed: int, cfg: Model
     losses = []
     for _ in range(settings.steps):
         x = torch.randint(0, 2, (settings.batch, n), generator=gen)
-        y = torch.from_numpy(target_labels(function, x.numpy())).float() * 2.0 - 1.0
+        y = torch.from_numpy(target_labels(function, x.numpy())).float()
+        if settings.targets == "pm1":
+            y = y * 2.0 - 1.0
         tokens = torch.cat([x, eos], dim=1)
         out = module.readout(_final_vector(module, tokens))
         loss = torch.mean((out - y) ** 2)
@@ -261,13 +268,14 @@ def evaluate(
         rng = np.random.default_rng(seed + 7)
         bits = rng.integers(0, 2, (settings.eval_samples, n), dtype=np.uint8)
         t = forward(params, bits).T
-        hits = int(np.sum((t > 0) == target_labels(function, bits).astype(bool)))
+        thr = params.config.threshold
+        hits = int(np.sum((t > thr) == target_labels(function, bits).astype(bool)))
         rec["accuracy"] = hits / bits.shape[0]
         rec["accuracy_ci"] = list(clopper_pearson(hits, bits.shape[0], 0.99))
         rec["certified"] = None
 
         def model_fn(b: np.ndarray) -> np.ndarray:
-            return (forward(params, b).T > 0).astype(np.uint8)
+            return (forward(params, b).T > thr).astype(np.uint8)
 
         sp = estimate_profile(model_fn, n, samples=min(settings.eval_samples, 1024), seed=seed)
         rec["as_model"] = float(sp.average_sensitivity)
@@ -289,7 +297,7 @@ def evaluate(
     rec["beta_hr_mean"] = float(np.mean(res.beta_hr))
     rec["beta_hr_max"] = float(np.max(res.beta_hr))
     rec["param_norm_sq"] = parameter_norm_sq(params)
-    rec["margin"] = float(np.min(np.abs(res.T)))
+    rec["margin"] = float(np.min(np.abs(res.T - params.config.threshold)))
     rng = np.random.default_rng(seed + 11)
     if bits.shape[0] > settings.sharpness_strings:
         sbits = bits[rng.choice(bits.shape[0], settings.sharpness_strings, replace=False)]
@@ -330,7 +338,8 @@ def run_experiment(
     key_settings = asdict(settings)
     if out is not None and Path(out).exists():
         for rec in read_records(out):
-            if rec.get("settings") == key_settings:
+            # a record from before ``targets`` existed trained on +-1 targets
+            if {"targets": "pm1", **(rec.get("settings") or {})} == key_settings:
                 done[(rec["function"], rec["N"], rec["seed"])] = rec
     records = []
     for seed in seeds:

@@ -32,6 +32,7 @@ from flint import arb, arb_mat
 from flint import ctx as flint_ctx
 
 from verify.model.rounding import EXP_ULPS, TINY, U, up
+from verify.model.sinusoidal_arb import sinusoidal_arb
 
 
 class MidRad:
@@ -145,6 +146,13 @@ class Float64Context:
         with np.errstate(divide="ignore", invalid="ignore"):
             return 1.0 / np.sqrt(x)
 
+    def sqrt_nonneg(self, x: np.ndarray) -> np.ndarray:  # of a value known >= 0: ball
+        return np.sqrt(np.maximum(x, 0.0))  # contexts may use the ball's non-negative part
+
+    def reciprocal(self, x: np.ndarray) -> np.ndarray:  # NaN or unbounded where x may be 0
+        with np.errstate(divide="ignore", invalid="ignore"):
+            return 1.0 / x
+
     def relu(self, x: np.ndarray) -> np.ndarray:
         return np.maximum(x, 0.0)
 
@@ -244,6 +252,20 @@ class MidRadContext(Float64Context):
             rad = np.where(low > 0, rad, np.inf)
         return MidRad(mid, up(rad))
 
+    def sqrt_nonneg(self, x: MidRad) -> MidRad:
+        """sqrt of an exact value >= 0 in [m - r, m + r]: sqrt(max(m, 0)) within
+        min(r / (sqrt(low) + sqrt(m)), sqrt(r)) + U mid, low = max(m - r, 0), rounded safely."""
+        with np.errstate(divide="ignore", invalid="ignore"):
+            mid = np.sqrt(np.maximum(x.mid, 0.0))
+            low = np.maximum(x.mid - x.rad, 0.0) * (1 - 2 * U)  # <= max(exact m - r, 0)
+            den = (np.sqrt(low) + mid) * (1 - 4 * U)
+            linear = np.where(den > 0, x.rad / den * (1 + U), np.inf)
+            rad = np.minimum(linear, np.sqrt(x.rad) * (1 + 2 * U)) + U * mid
+        return MidRad(mid, up(rad, 2))
+
+    def reciprocal(self, x: MidRad) -> MidRad:  # the quotient rule (inf where x may be 0)
+        return MidRad(np.ones_like(x.mid)) / x
+
     def relu(self, x: MidRad) -> MidRad:
         mid = np.maximum(x.mid, 0.0)
         rad = np.where(x.mid + x.rad <= 0, 0.0, x.rad)  # relu is 1-Lipschitz
@@ -290,18 +312,6 @@ def _sinusoidal_midrad(n_positions: int, width: int) -> MidRad:
         )
         _SIN_CACHE[key] = MidRad(mid, up(rad))
     return _SIN_CACHE[key]
-
-
-def sinusoidal_arb(n_positions: int, width: int) -> np.ndarray:
-    """P[n, 2i] = sin(n / 10000^(2i/width)), P[n, 2i+1] = cos(same) as arb balls."""
-    table = np.empty((n_positions, width), dtype=object)
-    for j in range(width):
-        i2 = j - (j % 2)
-        freq = arb(10000) ** (arb(-i2) / width)
-        for n in range(n_positions):
-            angle = arb(n) * freq
-            table[n, j] = angle.sin() if j % 2 == 0 else angle.cos()
-    return table
 
 
 @contextmanager
@@ -379,6 +389,12 @@ class MpmathContext(_ObjectContext):
 
         return _objmap(f, x)
 
+    def sqrt_nonneg(self, x: np.ndarray) -> np.ndarray:
+        return _objmap(lambda v: mpmath.mpf("nan") if v < 0 else mpmath.sqrt(v), x)
+
+    def reciprocal(self, x: np.ndarray) -> np.ndarray:
+        return _objmap(lambda v: mpmath.mpf("nan") if v == 0 else 1 / v, x)
+
     def relu(self, x: np.ndarray) -> np.ndarray:
         zero = mpmath.mpf(0)
         return _objmap(lambda v: v if v > 0 else zero, x)
@@ -442,6 +458,16 @@ class ArbContext(_ObjectContext):
 
     def rsqrt(self, x: np.ndarray) -> np.ndarray:
         return _objmap(lambda v: v.rsqrt() if v > 0 else arb.nan(), x)
+
+    def sqrt_nonneg(self, x: np.ndarray) -> np.ndarray:  # a ball reaching below 0 (squares
+        def f(v: Any) -> Any:  # of balls holding 0) becomes [0, sqrt(upper)]
+            ok = v.is_finite() and v.upper() >= 0
+            return v.sqrt() if v > 0 else arb(0).union(v.upper().sqrt()) if ok else arb.nan()
+
+        return _objmap(f, x)
+
+    def reciprocal(self, x: np.ndarray) -> np.ndarray:
+        return _objmap(lambda v: 1 / v if (v > 0 or v < 0) else arb.nan(), x)
 
     def relu(self, x: np.ndarray) -> np.ndarray:
         zero = arb(0)

@@ -9,6 +9,7 @@ from __future__ import annotations
 import numpy as np
 
 from verify.model.config import ModelConfig
+from verify.model.ln_forms import coefficient
 
 
 def sinusoidal_table(n_positions: int, width: int) -> np.ndarray:
@@ -46,15 +47,20 @@ def embed(config: ModelConfig, arrays: dict[str, np.ndarray], bits: np.ndarray) 
 
 
 def layer_norm(
-    v: np.ndarray, eps: float, gain: np.ndarray | None, bias: np.ndarray | None
+    v: np.ndarray,
+    eps: float,
+    gain: np.ndarray | None,
+    bias: np.ndarray | None,
+    form: str = "torch",
 ) -> tuple[np.ndarray, np.ndarray]:
-    """(LN(v), population variance of v) over the last axis; at eps = 0 a zero variance
+    """(LN(v), population variance of v) over the last axis, LN of ``form``
+    (``verify.model.ln_forms``: torch's or the annotated one); at eps = 0 a zero variance
     gives NaN (0/0), never a number."""
     mean = v.mean(axis=-1, keepdims=True)
     c = v - mean
     var = (c * c).mean(axis=-1)
     with np.errstate(divide="ignore", invalid="ignore"):
-        out = c * (1.0 / np.sqrt(var + eps))[..., None]
+        out = c * coefficient(var, eps, v.shape[-1], form)[..., None]
     if gain is not None:
         out = out * gain + bias
     return out, var
@@ -110,7 +116,7 @@ def forward_dense(
     def norm(v: np.ndarray, name: str, k: int) -> np.ndarray:
         gain = arrays.get(name + ".weight") if config.ln_affine else None
         bias = arrays.get(name + ".bias") if config.ln_affine else None
-        out, variances[:, k, :] = layer_norm(v, eps, gain, bias)
+        out, variances[:, k, :] = layer_norm(v, eps, gain, bias, config.ln_form)
         return out
 
     for layer in range(config.n_layers):

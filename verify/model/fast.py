@@ -20,6 +20,7 @@ from verify.model.kernels.bundles import (
     f64,
 )
 from verify.model.kernels.per_string import certified_T
+from verify.model.ln_forms import require_torch_form
 from verify.model.params import Params
 from verify.model.reference import layer_norm_ctx
 
@@ -117,6 +118,7 @@ def prepare(params: Params, n_bits: int, weights: ModelWeights | None = None) ->
     """Tabulate layer 0 over (token, position) in MidRad arithmetic and stack the layers.
     ``weights``: ``model_weights(params)`` computed once for several N (it must be of these
     very params, unchanged since)."""
+    require_torch_form(params.config, "the per-string float64 kernel")
     cfg = params.config
     n = cfg.check_n_bits(n_bits)
     s = cfg.seq_len(n)
@@ -182,6 +184,7 @@ def fast_T(
 ) -> tuple[np.ndarray, np.ndarray]:
     """(T, radius) for each string of ``bits`` by the Numba kernel; radius is a rigorous bound
     on |T_exact - T| with ``bounds`` (else zeros). NaN T or infinite/NaN radius: not settled."""
+    require_torch_form(params.config, "the per-string float64 kernel")
     arr = check_bits(bits)
     if tables is None or tables.n_bits != arr.shape[1]:
         tables = prepare(params, arr.shape[1])

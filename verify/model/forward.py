@@ -3,7 +3,8 @@
 ``forward(params, bits, diagnostics)`` returns :class:`ForwardResult`. T(x) = w . y^L_r + omega
 (model-spec step 7). Diagnostics (model-spec "Blowup"): for every layer norm k (order: norm1, norm2
 of each layer, then final_norm for pre-LN) and position n, the population variance var of its
-input d^k_n, z = 1/sqrt(var + eps), tau_k = max_n (1 + z^k_n), beta = prod_k tau_k; and Hahn &
+input d^k_n, z = 1/sqrt(var + eps) (the annotated form's coefficient 1/(std_unbiased + eps),
+``verify.model.ln_forms``), tau_k = max_n (1 + z^k_n), beta = prod_k tau_k; and Hahn &
 Rofin's logged variant beta_hr = prod_k max_n 1/std_unbiased(d^k_n) (no eps), where for the norms
 whose output reaches T only through the readout position (post-LN: both norms of the last layer;
 pre-LN: norm2 of the last layer and final_norm) only the readout position is taken, as in their
@@ -34,6 +35,7 @@ import numpy as np
 from verify._threads import blas_on_one_thread
 from verify.errors import ValidationError
 from verify.model.dense import forward_dense
+from verify.model.ln_forms import coefficient
 from verify.model.params import Params
 from verify.validation import check_choice
 
@@ -101,11 +103,13 @@ def hr_positions_mask(params: Params, seq_len: int) -> np.ndarray:
 
 
 def blowup_diagnostics(
-    var: np.ndarray, eps: float, d_model: int, hr_mask: np.ndarray
+    var: np.ndarray, eps: float, d_model: int, hr_mask: np.ndarray, form: str = "torch"
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-    """(z, tau, beta, beta_hr) from the LN input variances var (B, K, S)."""
+    """(z, tau, beta, beta_hr) from the LN input variances var (B, K, S); z is the coefficient
+    of the layer-norm ``form`` (``verify.model.ln_forms.coefficient``: 1/sqrt(var + eps) for
+    torch's, 1/(std_unbiased + eps) for the annotated one)."""
+    z = coefficient(var, eps, d_model, form)
     with np.errstate(divide="ignore", invalid="ignore"):
-        z = 1.0 / np.sqrt(var + eps)
         tau = (1.0 + z).max(axis=2)
         beta = tau.prod(axis=1)
         if d_model > 1:
@@ -131,7 +135,7 @@ def forward(
     arr = check_bits(bits)
     n = cfg.check_n_bits(arr.shape[1])
     s = cfg.seq_len(n)
-    if engine == "numba":
+    if engine == "numba" and cfg.ln_form == "torch":  # the kernel computes torch's form only
         from verify.model.forward_numba import forward_numba
 
         t, var, y_r = forward_numba(params, arr)
@@ -169,13 +173,13 @@ def _result(
         return ForwardResult(T=t, y_readout=y_r)
     cfg = params.config
     z, tau, beta, beta_hr = blowup_diagnostics_chunked(
-        var, cfg.ln_eps, cfg.d_model, hr_positions_mask(params, var.shape[2])
+        var, cfg.ln_eps, cfg.d_model, hr_positions_mask(params, var.shape[2]), cfg.ln_form
     )
     return ForwardResult(T=t, y_readout=y_r, var=var, z=z, tau=tau, beta=beta, beta_hr=beta_hr)
 
 
 def blowup_diagnostics_chunked(
-    var: np.ndarray, eps: float, d_model: int, hr_mask: np.ndarray
+    var: np.ndarray, eps: float, d_model: int, hr_mask: np.ndarray, form: str = "torch"
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """:func:`blowup_diagnostics` ``_DIAGNOSTICS_CHUNK`` strings at a time, into arrays made
     once: the same numbers (each string's come from its own row), without the whole-batch
@@ -183,7 +187,7 @@ def blowup_diagnostics_chunked(
     temporaries is as large as var, 1.4 GB; measured 2026-12-06)."""
     b = var.shape[0]
     if b <= _DIAGNOSTICS_CHUNK:
-        return blowup_diagnostics(var, eps, d_model, hr_mask)
+        return blowup_diagnostics(var, eps, d_model, hr_mask, form)
     z = np.empty_like(var)
     tau = np.empty(var.shape[:2])
     beta = np.empty(b)
@@ -191,6 +195,6 @@ def blowup_diagnostics_chunked(
     for start in range(0, b, _DIAGNOSTICS_CHUNK):
         rows = slice(start, start + _DIAGNOSTICS_CHUNK)
         z[rows], tau[rows], beta[rows], beta_hr[rows] = blowup_diagnostics(
-            var[rows], eps, d_model, hr_mask
+            var[rows], eps, d_model, hr_mask, form
         )
     return z, tau, beta, beta_hr

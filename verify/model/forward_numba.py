@@ -9,6 +9,7 @@ import numpy as np
 from verify._threads import blas_on_one_thread
 from verify.model.dense import position_table
 from verify.model.kernels.diagnostics import PlainModel, PlainScalars, forward_diagnostics
+from verify.model.ln_forms import require_torch_form
 from verify.model.params import Params
 
 
@@ -67,6 +68,7 @@ def plain_model(params: Params, seq_len: int) -> tuple[PlainModel, PlainScalars]
 def forward_numba(params: Params, bits: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """(T (B,), layer-norm input variances (B, K, S), readout vectors (B, D)) of the validated
     (B, N) uint8 strings ``bits``, by the Numba kernel (BLAS on one thread meanwhile)."""
+    require_torch_form(params.config, "the Numba forward kernel")
     cfg = params.config
     b, n = bits.shape
     s = cfg.seq_len(n)

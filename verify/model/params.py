@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import math
 import os
-import zipfile
 from collections.abc import Iterator, Mapping
 from pathlib import Path
 
@@ -161,14 +160,9 @@ class Params(Mapping[str, np.ndarray]):
     def load(cls, path: str | os.PathLike[str]) -> Params:
         """Read a ``.npz`` parameter file; missing/misshaped/non-finite arrays raise
         ValidationError naming the array and the expected shape."""
-        p = Path(path)
-        if not p.is_file():
-            raise ValidationError("path", "an existing .npz parameter file", str(path))
-        try:
-            with np.load(p, allow_pickle=False) as data:
-                contents = {name: data[name] for name in data.files}
-        except (OSError, ValueError, zipfile.BadZipFile) as exc:
-            raise ValidationError("path", "a readable .npz parameter file", str(path)) from exc
+        from verify.model.npz_file import read_npz
+
+        contents = read_npz("path", path)
         if "config" not in contents:
             raise ValidationError("config", "a 0-d string array holding the JSON config", "missing")
         cfg_arr = contents.pop("config")
@@ -178,6 +172,13 @@ class Params(Mapping[str, np.ndarray]):
             )
         text = cfg_arr.item()
         if isinstance(text, bytes):
-            text = text.decode()
+            try:
+                text = text.decode("utf-8")
+            except UnicodeDecodeError as exc:
+                raise ValidationError(
+                    "config",
+                    "JSON text in UTF-8",
+                    f"{Path(path).name}: {exc.reason} at byte {exc.start}",
+                ) from exc
         config = ModelConfig.from_json(text)
         return cls(config, contents)

@@ -68,15 +68,30 @@ def _check_radius(rad: dict[str, Any]) -> None:
 
 
 def layer_norm_ctx(
-    ctx: Any, v: Any, eps: float, affine: tuple[Any, Any] | None, parts: list | None = None
+    ctx: Any,
+    v: Any,
+    eps: float,
+    affine: tuple[Any, Any] | None,
+    parts: list | None = None,
+    form: str = "torch",
 ) -> tuple[Any, Any]:
     """(LN(v), population variance of v) over the last axis in the arithmetic of ``ctx``;
-    ``parts`` (a list) receives (c, z): the centred input and 1 / sqrt(var + eps)."""
+    ``parts`` (a list) receives (c, z): the centred input and the coefficient z of ``form``
+    (``verify.model.ln_forms``): 1 / sqrt(var + eps) (torch), or
+    1 / (sqrt(sum c^2 / (d - 1)) + eps) (annotated: unbiased std, eps added to it)."""
     d = v.shape[-1]
     mean = ctx.sum(v, -1) / d
     c = v - mean[..., None]
-    var = ctx.sum(c * c, -1) / d
-    z = ctx.rsqrt(var + eps)
+    squares = ctx.sum(c * c, -1)
+    var = squares / d
+    if form == "torch":
+        z = ctx.rsqrt(var + eps)
+    elif form == "annotated":
+        z = ctx.reciprocal(ctx.sqrt_nonneg(squares / (d - 1)) + eps)
+    else:
+        from verify.errors import ValidationError
+
+        raise ValidationError("ln_form", "torch or annotated", form)
     out = ctx.ln_bound(c * z[..., None], eps)
     if parts is not None:
         parts[:] = [c, z]
@@ -152,7 +167,7 @@ def run_generic(
         def norm(v: Any, name: str) -> Any:
             affine = (par(name + ".weight"), par(name + ".bias")) if cfg.ln_affine else None
             parts: list[Any] = []
-            out, var = layer_norm_ctx(ctx, v, cfg.ln_eps, affine, parts)
+            out, var = layer_norm_ctx(ctx, v, cfg.ln_eps, affine, parts, cfg.ln_form)
             variances.append(var)
             last_norm.update(out=out, parts=parts, affine=affine)
             return out

@@ -48,6 +48,7 @@ import numpy as np
 from verify.model.affine import Affine, AffineContext
 from verify.model.arith import MidRadContext
 from verify.model.labels import LABEL_UNCERTAIN, _labels_from_midrad
+from verify.model.ln_forms import require_torch_form
 from verify.model.params import Params
 from verify.model.reference import run_generic
 
@@ -91,6 +92,7 @@ def subcube_T(
     eps = 0). generators (B, N): each bit's noise-symbol generator in T (the linear part of
     T's dependence on that bit, signed; 0 for fixed bits), used only to rank bits and to aim
     the probes of :func:`certify_subcubes`."""
+    require_torch_form(params.config, "the sub-cube pass")
     n = bits.shape[1]
     mids, rads, weights = [], [], []
     for start in range(0, bits.shape[0], _BATCH):
@@ -136,7 +138,8 @@ def _bound(
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """(labels, radii, bit generators) of the sub-cubes ``codes`` over the bits ``order``."""
     mid, rad, gens = subcube_T(params, *_cubes(n, order, codes))
-    return _labels_from_midrad(mid, rad, xi), np.where(np.isnan(rad), np.inf, rad), gens
+    thr = params.config.threshold
+    return _labels_from_midrad(mid, rad, xi, thr), np.where(np.isnan(rad), np.inf, rad), gens
 
 
 def _probe_strings(
@@ -168,7 +171,7 @@ def _hopeless(
     t = run_generic(
         MidRadContext(), params, _probe_strings(n, order, codes, direction), readout_only=True
     ).T
-    lab = _labels_from_midrad(t.mid, t.rad, xi).reshape(-1, 2)
+    lab = _labels_from_midrad(t.mid, t.rad, xi, params.config.threshold).reshape(-1, 2)
     return (
         (lab[:, 0] != LABEL_UNCERTAIN) & (lab[:, 1] != LABEL_UNCERTAIN) & (lab[:, 0] != lab[:, 1])
     )
@@ -184,6 +187,7 @@ def certify_subcubes(
     """Labels settled by sub-cube bounds with the branching policy of the module doc:
     ``budget`` bounds in all (default :func:`default_budget`; unlimited when only ``cap`` is
     given), ``cap`` sub-cubes per level at most (default: the budget)."""
+    require_torch_form(params.config, "the sub-cube pass")
     if budget is None:
         budget = default_budget(params, n) if cap is None else 1 << n + 1
     cap = budget if cap is None else cap

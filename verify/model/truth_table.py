@@ -22,12 +22,18 @@ numbers), and a string they leave open that a sub-cube settled takes the sub-cub
 (tier ``subcube``) instead of going to double-double / arb. Off by default: callers that read
 per-string T (reports, the torch comparison) keep it off.
 
+A model whose layer norm is not torch's (``ln_form`` "annotated", ``verify.model.ln_forms``)
+runs the tiers that compute its form: the MidRad pass (tier 2's ``engine="numpy"``) and arb; the
+Numba kernels, the double-double tier and the sub-cube pass compute torch's form only (each
+refuses another one), so they are skipped for it whatever the arguments say.
+
 What is still open is reported as uncertain, never guessed. ``method`` keeps three values:
 float64 (tiers 1-2), high precision (tiers 3-4), uncertain; ``tier`` tells the tiers apart.
 
-Labels, margin xi = 0: 1 if T(x) > 0 is proven, 0 if T(x) <= 0 is proven.
-Margin xi > 0: 1 if T >= xi, 0 if T <= -xi, -1 ("undecided", certified) if -xi < T < xi, all
-proven. Uncertain strings get label -2 and ``certified`` False.
+Labels (``verify.model.labels``, at the model's ``config.threshold`` t, 0 in the spec): with
+D(x) = T(x) - t, margin xi = 0: 1 if D(x) > 0 is proven, 0 if D(x) <= 0 is proven.
+Margin xi > 0: 1 if D >= xi, 0 if D <= -xi, -1 ("undecided", certified) if -xi < D < xi, all
+proven. Uncertain strings get label -2 and ``certified`` False. ``T`` holds T(x) itself.
 """
 
 from __future__ import annotations
@@ -37,7 +43,6 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
-from flint import arb
 
 from verify._threads import numba_threads_for, one_blas_thread
 from verify.boolean.function import MAX_BIT_STRINGS_N, BooleanFunction, all_bit_strings
@@ -49,6 +54,8 @@ from verify.model.labels import (
     LABEL_UNCERTAIN,
     LABEL_UNDECIDED,
     _labels_from_midrad,
+    label_arb,
+    relative_to_threshold,
 )
 from verify.model.params import Params
 from verify.model.reference import run_generic
@@ -173,25 +180,6 @@ class CertifiedTruthTable:
         return BooleanFunction(self.label.astype(np.uint8))
 
 
-def _label_arb(t: arb, margin: float) -> int:
-    if not t.is_finite():
-        return LABEL_UNCERTAIN
-    if margin == 0.0:
-        if t > 0:
-            return 1
-        if t <= 0:
-            return 0
-        return LABEL_UNCERTAIN
-    xi = arb(margin)
-    if t >= xi:
-        return 1
-    if t <= -xi:
-        return 0
-    if t > -xi and t < xi:
-        return LABEL_UNDECIDED
-    return LABEL_UNCERTAIN
-
-
 def certified_float64(
     params: Params, bits: np.ndarray, engine: str = "numba", tables: Any = None
 ) -> tuple[np.ndarray, np.ndarray]:
@@ -212,10 +200,14 @@ def _float64_stage(
     engine: str,
     skip_to_dd: bool = False,
     ev: Float64Pass | None = None,
+    lo: int = 0,
+    hi: int | None = None,
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """(T, label, tier) of all 2^n strings from the rigorous float64 passes; label -2 (and tier
-    TIER_UNCERTAIN) where they do not settle the string. ``ev``: the memoised kernel passes of
-    engine "numba" (``verify.model.float64_pass``; a new one if None), shared across margins.
+    """(T, label, tier) of the strings of index lo..hi-1 (default all 2^n) from the rigorous
+    float64 passes; label -2 (and tier TIER_UNCERTAIN) where they do not settle the string.
+    ``ev``: the memoised kernel passes of engine "numba" (``verify.model.float64_pass``; a new
+    one if None), shared across margins. A range is routed on its own (its first block is the
+    probe); each string's (T, radius) is the one a whole-cube pass gives it.
 
     engine "numba": first the exhaustive kernel (one radius per vector, layer 0 from tables:
     ``verify.model.exhaustive``), then, for the strings its radius leaves open, the per-string
@@ -226,22 +218,26 @@ def _float64_stage(
     probe block (D = 64 at depth >= 5 in the depth grid of docs/model.md), no float64 pass runs
     at all: every string is left open with T = NaN for the double-double tier, which then
     supplies every midpoint. engine "numpy": the MidRad arrays pass for every string."""
-    size = 1 << n
+    hi = (1 << n) if hi is None else hi
+    size = hi - lo
+    thr = params.config.threshold
     t = np.empty(size)
     label = np.empty(size, dtype=np.int8)
     tier = np.full(size, TIER_UNCERTAIN, dtype=np.int8)
 
     def settle(start: int, stop: int, mid: np.ndarray, rad: np.ndarray) -> np.ndarray:
+        """Labels of the strings lo + start .. lo + stop - 1; their open ones (local indices)."""
         t[start:stop] = mid
         if engine == "numpy":
-            label[start:stop] = _labels_from_midrad(mid, rad, xi)
+            label[start:stop] = _labels_from_midrad(mid, rad, xi, thr)
             tier[start:stop][label[start:stop] != LABEL_UNCERTAIN] = TIER_EXHAUSTIVE
         else:  # the same labels, one parallel pass (kernels.labels)
             from verify.model.kernels.labels import midrad_labels
 
             # up to _CHUNK strings: ~0.3 ms on one thread, not worth waking another
+            d, r = relative_to_threshold(mid, rad, thr)
             with numba_threads_for(stop - start, _CHUNK + 1):
-                n_open = midrad_labels(mid, rad, xi, TIER_EXHAUSTIVE, label[start:stop],
+                n_open = midrad_labels(d, r, xi, TIER_EXHAUSTIVE, label[start:stop],
                                        tier[start:stop])  # fmt: skip
             if n_open == 0:
                 return np.arange(0)
@@ -250,43 +246,52 @@ def _float64_stage(
     if engine == "numpy":
         for start in range(0, size, _CHUNK):
             stop = min(size, start + _CHUNK)
-            mid, rad = certified_float64(params, all_bit_strings(n, start, stop), engine)
+            bits = all_bit_strings(n, lo + start, lo + stop)
+            mid, rad = certified_float64(params, bits, engine)
             settle(start, stop, mid, rad)
         tier[label != LABEL_UNCERTAIN] = TIER_PER_STRING
         return t, label, tier
     ev = float64_pass_for(params, n, ev)
     if size <= _WHOLE_PROBE:  # one call for all: the probe block is read from it
-        ev.exhaustive(0, size)
+        ev.exhaustive(lo, hi)
     # probe one block: models whose radii settle little go to the per-string kernel
-    mid, rad = ev.exhaustive(0, 1 << ev.lo_bits)
-    open_probe = np.count_nonzero(_labels_from_midrad(mid, rad, xi) == LABEL_UNCERTAIN)
+    mid, rad = ev.exhaustive(lo, lo + min(size, 1 << ev.lo_bits))
+    open_probe = np.count_nonzero(_labels_from_midrad(mid, rad, xi, thr) == LABEL_UNCERTAIN)
     first_pass = open_probe <= mid.size // 2
     if not first_pass and skip_to_dd:
-        mid, rad = ev.per_string(np.arange(min(size, 1 << ev.lo_bits)))
-        if np.count_nonzero(_labels_from_midrad(mid, rad, xi) == LABEL_UNCERTAIN) > mid.size // 2:
+        mid, rad = ev.per_string(lo + np.arange(min(size, 1 << ev.lo_bits)))
+        lab = _labels_from_midrad(mid, rad, xi, thr)
+        if np.count_nonzero(lab == LABEL_UNCERTAIN) > mid.size // 2:
             t.fill(np.nan)
             label.fill(LABEL_UNCERTAIN)
             return t, label, tier
     for start in range(0, size, EXHAUSTIVE_CHUNK):
         stop = min(size, start + EXHAUSTIVE_CHUNK)
         if first_pass:
-            mid, rad = ev.exhaustive(start, stop)
+            mid, rad = ev.exhaustive(lo + start, lo + stop)
             open_idx = settle(start, stop, mid, rad)
             first_pass = open_idx.size <= (stop - start) // 2
         else:
             open_idx = np.arange(start, stop)
         if open_idx.size:
-            mid, rad = ev.per_string(open_idx)
+            mid, rad = ev.per_string(lo + open_idx)
             t[open_idx] = mid
-            label[open_idx] = lab = _labels_from_midrad(mid, rad, xi)
+            label[open_idx] = lab = _labels_from_midrad(mid, rad, xi, thr)
             tier[open_idx[lab != LABEL_UNCERTAIN]] = TIER_PER_STRING
     return t, label, tier
 
 
 def _double_double_stage(
-    params: Params, n: int, xi: float, t: np.ndarray, label: np.ndarray, tier: np.ndarray
+    params: Params,
+    n: int,
+    xi: float,
+    t: np.ndarray,
+    label: np.ndarray,
+    tier: np.ndarray,
+    lo: int = 0,
 ) -> None:
-    """Settle what label leaves open (-2) with the double-double kernel, in place."""
+    """Settle what label leaves open (-2) with the double-double kernel, in place; the arrays
+    hold the strings lo, lo + 1, ..."""
     from verify.model.double_double import dd_T, prepare_dd
 
     todo = np.flatnonzero(label == LABEL_UNCERTAIN)
@@ -295,8 +300,8 @@ def _double_double_stage(
     inputs = prepare_dd(params, n)
     for start in range(0, todo.size, _CHUNK):
         idx = todo[start : start + _CHUNK]
-        mid, rad = dd_T(params, bits_of(idx, n), inputs=inputs)
-        lab = _labels_from_midrad(mid, rad, xi)
+        mid, rad = dd_T(params, bits_of(idx + lo, n), inputs=inputs)
+        lab = _labels_from_midrad(mid, rad, xi, params.config.threshold)
         done = lab != LABEL_UNCERTAIN
         label[idx[done]] = lab[done]
         tier[idx[done]] = TIER_DOUBLE_DOUBLE
@@ -352,6 +357,8 @@ def truth_tables(
     check_choice("engine", engine, ("numba", "numpy"))
     if not isinstance(subcube, bool):
         raise ValidationError("subcube", "True or False", subcube)
+    if params.config.ln_form != "torch":  # the kernels and the sub-cube pass compute torch's
+        engine, double_double, subcube = "numpy", False, False  # form only: MidRad, then arb
     ev = float64_pass_for(params, n, passes) if engine == "numba" else None
     return [_truth_table(params, n, xi, precs, engine, double_double, subcube, ev) for xi in xis]
 
@@ -376,25 +383,53 @@ def _truth_table(
     if sub is not None and np.all(sub != LABEL_UNCERTAIN):
         t = np.full(sub.size, np.nan)
         label, tier = sub.copy(), np.full(sub.size, TIER_SUBCUBE, dtype=np.int8)
+        method = _method_of(tier)
     else:
         t, label, tier = _float64_stage(params, n, xi, engine, use_dd, ev)
         if sub is not None:
             take = (label == LABEL_UNCERTAIN) & (sub != LABEL_UNCERTAIN)
             label[take], tier[take] = sub[take], TIER_SUBCUBE
-    n_open = np.count_nonzero(label == LABEL_UNCERTAIN)
-    if use_dd and n_open >= DOUBLE_DOUBLE_MIN_OPEN:
-        _double_double_stage(params, n, xi, t, label, tier)
-    method = np.full(label.shape, METHOD_UNCERTAIN, dtype=np.int8)
+        method = _higher_tiers(params, n, xi, precs, use_dd, t, label, tier)
+    return CertifiedTruthTable(
+        n=n, margin=xi, T=t, label=label, certified=method != METHOD_UNCERTAIN, method=method,
+        tier=tier,
+    )  # fmt: skip
+
+
+def _method_of(tier: np.ndarray) -> np.ndarray:
+    """METHOD_* of each string from the tier that settled it."""
+    method = np.full(tier.shape, METHOD_UNCERTAIN, dtype=np.int8)
     method[(tier <= TIER_PER_STRING) | (tier == TIER_SUBCUBE)] = METHOD_FLOAT64
     method[tier == TIER_DOUBLE_DOUBLE] = METHOD_HIGH_PRECISION
+    return method
+
+
+def _higher_tiers(
+    params: Params,
+    n: int,
+    xi: float,
+    precs: list[int],
+    use_dd: bool,
+    t: np.ndarray,
+    label: np.ndarray,
+    tier: np.ndarray,
+    lo: int = 0,
+) -> np.ndarray:
+    """Double-double, then arb at rising precision, on what the float64 passes left open
+    (label -2), in place; the arrays hold the strings lo, lo + 1, ...; returns METHOD_*."""
+    n_open = np.count_nonzero(label == LABEL_UNCERTAIN)
+    if use_dd and n_open >= DOUBLE_DOUBLE_MIN_OPEN:
+        _double_double_stage(params, n, xi, t, label, tier, lo)
+    method = _method_of(tier)
+    thr = params.config.threshold
     # strings float64 could not settle: arb balls at rising precision, many strings per call
     todo = np.flatnonzero(label == LABEL_UNCERTAIN)
     for prec in precs:
         still: list[np.ndarray] = []
         for start in range(0, todo.size, _ARB_BATCH):
             idx = todo[start : start + _ARB_BATCH]
-            balls = enclose_output(params, bits_of(idx, n), prec=prec)
-            labs = np.array([_label_arb(ball, xi) for ball in balls], dtype=np.int8)
+            balls = enclose_output(params, bits_of(idx + lo, n), prec=prec)
+            labs = np.array([label_arb(ball, xi, thr) for ball in balls], dtype=np.int8)
             done = labs != LABEL_UNCERTAIN
             label[idx[done]] = labs[done]
             method[idx[done]] = METHOD_HIGH_PRECISION
@@ -406,7 +441,4 @@ def _truth_table(
         todo = np.concatenate(still) if still else todo[:0]
         if todo.size == 0:
             break
-    return CertifiedTruthTable(
-        n=n, margin=xi, T=t, label=label, certified=method != METHOD_UNCERTAIN, method=method,
-        tier=tier,
-    )  # fmt: skip
+    return method

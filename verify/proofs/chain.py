@@ -86,6 +86,12 @@ CODE: dict[str, str] = {
     "hr_thm_6.chain_blowup_cap": "verify.theory.hahn_rofin:blowup_cap",
     "hr_thm_6.chain_variance_threshold": "verify.theory.hahn_rofin:noise_variance_threshold",
     "hr_thm_6.chain_cap_threshold": "verify.theory.hahn_rofin:noise_cap_threshold",
+    # Sec 5 MAJORITY, Sec 6 random functions, Lemma 4.4's certified covering (coverage.py)
+    "sec_5_majority.chain_k0": "verify.theory.majority:majority_k0_formula",
+    "sec_5_majority.chain_predicate": "verify.theory.majority:majority_lower_bound_exceeds",
+    "sec_6_random_functions.chain_radius": "verify.theory.random_functions:chen_stein_radius",
+    "sec_6_random_functions.chain_biased_mean": "verify.theory.random_functions:biased_k0_mean",
+    "lemma_4_4.chain_certified_cover": "verify.theory.cube_covering:certify_bad_measure",
 }
 
 

@@ -56,12 +56,17 @@ class Verdict:
 
 @dataclass(frozen=True)
 class Axiom:
-    """A cited external fact, used by obligations and never checked here."""
+    """A cited external fact, used by obligations and never proved here, but attacked:
+    ``attack(rng, n)`` draws n instances of the axiom as stated (every hypothesis it names
+    holds) and returns n relative violations, (lhs - rhs) / (1 + |lhs| + |rhs|) for an
+    inequality lhs <= rhs (|lhs - rhs| / ... for an equality): > 1e-9 is a counterexample
+    (tests/test_proofs_axioms.py runs >= 10^4 draws under Hypothesis)."""
 
     id: str
     name: str
     text: str
     reference: str
+    attack: Callable[[Any, int], Any] | None = None
 
 
 @dataclass(frozen=True)
@@ -142,11 +147,17 @@ def obligation(ob: Obligation) -> Obligation:
     return ob
 
 
-def axiom(id: str, name: str, text: str, reference: str) -> Axiom:
-    """Register a named axiom."""
+def axiom(
+    id: str,
+    name: str,
+    text: str,
+    reference: str,
+    attack: Callable[[Any, int], Any] | None = None,
+) -> Axiom:
+    """Register a named axiom with its falsification attack (see :class:`Axiom`)."""
     if id in AXIOMS or id in OBLIGATIONS:
         raise ValueError(f"duplicate axiom id {id}")
-    AXIOMS[id] = Axiom(id, name, text, reference)
+    AXIOMS[id] = Axiom(id, name, text, reference, attack)
     return AXIOMS[id]
 
 

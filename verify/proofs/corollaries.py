@@ -15,7 +15,7 @@ import itertools
 import sympy as sp
 
 from verify.proofs.core import Verdict
-from verify.proofs.methods import custom_step, sympy_identity, z3_step
+from verify.proofs.methods import Use, custom_step, sympy_identity, z3_step
 
 __all__ = [
     "ABS_BOUND",
@@ -37,23 +37,62 @@ DOC6 = "docs/derivations_eps_zero.md#6-cor-46-cor-51-54-conj-55"
 TB, C43, C46 = "Trivial bounds", "Cor 4.3", "Cor 4.6"
 
 # ---- Lemma 3.2, the paper's convention: one factor per layer, the max over its norms
-m, ta, tb = sp.symbols("m tau_a tau_b", real=True)
+va, vb, eps_ = sp.symbols("var_a var_b epsilon", real=True)
+_ta = 1 + (va + eps_) ** sp.Rational(-1, 2)
+_tb = 1 + (vb + eps_) ** sp.Rational(-1, 2)
 z3_step(
     "lemma_3_2.per_layer_factor",
     "Lemma 3.2",
     "Convention note: one factor per layer",
     "docs/derivations.md#lemma-32",
-    [m >= 0, ta >= 1, ta <= 1 + m, tb >= 1, tb <= 1 + m],
-    sp.Le(sp.Max(ta, tb), 1 + m),
-    sp.Le(sp.Max(ta, tb), 1 + m / 2),
+    [
+        va >= 0,
+        vb >= 0,
+        eps_ > 0,
+        (va + eps_) ** sp.Rational(-1, 2) <= eps_ ** sp.Rational(-1, 2),
+        (vb + eps_) ** sp.Rational(-1, 2) <= eps_ ** sp.Rational(-1, 2),
+    ],
+    sp.Le(sp.Max(_ta, _tb), 1 + eps_ ** sp.Rational(-1, 2)),
+    sp.Le(sp.Max(_ta, _tb), 1 + eps_ ** sp.Rational(-1, 2) / 2),
+    uses=tuple(
+        Use(
+            "lemma_3_2.z_max",
+            {"var": v, "epsilon": eps_},
+            (v + eps_) ** sp.Rational(-1, 2) <= eps_ ** sp.Rational(-1, 2),
+        )
+        for v in (va, vb)
+    ),
     facts=("lemma_3_2.z_max", "lemma_3_2.product_induction"),
-    note="the layer's factor max(tau_a, tau_b) <= 1 + eps^{-1/2}; L of them by the induction step",
+    note="tau = 1 + (var + eps)^{-1/2} for the layer's two norms: their max <= 1 + eps^{-1/2};"
+    " L of them by the induction step",
 )
 
 # ---- section 0: the trivial bounds
 D, a, nu, nu2, du, dT, T, s, c, G, dy = sp.symbols("D a nu nu' du dT T s c G dy", real=True)
 SWING = 2 * sp.sqrt(D) * a  # a = |w * g|_2
-_unit = [D >= 1, nu >= 0, nu2 >= 0, nu**2 <= D, nu2**2 <= D, du >= 0, du <= nu + nu2]
+v1_, e1_, v2_, e2_ = sp.symbols("var_1 epsilon_1 var_2 epsilon_2", real=True)
+_unit = [
+    D >= 1,
+    nu >= 0,
+    nu2 >= 0,
+    v1_ >= 0,
+    e1_ >= 0,
+    v1_ + e1_ > 0,
+    nu**2 * (v1_ + e1_) <= D * v1_,
+    v2_ >= 0,
+    e2_ >= 0,
+    v2_ + e2_ > 0,
+    nu2**2 * (v2_ + e2_) <= D * v2_,
+    nu**2 <= D,
+    nu2**2 <= D,
+    du >= 0,
+    du <= nu + nu2,
+]
+# |u|^2 <= D var/(var + eps) for a layer norm's output u: lemma_2_9.ln_output_bound at each end
+_UNIT_USES = (
+    Use("lemma_2_9.ln_output_bound", {"var": v1_, "epsilon": e1_, "D": D}, nu**2 <= D),
+    Use("lemma_2_9.ln_output_bound", {"var": v2_, "epsilon": e2_, "D": D}, nu2**2 <= D),
+)
 z3_step(
     "trivial_bounds.output_swing",
     TB,
@@ -62,6 +101,7 @@ z3_step(
     [a >= 0, *_unit, sp.Abs(dT) <= a * du],
     sp.Le(sp.Abs(dT), SWING),
     sp.Le(sp.Abs(dT), SWING / 2),
+    uses=_UNIT_USES,
     facts=("lemma_2_9.ln_output_bound", "axiom.cauchy_schwarz", "axiom.triangle"),
     note="|u|, |u'| <= sqrt(D) (nu, nu'); |u - u'| <= nu + nu'; |(w*g).(u - u')| <= a |u - u'|",
 )
@@ -86,6 +126,7 @@ z3_step(
     [G >= 0, *_unit, dy >= 0, dy <= G * du],
     sp.Le(dy, READOUT_SWING),
     sp.Le(dy, READOUT_SWING / 2),
+    uses=_UNIT_USES,
     facts=("lemma_2_9.ln_output_bound", "axiom.hoelder_gain", "axiom.triangle"),
     note="y - y' = g * (u - u')",
 )
@@ -260,15 +301,27 @@ z3_step(
 
 # ---- H&R Cor 5 read as a requirement on the blowup (the c_r = 1 form, eos readout)
 xs, asn, wc, mb = sp.symbols("xi as_N wC M", real=True)
+bo_, wn_, cn_ = sp.symbols("B w C", real=True)
 REQUIRED_BLOWUP = 2 * xs * asn / wc
 z3_step(
     "hr_cor_5.required_blowup",
     "H&R Cor 5",
     "Derivation, 6: together",
     "docs/derivations_hahn_rofin.md#cor-5",
-    [xs > 0, asn >= 0, wc > 0, mb >= 0, 2 * xs * asn <= wc * mb],
+    [
+        xs > 0,
+        asn >= 0,
+        wn_ > 0,
+        cn_ > 0,
+        sp.Eq(wc, wn_ * cn_),
+        mb >= 0,
+        bo_ >= 0,
+        2 * xs * asn <= wn_ * cn_ * bo_,
+        bo_ <= mb,
+    ],
     sp.Ge(mb, REQUIRED_BLOWUP),
     sp.Ge(mb, 2 * REQUIRED_BLOWUP),
     facts=("hr_cor_5.average", "hr_cor_5.omega_le_cr"),
-    note="M = E_x[beta^2], wC = ||w|| C_infl; c_r = 1 (eos readout)",
+    note="hr_cor_5.average's conclusion 2 xi as_N <= ||w|| C_infl B, B = E_x[beta^2 omega_f]"
+    " <= c_r E_x[beta^2] = M with c_r = 1 (eos readout, hr_cor_5.omega_le_cr)",
 )

@@ -121,11 +121,12 @@ z3_step(
     L42,
     "Blowup tail, sequential conditioning",
     DOC2,
-    [c >= 0, w >= 1 + c],
-    sp.Le(c * w, (1 + c) * (w - 1)),
-    sp.Le(c * w, (1 + c) * (w - 1) / 2),
-    note="c = (S C_SB)^{1/(D-1)}, w = e^u, e^{u0} = 1 + c: S C_SB (e^u - 1)^{-(D-1)} <="
-    " e^{(D-1) u0} e^{-(D-1) u} for u >= u0 (raise to the power D - 1)",
+    [c > 0, w >= 1 + c],
+    sp.Le(c / (w - 1), (1 + c) / w),
+    sp.Le(c / (w - 1), (1 + c) / (2 * w)),
+    note="c = (S C_SB)^{1/(D-1)} > 0, w = e^u, e^{u0} = 1 + c: c/(e^u - 1) <= e^{u0 - u} for"
+    " u >= u0, so S C_SB (e^u - 1)^{-(D-1)} <= e^{(D-1) u0} e^{-(D-1) u} (raise to the power"
+    " D - 1)",
 )
 v = sp.symbols("v", real=True)
 arb_step(
@@ -257,16 +258,18 @@ z3_step(
     facts=("axiom.total_probability",),
     note="three cubes",
 )
-Bp, rp = sp.symbols("B rho", positive=True)
-Mi = sp.symbols("M", positive=True, integer=True)
-sympy_identity(
+Bc, rc, nc, xc = sp.symbols("B rho n x", real=True)
+z3_step(
     "lemma_4_4.cube_count",
     L44,
     "covering Theta with cubes of side 2 rho",
     DOC4,
-    sp.powsimp((2 * Bp / (2 * rp)) ** Mi, force=True),
-    (Bp / rp) ** Mi,
-    (Bp / (2 * rp)) ** Mi,
+    [Bc > 0, rc > 0, nc >= Bc / rc, nc < Bc / rc + 1, xc >= -Bc, xc <= Bc],
+    sp.Le(xc, -Bc + 2 * rc * nc),
+    sp.Le(xc, -Bc + rc * nc),
+    note="n = ceil(B/rho) cubes [-B + 2 rho j, -B + 2 rho (j + 1)], j < n, per axis reach past"
+    " every x in [-B, B], so ceil(B/rho)^M cubes of side 2 rho cover Theta = [-B, B]^M"
+    " ((B/rho)^M is no count when B/rho is not an integer)",
 )
 TT, T2, X = sp.symbols("T T' X", real=True)
 z3_step(

@@ -157,15 +157,18 @@ sympy_identity(
     facts=("hr_thm_6.chi2_integrand",),
 )
 P, Kk, S, F = sp.symbols("P K S F", real=True)
+U, mev, fmx = sp.symbols("U m F_max", real=True)
 z3_step(
     "hr_thm_6.union",
     T6,
     "Derivation: a union bound over K norms and S positions",
     DOC6,
-    [Kk >= 1, S >= 1, F >= 0, F <= 1, P <= Kk * S * F],
+    [Kk >= 1, S >= 1, F >= 0, F <= 1, sp.Eq(mev, Kk * S), P <= U, U <= mev * fmx, fmx <= F],
     sp.Le(P, Kk * S * F),
     sp.Le(P, Kk * S * F / 2),
     facts=("axiom.anderson", "small_ball.variance_projection", "axiom.union_bound"),
+    note="P <= U = the sum over the m = K S events (union bound); each event's probability is at"
+    " most F_max, the largest, and F_max <= F, the central chi^2 CDF (Anderson)",
 )
 var, eps = sp.symbols("var epsilon", real=True)
 z3_step(

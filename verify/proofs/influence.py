@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import sympy as sp
 
-from verify.proofs.methods import arb_step, sympy_identity, z3_step
+from verify.proofs.methods import Use, arb_step, sympy_identity, z3_step
 
 __all__ = ["ATT_N_A", "ATT_N_B", "ATT_OTHER_A", "ATT_OTHER_B", "E_SOFTMAX", "LN_FACTOR", "SYM"]
 
@@ -134,14 +134,42 @@ z3_step(
     sp.Le((1 + z) * (1 + z2), tau * tau2),
     sp.Le((1 + z) * (1 + z2), tau * tau2 / 2),
 )
+_HM = 2 * z * z2 / (z + z2)
 z3_step(
     "lemma_2_9.ln_factor",
     ST,
     "Step 2, remarks: each layer norm contributes (g_k/4) rho_k",
     DOC,
-    [g >= 0, e >= 0, H >= 0, rho >= 1, H <= rho / 4, d <= g * H * e],
+    [
+        g >= 0,
+        e >= 0,
+        z > 0,
+        z2 > 0,
+        1 + z <= tau,
+        1 + z2 <= tau2,
+        sp.Eq(rho, tau * tau2),
+        d <= g * _HM * e,
+        _HM <= sp.sqrt(z * z2),
+        sp.sqrt(z * z2) <= (1 + z) * (1 + z2) / 4,
+        (1 + z) * (1 + z2) <= tau * tau2,
+    ],
     sp.Le(d, LN_FACTOR * rho * e),
     sp.Le(d, LN_FACTOR * rho * e / 2),
+    uses=(
+        Use("lemma_2_9.hm_le_gm", {"z": z, "z'": z2}, _HM <= sp.sqrt(z * z2)),
+        Use(
+            "lemma_2_9.gm_le_tau",
+            {"z": z, "z'": z2},
+            sp.sqrt(z * z2) <= (1 + z) * (1 + z2) / 4,
+        ),
+        Use(
+            "lemma_2_9.tau_product",
+            {"z": z, "z'": z2, "tau": tau, "tau'": tau2},
+            (1 + z) * (1 + z2) <= tau * tau2,
+        ),
+    ),
+    note="the endpoint bound moves the output by g H(z, z') e, H = 2 z z'/(z + z') (ln_endpoint,"
+    " Hoelder for the gain); H <= sqrt(z z') <= (1 + z)(1 + z')/4 <= tau tau'/4 = rho/4",
     facts=(
         "lemma_2_9.ln_endpoint",
         "lemma_2_9.hm_le_gm",
@@ -396,16 +424,31 @@ z3_step(
     sp.Le(sp.Abs(sp.Max(x1, 0) - sp.Max(x2, 0)), sp.Abs(x1 - x2)),
     sp.Le(sp.Abs(sp.Max(x1, 0) - sp.Max(x2, 0)), sp.Abs(x1 - x2) / 2),
 )
-h1, h2 = sp.symbols("h dffn", real=True)
+h1, h2, dres, dpre, drel, n1, n2 = sp.symbols("h dffn dres dpre drelu W1' W2'", real=True)
 z3_step(
     "lemma_2_9.mlp_residual",
     ST,
     "Step 4: residuals and MLP",
     DOC,
-    [W1 >= 0, W2 >= 0, h1 >= 0, h2 >= 0, h2 <= W2 * W1 * h1],
-    sp.Le(h1 + h2, (1 + FFN_FACTOR) * h1),
-    sp.Le(h1 + h2, (1 + FFN_FACTOR / 2) * h1),
+    [
+        W1 >= 0,
+        W2 >= 0,
+        h1 >= 0,
+        h2 >= 0,
+        n1 >= 0,
+        n1 <= W1,
+        n2 >= 0,
+        n2 <= W2,
+        dres <= h1 + h2,
+        dpre <= n1 * h1,
+        drel <= dpre,
+        h2 <= n2 * drel,
+    ],
+    sp.Le(dres, (1 + FFN_FACTOR) * h1),
+    sp.Le(dres, (1 + FFN_FACTOR / 2) * h1),
     facts=("lemma_2_9.relu_lipschitz", "axiom.submultiplicative", "axiom.triangle"),
+    note="|y + F(y) - y' - F(y')| <= h + dffn (triangle); the first map moves by <= ||W_1|| h,"
+    " the ReLU by no more (relu_lipschitz), the second map by <= ||W_2|| times that",
 )
 
 # ---- step 5: the recursion's monomials

@@ -7,7 +7,7 @@ from __future__ import annotations
 import sympy as sp
 
 from verify.proofs.core import Verdict
-from verify.proofs.methods import custom_step, sympy_identity, z3_step
+from verify.proofs.methods import Use, custom_step, sympy_identity, z3_step
 
 __all__ = ["LIP"]
 
@@ -84,14 +84,20 @@ z3_step(
         c1**2 + rest > 0,
         c1**2 <= (D - 1) * rest,
         nrm >= 0,
+        var >= 0,
+        eps >= 0,
+        var + eps > 0,
+        sp.Eq(nrm * (var + eps), D * var),
         nrm <= D,
         nrm * (c1**2 + rest) >= 0,
         gh * gh * (c1**2 + rest) <= c1**2 * nrm,
     ],
     sp.Le(sp.Abs(gh), sp.sqrt(D - 1)),
     sp.Le(sp.Abs(gh), sp.sqrt(D - 1) / 2),
-    facts=("axiom.cauchy_schwarz", "lemma_2_9.ln_output_bound"),
-    note="c_1 = -sum_{i>1} c_i, so c_1^2 <= (D-1) r (Cauchy-Schwarz); g-hat_1^2 = c_1^2 n2/|c|^2",
+    facts=("axiom.cauchy_schwarz",),
+    uses=(Use("lemma_2_9.ln_output_bound", {"var": var, "epsilon": eps, "D": D}, nrm <= D),),
+    note="n2 = |g-hat|^2 = D var/(var + eps) <= D (ln_output_bound); c_1 = -sum_{i>1} c_i,"
+    " so c_1^2 <= (D-1) r (Cauchy-Schwarz); g-hat_1^2 = c_1^2 n2/|c|^2",
 )
 du, dgam, dbe, out = sp.symbols("du dgamma dbeta dout", real=True)
 z3_step(
@@ -106,7 +112,9 @@ z3_step(
         dgam >= 0,
         dbe >= 0,
         D >= 2,
+        var >= 0,
         zz >= 0,
+        zz <= (var + eps) ** sp.Rational(-1, 2),
         zz <= eps ** sp.Rational(-1, 2),
         out <= g * zz * du + sp.sqrt(D - 1) * dgam + dbe,
     ],
@@ -118,6 +126,13 @@ z3_step(
         "lemma_3_1.centred_entry",
         "axiom.hoelder_gain",
         "axiom.triangle",
+    ),
+    uses=(
+        Use(
+            "lemma_3_2.z_max",
+            {"var": var, "epsilon": eps},
+            zz <= eps ** sp.Rational(-1, 2),
+        ),
     ),
 )
 
@@ -134,15 +149,34 @@ sympy_identity(
     positive=False,
 )
 e_, dW, dbv, dv = sp.symbols("e dW db dv", real=True)
+t1_, t2_, t3_, vw, ey, ny = sp.symbols("t_1 t_2 t_3 V' e' n_y", real=True)
 z3_step(
     "lemma_3_1.value_term",
     ST,
     "Step 3: attention, values",
     DOC31,
-    [V >= 0, Y >= 0, e_ >= 0, dW >= 0, dbv >= 0, dv <= V * e_ + dW * Y + dbv],
+    [
+        V >= 0,
+        Y >= 0,
+        e_ >= 0,
+        dW >= 0,
+        dbv >= 0,
+        vw >= 0,
+        vw <= V,
+        ey >= 0,
+        ey <= e_,
+        ny >= 0,
+        ny <= Y,
+        dv <= t1_ + t2_ + t3_,
+        t1_ <= vw * ey,
+        t2_ <= dW * ny,
+        t3_ <= dbv,
+    ],
     sp.Le(dv, V * e_ + LIP["value_w"] * dW + LIP["value_b"] * dbv),
     sp.Le(dv, V * e_ / 2 + LIP["value_w"] * dW + LIP["value_b"] * dbv),
     facts=("lemma_3_1.value_identity", "axiom.submultiplicative", "axiom.triangle"),
+    note="the three terms of value_identity: ||W'_v(y' - y)|| <= ||W'_v|| ||y' - y|| with"
+    " ||W'_v|| <= V, ||y' - y|| <= e; ||dW_v y|| <= ||dW_v|| ||y|| with ||y|| <= Y",
 )
 qa, qb, ka, kb = sp.symbols("q1 q2 k1 k2", real=True)
 qa2, qb2, ka2, kb2 = sp.symbols("q1' q2' k1' k2'", real=True)
@@ -380,12 +414,29 @@ z3_step(
     facts=("lemma_3_1.readout_identity", "axiom.cauchy_schwarz", "axiom.triangle"),
 )
 do_, dWo, dbo, obar, Won, dmha = sp.symbols("do dW_o db_o obar W_o dMHA", real=True)
+m1_, m2_, m3_, won2, do2, on_ = sp.symbols("m_1 m_2 m_3 W_o' do' n_o", real=True)
 z3_step(
     "lemma_3_1.out_proj_bound",
     ST,
     "Step 3: heads and output projection (the coefficients of W_o and b_o)",
     DOC31,
-    [Won >= 0, do_ >= 0, dWo >= 0, dbo >= 0, obar >= 0, dmha <= Won * do_ + dWo * obar + dbo],
+    [
+        Won >= 0,
+        do_ >= 0,
+        dWo >= 0,
+        dbo >= 0,
+        obar >= 0,
+        won2 >= 0,
+        won2 <= Won,
+        do2 >= 0,
+        do2 <= do_,
+        on_ >= 0,
+        on_ <= obar,
+        dmha <= m1_ + m2_ + m3_,
+        m1_ <= won2 * do2,
+        m2_ <= dWo * on_,
+        m3_ <= dbo,
+    ],
     sp.Le(dmha, Won * do_ + dWo * obar + dbo),
     sp.Le(dmha, Won * do_ + dbo),
     facts=(
@@ -394,7 +445,8 @@ z3_step(
         "axiom.triangle",
         "axiom.submultiplicative",
     ),
-    note="obar = sqrt(sum_h (V_h Y + b_v^h)^2) bounds ||o|| (head_output, Minkowski)",
+    note="the three terms of out_proj_identity (triangle), each by the operator norm;"
+    " obar = sqrt(sum_h (V_h Y + b_v^h)^2) bounds ||o|| (head_output, Minkowski)",
 )
 
 # ---- step 5: Cauchy-Schwarz over the groups

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import random
 from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass
 from fractions import Fraction
 
 import sympy as sp
@@ -25,7 +26,7 @@ from sympy.core.function import AppliedUndef
 from verify.proofs.core import Obligation, Verdict, obligation
 from verify.proofs.interval import Undefined, find_violation, point_value, prove_nonnegative
 
-__all__ = ["arb_step", "custom_step", "holds_at", "sympy_identity", "z3_step"]
+__all__ = ["Use", "arb_step", "check_uses", "custom_step", "holds_at", "sympy_identity", "z3_step"]
 
 Z3_TIMEOUT_MS = 30_000
 
@@ -263,6 +264,56 @@ def _side_text(hyps: Sequence[sp.Basic], concl: sp.Basic) -> str:
     return f" {{{'; '.join(parts)}}}" if parts else ""
 
 
+@dataclass(frozen=True)
+class Use:
+    """A hypothesis ``hyp`` that stands for the conclusion of obligation ``fact`` at the
+    instance ``subst`` (the cited obligation's symbol names -> expressions of the citing one;
+    every symbol of the cited claim must be given)."""
+
+    fact: str
+    subst: Mapping[str, sp.Expr]
+    hyp: sp.Basic
+
+
+def _cited_claim(fact: str) -> tuple[tuple[sp.Basic, ...], sp.Basic]:
+    from verify.proofs.core import OBLIGATIONS
+
+    ob = OBLIGATIONS.get(fact)
+    if ob is None:
+        raise KeyError(f"no obligation {fact}")
+    if ob.method == "z3":
+        return ob.meta["hyps"], ob.meta["concl"]
+    if ob.method == "sympy" and "lhs" in ob.meta:
+        return (), sp.Eq(ob.meta["lhs"], ob.meta["rhs"])
+    raise ValueError(f"{fact} ({ob.method}) has no formal claim to instantiate")
+
+
+def check_uses(hyps: Sequence[sp.Basic], uses: Sequence[Use]) -> Verdict | None:
+    """None when every use is a checked instance; otherwise a ``failed`` verdict naming it.
+    With D the hypotheses that stand for no fact (the domain; the facts are left out, so no
+    use justifies itself): D implies each premise of the cited claim at the instance (z3), and
+    D, those premises and the cited conclusion at the instance imply the hypothesis (z3)."""
+    stand = {u.hyp for u in uses}
+    domain = [h for h in hyps if h not in stand]
+    for u in uses:
+        chyps, cconcl = _cited_claim(u.fact)
+        free = set().union(*(r.free_symbols for r in (*chyps, cconcl)))
+        missing = sorted(s.name for s in free if s.name not in u.subst)
+        if missing:
+            return Verdict("failed", f"uses {u.fact}: no instance given for {', '.join(missing)}")
+        sigma = {s: sp.sympify(u.subst[s.name]) for s in free}
+        premises = [p.subs(sigma, simultaneous=True) for p in chyps]
+        for p in premises:
+            if _z3_check(domain, p)[1] != z3.unsat:
+                return Verdict(
+                    "failed", f"uses {u.fact}: its premise {p} does not follow from the domain"
+                )
+        inst = cconcl.subs(sigma, simultaneous=True)
+        if _z3_check([*domain, *premises, inst], u.hyp)[1] != z3.unsat:
+            return Verdict("failed", f"uses {u.fact}: its conclusion {inst} does not give {u.hyp}")
+    return None
+
+
 def z3_step(
     id: str,
     statement: str,
@@ -276,19 +327,36 @@ def z3_step(
     note: str = "",
     coq: str | None = None,
     pinned: Sequence[sp.Symbol] = (),
+    uses: Sequence[Use] = (),
 ) -> Obligation:
     """A polynomial step: hypotheses imply the conclusion over the reals (z3); ``coq``: a
     scalar instance with sqrt/exp/log for ``prove --coq``; ``pinned``: variables the
-    hypotheses are meant to fix to one value (any other pinned variable is an error)."""
+    hypotheses are meant to fix to one value (any other pinned variable is an error);
+    ``uses``: hypotheses that stand for another obligation's conclusion, each checked
+    (:func:`check_uses`) before the step itself."""
     flat: list[sp.Basic] = []
     for h in hyps:
         flat.extend(h.args if isinstance(h, sp.And) else (h,))
     hyps = tuple(flat)
+    uses = tuple(uses)
+    for u in uses:
+        if u.hyp not in hyps:
+            raise ValueError(f"{id}: uses {u.fact} for {u.hyp}, which is not a hypothesis")
+    used = "".join(
+        f" [{u.hyp}: {u.fact} at {', '.join(f'{k} = {v}' for k, v in u.subst.items())}]"
+        for u in uses
+    )
     claim = (
         f"{' & '.join(map(str, hyps))} => {concl}"
         + _side_text(hyps, concl)
+        + used
         + (f" [{note}]" if note else "")
     )
+
+    def prove() -> Verdict:
+        bad = check_uses(hyps, uses)
+        return bad if bad is not None else _z3_prove(hyps, concl, pinned)
+
     return obligation(
         Obligation(
             id=id,
@@ -298,11 +366,17 @@ def z3_step(
             method="z3",
             claim=claim,
             twin_claim=str(twin),
-            prove=lambda: _z3_prove(hyps, concl, pinned),
+            prove=prove,
             refute_twin=lambda: _z3_refute(hyps, twin),
-            facts=tuple(facts),
+            facts=tuple(dict.fromkeys((*facts, *(u.fact for u in uses)))),
             coq=coq,
-            meta={"hyps": hyps, "concl": concl, "twin": twin, "pinned": tuple(pinned)},
+            meta={
+                "hyps": hyps,
+                "concl": concl,
+                "twin": twin,
+                "pinned": tuple(pinned),
+                "uses": uses,
+            },
         )
     )
 
@@ -463,6 +537,7 @@ def sympy_identity(
             prove=prove,
             refute_twin=refute,
             facts=tuple(facts),
+            meta={"lhs": lhs, "rhs": rhs},
         )
     )
 

@@ -24,6 +24,7 @@ _MODULES = (
     "chain_tails",
     "chain_bounds",
     "chain_hr",
+    "coverage",
 )
 # the statements with derivation obligations, in the derivation docs' order
 STATEMENTS = (
@@ -42,6 +43,8 @@ STATEMENTS = (
     "Cor 4.6",
     "H&R Cor 5",
     "H&R Thm 6",
+    "Sec 5 MAJORITY",
+    "Sec 6 random functions",
 )
 
 

@@ -183,6 +183,25 @@ CAPTIONS: dict[str, str] = {
 }
 
 
+def _report_document(path: Path) -> dict[str, Any]:
+    """The report.json at ``path``, validated (its schema and version): a truncated file, a
+    JSON that is not an object or a document of another schema is refused naming ``--from``,
+    not drawn into a near-empty gallery."""
+    from verify.report.document import SCHEMA, SCHEMA_VERSION, validate_document
+
+    expected = f"a report.json written by `python -m verify report` ({SCHEMA} {SCHEMA_VERSION})"
+    try:
+        doc = json.loads(path.read_text(encoding="utf-8"))
+    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise ValidationError("--from", expected, str(path), f"not JSON: {exc}") from exc
+    if not isinstance(doc, dict):
+        raise ValidationError("--from", expected, str(path), f"a JSON {type(doc).__name__}")
+    problems = validate_document(doc)
+    if problems:
+        raise ValidationError("--from", expected, str(path), problems[0])
+    return doc
+
+
 def report_figures(report_json: str | Path) -> list[dict[str, Any]]:
     """Every figure entry of a report.json that holds data: name, title, kind, data and where
     it comes from (statement and check, or "overview")."""
@@ -191,7 +210,7 @@ def report_figures(report_json: str | Path) -> list[dict[str, Any]]:
         raise ValidationError(
             "--from", "a report.json written by `python -m verify report`", str(path)
         )
-    doc = json.loads(path.read_text(encoding="utf-8"))
+    doc = _report_document(path)
     out = []
     for st in doc.get("statements", []):
         for c in st["checks"]:

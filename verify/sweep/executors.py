@@ -180,6 +180,16 @@ def _prepare_worker() -> dict[str, Any]:
 EXECUTORS = ("local", "dask", "dask://HOST:PORT", "ray", "ray://HOST:PORT")
 
 
+def check_executor_spec(flag: str, spec: str | None) -> tuple[str, bool]:
+    """(the spec stripped, whether it names a running cluster) of an ``--executor`` value;
+    ValidationError naming ``flag`` for anything :func:`open_executor` does not take."""
+    spec = (spec or "local").strip()
+    remote = spec.startswith(("dask://", "tcp://", "ray://", "ray:"))
+    if not (spec in ("local", "dask", "ray") or remote):
+        raise ValidationError(flag, "local, dask, dask://HOST:PORT, ray or ray://HOST:PORT", spec)
+    return spec, remote
+
+
 def open_executor(
     spec: str | None = None, *, jobs: int | None = None, preload: Sequence[str] = SWEEP_PRELOAD
 ) -> ExecutorHandle:

@@ -144,6 +144,14 @@ class SweepGrid:
             for s in self.seeds:
                 check_int("seeds", s, minimum=0)
         check_real("scale", self.scale, strictly_positive=True)
+        object.__setattr__(self, "ln_eps", tuple(e + 0.0 for e in self.ln_eps))  # -0.0 is 0.0
+        for name in ("schemes", "d_model", "n_layers", "ln_eps", "n_bits"):
+            vals = getattr(self, name)
+            twice = [v for i, v in enumerate(vals) if v in vals[:i]]
+            if twice:
+                raise ValidationError(
+                    name, "each value once (a repeated value runs every cell twice)", twice[0]
+                )
         if not isinstance(self.model, Mapping):
             raise ValidationError("model", "a dict of ModelConfig fields", self.model)
         clash = {"d_model", "n_layers", "n_heads", "ln_eps"} & set(self.model)

@@ -349,6 +349,7 @@ def from_torch(
                 )
             del arrays[name]
     shapes = param_shapes(config)
+    _pad_unread_position_row(arrays, config)
     for name, shape in shapes.items():
         if name in arrays and arrays[name].shape != shape:
             raise ValidationError(name, f"shape {shape}", arrays[name].shape)
@@ -362,6 +363,22 @@ def from_torch(
             _keys_message(mapping.found),
         )
     return Params(config, arrays)
+
+
+def _pad_unread_position_row(arrays: dict[str, np.ndarray], config: ModelConfig) -> None:
+    """Without eos, a learned table of exactly max_len rows (a torch model's N rows for N bits)
+    gets a zero row max_len appended, in place: the file's layout (max_len + 1 rows). It is
+    never read: without eos the sequence is the N <= max_len bits, positions 0..N-1
+    (``ModelConfig.seq_len``, ``check_n_bits``), so no pass reads row max_len."""
+    table = arrays.get("pos_embedding")
+    if (
+        table is not None
+        and not config.eos
+        and config.pos_encoding == "learned"
+        and table.ndim == 2
+        and table.shape[0] == config.max_len
+    ):
+        arrays["pos_embedding"] = np.concatenate([table, np.zeros((1, table.shape[1]))])
 
 
 def _to_float64_array(name: str, value: object) -> np.ndarray:

@@ -141,6 +141,7 @@ def spec_state_dict(
     if not isinstance(state, Mapping):
         raise ValidationError("state_dict", "a mapping name -> tensor", type(state).__name__)
     found = tuple(state)
+    _check_dense(state)
     work = _apply_user_map(state, key_map, prefix)
     if not work:
         raise ValidationError(
@@ -184,6 +185,14 @@ def spec_state_dict(
             f"prefixes {sorted(layer_prefixes)}; {_keys_message(found)}",
         )
     encoder_prefix = ""
+    spec_indices = sorted({int(n.split(".")[1]) for n in out if n.startswith("layers.")})
+    for indices in [spec_indices, *layer_prefixes.values()]:
+        if indices and sorted(indices) != list(range(len(indices))):
+            raise ValidationError(
+                "state_dict",
+                "encoder layers numbered 0..L-1 (a layer left out would be skipped)",
+                f"layer indices {sorted(indices)}; {_keys_message(found)}",
+            )
     for lp, indices in layer_prefixes.items():
         order = {old: new for new, old in enumerate(sorted(indices))}
         for name, value in work.items():
@@ -271,6 +280,22 @@ def spec_state_dict(
     return out, KeyMapping(tuple(renames), found)
 
 
+def _check_dense(state: Mapping[str, object]) -> None:
+    """Every tensor holds its values densely: a sparse or quantized tensor, or a meta tensor
+    (a shape without data), is refused naming it."""
+    for name, value in state.items():
+        if not isinstance(value, torch.Tensor):
+            continue
+        if value.device.type == "meta":
+            raise ValidationError(
+                name, "a tensor holding values", "a meta tensor (a shape without data)"
+            )
+        if value.layout != torch.strided or value.is_quantized:
+            raise ValidationError(
+                name, "a dense float tensor", f"a {value.layout} tensor", "save tensor.to_dense()"
+            )
+
+
 def _reshape(value: object, shape: tuple[int, ...]) -> object:
     if isinstance(value, torch.Tensor):
         return value.detach().reshape(shape)
@@ -287,7 +312,8 @@ def _pad_rows(value: object, rows: int) -> object:
 
 
 _OVERRIDES = (
-    "n_heads", "ln_eps", "norm_first", "final_norm", "eos", "pos_encoding", "embedding", "ln_affine"
+    "n_heads", "ln_eps", "norm_first", "final_norm", "eos", "pos_encoding", "embedding",
+    "ln_affine", "threshold",
 )  # fmt: skip
 
 
@@ -300,7 +326,8 @@ def infer_config(
 ) -> ModelConfig:
     """The ModelConfig of a torch model or state_dict, inferred where the weights tell.
 
-    From the shapes: d_model, n_layers, d_ff, max_len (position rows - 1), embedding ("concat"
+    From the shapes: d_model, n_layers, d_ff, max_len (position rows - 1 with eos; the rows
+    without eos, a table of N rows serving N bits), embedding ("concat"
     when the tables are D/2 wide), pos_encoding ("learned" when a position table exists), eos
     (a 3-row token table). From an nn.Module also: n_heads, ln_eps, norm_first (of its
     nn.TransformerEncoderLayer modules, at any depth). ``fields`` override or complete these
@@ -345,6 +372,10 @@ def infer_config(
         inferred["norm_first"] = any(k.startswith("final_norm.") for k in spec)
     inferred["final_norm"] = any(k.startswith("final_norm.") for k in spec)
     inferred.update(fields)
+    if "pos_embedding" in spec and "max_len" not in fields and not inferred.get("eos", True):
+        # no eos: a table of R rows serves N = R bits (positions 0..N-1); the file keeps
+        # max_len + 1 rows, the last one padded by from_torch and never read (model-spec)
+        inferred["max_len"] = int(_shape(spec["pos_embedding"])[0])
     for required, why in (
         ("n_heads", "the number of heads (a state_dict does not tell it)"),
         (
