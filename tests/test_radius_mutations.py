@@ -156,15 +156,34 @@ def run_rules(
     server that did the imports once (``tests/_radius_forkserver.py``), or started anew."""
     tag = "-no-counts" if without_tier_counts else ""
     report = tmp_path / f"failures{tag}.jsonl"
-    log = tmp_path / f"output{tag}.txt"
     extra = {"VERIFY_RADIUS_MUTANT_REPORT": str(report)}
     if mutant:
         extra["VERIFY_RADIUS_MUTANT"] = mutant
     marks = ["-m", "not tier_count"] if without_tier_counts else []
-    args = [
-        *(str(TESTS / f) for f in file_order(mutant, files)),
-        "-x", "-q", "-p", "_radius_mutants", "-p", "no:cacheprovider", "-o", "addopts=", *marks,
-    ]  # fmt: skip
+    code, out = 0, ""
+    # one file at a time, in file_order, until one fails: a mutant killed by the file written
+    # for its module collects (compiles, rewrites) that file only
+    for k, name in enumerate(file_order(mutant, files)):
+        args = [
+            str(TESTS / name), "-x", "-q", "-p", "_radius_mutants", "-p", "no:cacheprovider",
+            "-o", "addopts=", *marks,
+        ]  # fmt: skip
+        log = tmp_path / f"output{tag}-{k}.txt"
+        code, text = _pytest_run(mutant, extra, args, log)
+        out += f"==== {name}: exit {code}\n{text[-4000:]}"
+        if code == 5:  # every test of the file deselected (-m "not tier_count"): none failed
+            code = 0
+        if code != 0:
+            break
+    failures = []
+    if report.exists():
+        failures = [json.loads(line) for line in report.read_text().splitlines()]
+    return code, failures, out[-6000:]
+
+
+def _pytest_run(mutant: str | None, extra: dict, args: list[str], log: Path) -> tuple[int, str]:
+    """One pytest run of ``args`` with the environment ``extra`` (on top of ``_env()``): forked
+    from a fork server, or a new process where os.fork is not available."""
     servers = _servers()
     if servers is not None:
         server = servers.get()
@@ -172,16 +191,11 @@ def run_rules(
             code = server.run(extra, [] if mutant else ["VERIFY_RADIUS_MUTANT"], args, log)
         finally:
             servers.put(server)
-        out = log.read_text(errors="replace") if log.exists() else ""
-    else:  # pragma: no cover - platforms without fork
-        env = {**_env(), **extra}
-        proc = subprocess.run([sys.executable, "-m", "pytest", *args], cwd=ROOT, env=env,
-                              capture_output=True, text=True, timeout=600)  # fmt: skip
-        code, out = proc.returncode, proc.stdout + proc.stderr
-    failures = []
-    if report.exists():
-        failures = [json.loads(line) for line in report.read_text().splitlines()]
-    return code, failures, out[-6000:]
+        return code, log.read_text(errors="replace") if log.exists() else ""
+    env = {**_env(), **extra}  # pragma: no cover - platforms without fork
+    proc = subprocess.run([sys.executable, "-m", "pytest", *args], cwd=ROOT, env=env,
+                          capture_output=True, text=True, timeout=600)  # fmt: skip
+    return proc.returncode, proc.stdout + proc.stderr
 
 
 def run_mutant(
