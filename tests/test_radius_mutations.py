@@ -1,13 +1,11 @@
-"""The radius mutation suite (issue 25): every mutant of ``tests/_radius_mutants.py`` removes
-or halves one term of one radius rule, and a soundness test of ``tests/test_radius_rules.py``,
-``tests/test_radius_constructions.py``, ``tests/test_radius_exhaustive.py`` or
-``tests/test_radius_dd_glue.py`` must fail on it
+"""The radius mutation suite (issues 25, 41): every mutant of ``tests/_radius_mutants.py``
+removes or halves one term of one radius rule, and a soundness test of ``FILES`` must fail on it
 (kernel radius below the independent implementation's, an arb containment, or an
 exact-arithmetic bound) -- never a count of which tier settled what. A survivor is a missing
 test.
 
-Each mutant runs in its own process with ``NUMBA_DISABLE_JIT=1`` (nothing compiled: the four
-files' tiny models take ~10 s in pure Python; the one-layer exhaustive kernel runs there with
+Each mutant runs in its own process with ``NUMBA_DISABLE_JIT=1`` (nothing compiled: the
+files' tiny models take seconds in pure Python; the one-layer exhaustive kernel runs there with
 Python bodies of its register intrinsics, ``_radius_mutants.install_python_intrinsics``),
 stopping at the first failure, which must be an AssertionError during a test's call (a mutant
 that breaks the code instead is reported as such, not counted as killed). The unmutated run
@@ -16,11 +14,13 @@ by a test marked ``tier_count`` (a count of which tier settled what) does not co
 is rerun with those tests deselected (``-m "not tier_count"``) and must still die
 (``run_mutant``). Marker ``radius_mutation``; left out of the default ``pytest`` run
 (pyproject's addopts) to keep it fast, and run by ``.ci/run`` as its own step, ``pytest -m
-radius_mutation`` (46 mutants: 169 s wall at load 4.4 on 2 cores; with issue 41's 42 mutants of
-the double-double tier, the exhaustive kernel at L >= 2 and the sub-cube bounds
-(``tests/_radius_mutants_tiers.py``, killed by ``tests/test_radius_l2_dd.py``,
-``tests/test_radius_l2_exhaustive.py`` and the sub-cube's op-level containment test): see
-``RUN_TIME`` below).
+radius_mutation`` (46 mutants: 169 s wall at load 4.4 on 2 cores, one process per run). With
+issue 44's 7 layer-norm-form mutants and issue 41's 42 of the double-double tier, the
+exhaustive kernel at L >= 2 and the sub-cube bounds (``tests/_radius_mutants_tiers.py``,
+killed by ``tests/test_radius_l2_dd.py``, ``tests/test_radius_l2_exhaustive.py`` and the
+sub-cube's op-level containment test): 95 mutants, 332 s wall at load 8-13 on 2 cores (88 of
+them with a process per run: 948 s at load 8-9), the runs forked from a server that did
+the imports once (``tests/_radius_forkserver.py``) and going file by file until one fails.
 """
 
 from __future__ import annotations
