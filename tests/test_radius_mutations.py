@@ -107,15 +107,14 @@ class _ForkServer:
             raise RuntimeError("the radius mutation fork server did not start")
 
     def run(self, env: dict[str, str], unset: list[str], args: list[str], out: Path) -> int:
-        req = {"env": env, "unset": unset, "args": args, "cwd": str(ROOT), "out": str(out),
-               "timeout": 600}  # fmt: skip
+        req = {"env": env, "unset": unset, "args": args, "cwd": str(ROOT), "out": str(out)}
         self.proc.stdin.write(json.dumps(req) + "\n")
         self.proc.stdin.flush()
         return int(json.loads(self.proc.stdout.readline())["code"])
 
     def close(self) -> None:
         self.proc.stdin.close()
-        self.proc.wait(timeout=60)
+        self.proc.wait()
 
 
 _SERVERS: queue.Queue | None = None
@@ -194,7 +193,7 @@ def _pytest_run(mutant: str | None, extra: dict, args: list[str], log: Path) -> 
         return code, log.read_text(errors="replace") if log.exists() else ""
     env = {**_env(), **extra}  # pragma: no cover - platforms without fork
     proc = subprocess.run([sys.executable, "-m", "pytest", *args], cwd=ROOT, env=env,
-                          capture_output=True, text=True, timeout=600)  # fmt: skip
+                          capture_output=True, text=True)  # fmt: skip
     return proc.returncode, proc.stdout + proc.stderr
 
 
