@@ -110,3 +110,17 @@ def test_a_probability_check_with_slack_fails_its_chain(monkeypatch, slack) -> N
 
     monkeypatch.setattr(probability, "checked_probability", loose)
     assert OBLIGATIONS["trivial_bounds.chain_probability"].prove().status == "failed"
+
+
+def test_a_family_with_a_zero_sensitivity_string_fails_its_corollarys_premise(monkeypatch) -> None:
+    """Cor 5.1-5.4 link to Cor 4.6 through their premise K_0 = 0, checked on the toolkit's
+    families: a sensitivity that loses one flip everywhere (or a wrong truth table) fails."""
+    import numpy as np
+
+    import verify.boolean as boolean
+
+    orig = boolean.sensitivity
+    monkeypatch.setattr(boolean, "sensitivity", lambda f: np.maximum(orig(f) - 1, 0))
+    for k in (1, 2, 3, 4):
+        assert OBLIGATIONS[f"cor_5_{k}.chain_premise"].prove().status == "failed"
+    assert "cor_4_6.bound" in OBLIGATIONS["cor_5_1.from_cor_4_6"].facts

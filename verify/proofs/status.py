@@ -46,7 +46,6 @@ INSTANCE: dict[str, str] = {
     "lemma_3_2.product": "K = 4",
     "small_ball.variance_projection": "D = 3",
     "lemma_4_2.union_threshold": "K = 4",
-    "lemma_4_2.gamma_tail": "K = 1..4",
     "lemma_4_4.gram_det": "k = 1, 2, 3",
     "lemma_4_4.slice_quadratic": "D = 4, k = 2",
     "lemma_4_4.volume_average": "three cubes",
