@@ -45,6 +45,7 @@ def _model(
 MODELS = {
     "post-L2": lambda: _model(),
     "pre-L1": lambda: _model(layers=1, norm_first=True),
+    "pre-L2-final": lambda: _model(norm_first=True, final_norm=True, eos=False),
     "eps0-L2": lambda: _model(eps=0.0),
     "hr-128": lambda: _model(
         d=128, d_ff=128, eos=False, pos_encoding="learned", embedding="concat", max_len=6
@@ -61,6 +62,20 @@ def test_diagnostics_pass_is_the_whole_batch_pass(name: str) -> None:
         part = diagnostics_pass(params, n, chunk=chunk)
         for key in ("T", "y_readout", "beta", "beta_hr"):
             np.testing.assert_array_equal(getattr(part, key), getattr(whole, key), err_msg=key)
+
+
+@pytest.mark.parametrize("name", sorted(MODELS))
+def test_layer0_table_changes_no_number(name: str) -> None:
+    """The diagnostics kernel's layer-0 projections from the (token, position) table give
+    the numbers of the projections computed in every block, bit for bit."""
+    from verify.model.forward_numba import forward_numba
+
+    params = MODELS[name]()
+    bits = all_bit_strings(6 if name == "hr-128" else 8)
+    with_table = forward_numba(params, bits)
+    without = forward_numba(params, bits, layer0_table=False)
+    for a, b in zip(with_table, without, strict=True):
+        np.testing.assert_array_equal(a, b)
 
 
 def test_diagnostics_pass_chunk_checked() -> None:

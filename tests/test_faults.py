@@ -32,6 +32,7 @@ import time
 from pathlib import Path
 
 import pytest
+from _patience import patience
 
 from verify.report.document import validate_document
 
@@ -84,9 +85,8 @@ class Run:
         """Send ``sig`` ``delay`` s after the stderr line containing ``mark`` (the work has
         begun: the moment does not depend on the machine's start-up time), if still running;
         when it was sent, else None."""
-        deadline = time.monotonic() + 120
-        while not any(mark in line for _, line in self.lines):
-            if self.proc.poll() is not None or time.monotonic() > deadline:
+        while not any(mark in line for _, line in self.lines):  # no time limit (_patience)
+            if self.proc.poll() is not None:
                 return None
             time.sleep(0.01)
         try:
@@ -97,9 +97,9 @@ class Run:
             self.proc.send_signal(sig)
             return sent
 
-    def wait(self, timeout: float = 120) -> int:
-        code = self.proc.wait(timeout)
-        self._reader.join(5)
+    def wait(self) -> int:
+        code = self.proc.wait()  # no time limit: a hang shows as a hang, not as a busy machine
+        self._reader.join(patience(5))
         return code
 
     @property
@@ -123,7 +123,8 @@ def _group_alive(pgid: int) -> list[int]:
     return alive
 
 
-def _assert_group_ends(pgid: int, within: float = 5.0) -> None:
+def _assert_group_ends(pgid: int, promised: float = 5.0) -> None:
+    within = patience(promised)
     deadline = time.monotonic() + within
     while _group_alive(pgid) and time.monotonic() < deadline:
         time.sleep(0.1)
@@ -138,13 +139,14 @@ def _assert_group_ends(pgid: int, within: float = 5.0) -> None:
 
 
 def _assert_acknowledged(run: Run, sent: float, code: int, started_line: str) -> None:
-    """A handled SIGINT/SIGTERM is acknowledged within a second, once the handler is set."""
+    """A handled SIGINT/SIGTERM is acknowledged within a second (scaled by the machine's load,
+    tests/_patience.py), once the handler is set."""
     if not any(started_line in line for _, line in run.lines):
         return  # signalled before the guard was installed (startup): the default applies
     acks = [(t, line) for t, line in run.lines if ACK.match(line)]
     assert acks, f"no acknowledgement on stderr (exit {code}):\n{run.stderr}"
     t, line = acks[0]
-    assert t - sent < 1.0, f"acknowledged after {t - sent:.2f} s: {line}"
+    assert t - sent < patience(1.0), f"acknowledged after {t - sent:.2f} s: {line}"
     assert "stop" in line or "writing" in line or "written" in line, line
 
 
@@ -305,12 +307,11 @@ def test_second_ctrl_c_abandons_and_keeps_the_old_report(tmp_path: Path, old_rep
     shutil.copytree(old_report, target)
     log = tmp_path / "finished.log"
     run = Run(["report", *REPORT, "--out", "r"], tmp_path, FAULT_LOG=str(log))
-    deadline = time.monotonic() + 90
     while not (log.exists() and len(log.read_text().split()) >= 8):  # 4 checks finished
-        assert time.monotonic() < deadline and run.proc.poll() is None, run.stderr
+        assert run.proc.poll() is None, run.stderr
         time.sleep(0.02)
     run.proc.send_signal(signal.SIGINT)
-    deadline = time.monotonic() + 5
+    deadline = time.monotonic() + patience(5)
     while not any(ACK.match(line) for _, line in run.lines):
         assert time.monotonic() < deadline, run.stderr
         time.sleep(0.01)

@@ -75,7 +75,7 @@ def _run(root: Path, pkg: str) -> list[int]:
     }
     out = subprocess.run(
         [sys.executable, "-c", RUN.format(pkg=pkg)],
-        env=env, capture_output=True, text=True, check=True, timeout=300,
+        env=env, capture_output=True, text=True, check=True,
     )  # fmt: skip
     return [int(v) for v in out.stdout.split()]
 

@@ -74,12 +74,7 @@ def run_verify(site: Path, *args: str, cwd: Path) -> subprocess.CompletedProcess
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(site), str(Path.cwd())])}
     env.pop(plugins.IMPORT_VARIABLE, None)
     return subprocess.run(
-        [sys.executable, "-m", "verify", *args],
-        cwd=cwd,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=600,
+        [sys.executable, "-m", "verify", *args], cwd=cwd, env=env, capture_output=True, text=True
     )
 
 

@@ -39,6 +39,13 @@ def _bad_measure_halved(*args, **kwargs):
     return res
 
 
+def _threshold_off_by_one(c: int, tie: str = "zero") -> tuple[int, int]:
+    n_star, n_tail = _threshold(c, tie)
+    return n_star - 1, n_tail
+
+
+_threshold = majority.majority_polynomial_threshold
+
 ISSUE_WEAKENINGS = [
     (
         random_functions,
@@ -47,6 +54,12 @@ ISSUE_WEAKENINGS = [
         "sec_6_random_functions.chain_radius",
     ),
     (majority, "majority_lower_bound_exceeds", _majority_pi_4, "sec_5_majority.chain_predicate"),
+    (
+        majority,
+        "majority_polynomial_threshold",
+        _threshold_off_by_one,
+        "sec_5_majority.chain_threshold",
+    ),
     (cube_covering, "certify_bad_measure", _bad_measure_halved, "lemma_4_4.chain_certified_cover"),
     (
         majority,
@@ -81,3 +94,33 @@ def test_the_new_statements_are_proved_with_teeth(capsys) -> None:
     assert main(["prove", "--only", "Sec 5 MAJORITY", "--only", "Sec 6 random functions"]) == 0
     out = capsys.readouterr().out
     assert "sec_5_majority.lower_bound" in out and "sec_6_random_functions.chain_radius" in out
+
+
+@pytest.mark.parametrize("slack", [1e-6, 1e-9, 1e-12])
+def test_a_probability_check_with_slack_fails_its_chain(monkeypatch, slack) -> None:
+    """Issue 42: a check accepting up to 1 + 1e-6 passed (no point probed it); the chain now
+    probes the floats next to 0 and 1 and the usual tolerances on both sides."""
+    from verify.theory import probability
+
+    def loose(name: str, value: float) -> float:
+        v = float(value)
+        if math.isnan(v) or not -slack <= v <= 1 + slack:
+            raise probability.ProbabilityError(name)
+        return v
+
+    monkeypatch.setattr(probability, "checked_probability", loose)
+    assert OBLIGATIONS["trivial_bounds.chain_probability"].prove().status == "failed"
+
+
+def test_a_family_with_a_zero_sensitivity_string_fails_its_corollarys_premise(monkeypatch) -> None:
+    """Cor 5.1-5.4 link to Cor 4.6 through their premise K_0 = 0, checked on the toolkit's
+    families: a sensitivity that loses one flip everywhere (or a wrong truth table) fails."""
+    import numpy as np
+
+    import verify.boolean as boolean
+
+    orig = boolean.sensitivity
+    monkeypatch.setattr(boolean, "sensitivity", lambda f: np.maximum(orig(f) - 1, 0))
+    for k in (1, 2, 3, 4):
+        assert OBLIGATIONS[f"cor_5_{k}.chain_premise"].prove().status == "failed"
+    assert "cor_4_6.bound" in OBLIGATIONS["cor_5_1.from_cor_4_6"].facts

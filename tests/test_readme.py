@@ -151,3 +151,20 @@ def test_readme_table_matches_the_committed_example_report() -> None:
     text = README.read_text()
     block = text[text.index(BEGIN) + len(BEGIN) : text.index(END)].strip()
     assert block == statements_table(doc, "docs/reports/example/report.md")
+
+
+def test_the_cpu_build_of_torch_is_documented() -> None:
+    """Issue 43: the torch extra from the registry is the CUDA build (about 5.3 GB of venv); the
+    README says how to get the CPU build (PyTorch's CPU wheel index, the extra's own pin) and
+    what the venv then weighs."""
+    import tomllib
+
+    text = README.read_text()
+    pin = tomllib.loads((README.parent / "pyproject.toml").read_text())["project"][
+        "optional-dependencies"
+    ]["torch"]
+    assert pin == ["torch==2.13.0"]
+    line = f"-m pip install {pin[0]} --index-url https://download.pytorch.org/whl/cpu"
+    assert line in text
+    assert text.index(line) < text.index('-m pip install -e ".[test,torch]"')
+    assert re.search(r"venv is then about [\d.]+ GB", text)

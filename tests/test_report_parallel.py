@@ -98,7 +98,6 @@ def _report(tmp_path: Path, name: str, *extra: str) -> dict[str, Any]:
         env=env,
         capture_output=True,
         text=True,
-        timeout=600,
     )
     assert proc.returncode == 1, proc.stderr  # the check that raises is a failure
     doc = json.loads((out / "report.json").read_text())

@@ -100,3 +100,26 @@ def test_figures_carry_the_spread_over_seeds() -> None:
         for s in fig.data["series"]:
             assert s["n"] == [2] and s["ylo"][0] <= s["y"][0] <= s["yhi"][0], fig.name
             assert min(s["y"]) != 1e-12
+
+
+def _records(seeds_at: dict[int, int]) -> list[dict]:
+    """Synthetic training records of parity: ``seeds_at[N]`` seeds at each N."""
+    keys = ("beta_mean", "beta_hr_mean", "sharpness", "param_norm_sq", "accuracy", "as_model")
+    return [
+        {"function": "parity", "N": n, "seed": s, **{k: 1.0 + 0.1 * s for k in keys}}
+        for n, count in seeds_at.items()
+        for s in range(count)
+    ]
+
+
+def test_no_interval_is_claimed_at_one_seed() -> None:
+    """Issue 43: the training figures' legend promised a 95% interval at n = 1 (one seed per
+    point: no spread to show). One seed everywhere: no interval claimed, none drawn; mixed:
+    the note says where there is none; two or more everywhere: the 95% t interval."""
+    one = figures(_records({3: 1, 4: 1}))
+    assert one and all(f.data["interval"] == "one seed per point: no interval" for f in one)
+    assert all("ylo" not in s for f in one for s in f.data["series"])
+    mixed = figures(_records({3: 1, 4: 3}))
+    assert all(f.data["interval"].endswith("(none where n = 1)") for f in mixed)
+    full = figures(_records({3: 2, 4: 3}))
+    assert all(f.data["interval"] == "mean over seeds: 95% t interval" for f in full)

@@ -14,7 +14,14 @@ import re
 from pathlib import Path
 from typing import Any
 
-from verify.commands._options import eps_value
+from verify.commands._annotated import (
+    add_annotated_options,
+    add_layer_norm_options,
+    layer_norm_line,
+    load_if_annotated,
+    names_the_module_takes,
+    state_mismatch,
+)
 from verify.errors import ValidationError
 
 # the layout flags a bare state_dict needs (the file cannot tell them): flag -> its choices
@@ -30,7 +37,7 @@ def add_checkpoint_options(p: argparse.ArgumentParser) -> None:
     """The flags that say what a torch file does not (see docs/torch.md)."""
     g = p.add_argument_group("what a bare state_dict does not tell (required, no defaults)")
     g.add_argument("-H", "--n-heads", type=int, default=None, help="attention heads")
-    g.add_argument("--eps", type=eps_value, default=None, help="layer-norm eps (torch: 1e-5)")
+    add_layer_norm_options(g)
     g.add_argument("--norm", choices=("post", "pre"), default=None, help="norm placement")
     g.add_argument("--pre-ln", dest="norm", action="store_const", const="pre", help="--norm pre")
     g.add_argument("--post-ln", dest="norm", action="store_const", const="post", help="--norm post")
@@ -49,6 +56,7 @@ def add_checkpoint_options(p: argparse.ArgumentParser) -> None:
         " unless written)",
     )
     g.add_argument("--prefix", default=None, help="strip this prefix from every name first")
+    add_annotated_options(g)
     g.add_argument(
         "--key-map", action="append", default=[], metavar="OLD=NEW", help="rename (prefix if .)"
     )
@@ -72,9 +80,11 @@ def add_checkpoint_options(p: argparse.ArgumentParser) -> None:
     )
     m.add_argument(
         "--module-input",
-        choices=("bits", "tokens"),
+        choices=("bits", "tokens", "seq-first", "ids"),
         default="bits",
-        help="what the module's forward takes: int64 bits (B, N), or tokens with eos 2 appended",
+        help="what the module's forward takes: int64 bits (B, N), or tokens with eos 2 appended;"
+        " annotated-transformer modules: token ids sequence first (S, B) (seq-first, their"
+        " default, with lengths when the forward takes them) or batch first (ids)",
     )
     m.add_argument(
         "--reference-logits",
@@ -174,9 +184,12 @@ def _torch_load(path: Path, trust_pickle: bool) -> Any:
         ) from exc
 
 
-def _build_module(spec: str, state: dict[str, Any], kwargs: dict[str, Any]) -> Any:
+def _build_module(
+    spec: str, state: dict[str, Any], kwargs: dict[str, Any], prefix: str | None = None
+) -> Any:
     """NAME(**kwargs) from MODULE (an importable name or a .py path), with ``state`` loaded
-    strictly."""
+    strictly (the names as they are when they are the module's, else with ``prefix``
+    stripped)."""
     import importlib
     import importlib.util
 
@@ -218,12 +231,16 @@ def _build_module(spec: str, state: dict[str, Any], kwargs: dict[str, Any]) -> A
         ) from exc
     if not isinstance(module, torch.nn.Module):
         raise ValidationError("--module", f"{call} returning an nn.Module", type(module).__name__)
+    state = names_the_module_takes(state, set(module.state_dict()), prefix)
     try:
         module.load_state_dict(state, strict=True)
     except Exception as exc:
-        text = " ".join(str(exc).split())[:300]
+        text = state_mismatch(set(module.state_dict()), state, exc)
         raise ValidationError(
-            "--module", f"a model whose state_dict is CHECKPOINT's ({call})", text
+            "--module",
+            f"a model whose state_dict is CHECKPOINT's ({call})",
+            text,
+            "--prefix strips a prefix of the file's names; --show-keys lists them",
         ) from exc
     return module.eval()
 
@@ -295,6 +312,8 @@ def _layout_fields(
         fields["ln_eps"] = args.eps
     if args.pos is not None:
         fields["pos_encoding"] = args.pos
+    if getattr(args, "ln_form", None) is not None:
+        fields["ln_form"] = args.ln_form
     norm = args.norm
     if norm is None and told is not None and told.norm_first is not None:
         norm = "pre" if told.norm_first else "post"
@@ -329,6 +348,10 @@ def load_checkpoint(args: argparse.Namespace) -> tuple[Any, dict[str, Any], Any]
         if args.module:
             raise ValidationError("--module", "a torch state_dict as CHECKPOINT", path.name)
         params = Params.load(path)
+        if getattr(args, "ln_form", None) not in (None, params.config.ln_form):
+            raise ValidationError(
+                "--ln-form", f"{params.config.ln_form} (the parameter file says so)", args.ln_form
+            )
         thr = params.config.threshold
         if args.threshold is not None and args.threshold != thr:
             raise ValidationError(
@@ -341,7 +364,10 @@ def load_checkpoint(args: argparse.Namespace) -> tuple[Any, dict[str, Any], Any]
             )
         info = {
             "format": "model-spec .npz",
-            "given": [f"label 1 iff T(x) > {thr!r} (the file's threshold)"],
+            "given": [
+                f"label 1 iff T(x) > {thr!r} (the file's threshold)",
+                layer_norm_line(params.config, "the parameter file"),
+            ],
             "assumed": [],
         }
         return params, info, None
@@ -363,14 +389,16 @@ def load_checkpoint(args: argparse.Namespace) -> tuple[Any, dict[str, Any], Any]
         state = _state_of(obj)
         fmt = "torch state_dict"
         if args.module:
-            if prefix:
-                state = {k[len(prefix) :]: v for k, v in state.items() if k.startswith(prefix)}
-                prefix = None
-            module = _build_module(args.module, state, module_kwargs(args.module_kwargs))
+            module = _build_module(args.module, state, module_kwargs(args.module_kwargs), prefix)
+            if prefix and not any(k.startswith(prefix) for k in module.state_dict()):
+                prefix = None  # stripped to load it
             state = module.state_dict()
             fmt = f"torch state_dict in the user's module {args.module}"
     else:
         raise ValidationError("CHECKPOINT", "a state_dict or an nn.Module", type(obj).__name__)
+    annotated = load_if_annotated(args, state, module, prefix)
+    if annotated is not None:
+        return annotated
     spec, mapping = spec_state_dict(state, key_map=key_map, prefix=prefix)
     padded = any(new == "token_embedding" and "padded" in note for _, new, note in mapping.renames)
     fields = _layout_fields(args, spec, module, padded)
@@ -393,6 +421,11 @@ def load_checkpoint(args: argparse.Namespace) -> tuple[Any, dict[str, Any], Any]
             f" {args.activation}, {'eos token appended' if cfg.eos else 'no eos token'}"
             " (flags: the file does not tell them)"
         )
+    given.append(
+        layer_norm_line(
+            cfg, "--ln-form" if args.ln_form else "torch's nn.LayerNorm: the default, --ln-form"
+        )
+    )
     assumed = [
         f"embedding {cfg.embedding} (from the table widths), positions from 0, tokens 0/1/2"
         + (

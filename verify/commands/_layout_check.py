@@ -6,9 +6,10 @@ the same shapes for every H dividing D and for either norm placement. The layout
 when the user's own outputs were compared with the spec pass (a module: ``--module`` or
 ``--trust-pickle``; or ``--reference-logits``), else only *stated*. For a stated layout
 :func:`other_layouts` runs the layouts that fit the same file (every other H dividing D; the
-other norm placement, the final norm being the file's) on a sample of strings and names those
-whose certified labels differ from the stated model's on some string: there the flags decide
-the function, so a wrong ``-H`` or ``--norm`` would certify another model.
+other norm placement, the final norm being the file's; the other layer-norm formula,
+``--ln-form``) on a sample of strings and names those whose certified labels differ from the
+stated model's on some string: there the flags decide the function, so a wrong ``-H``,
+``--norm`` or ``--ln-form`` would certify another model.
 """
 
 from __future__ import annotations
@@ -59,6 +60,9 @@ def other_layouts(params: Any, n_bits: int, seed: int = 0) -> list[dict[str, Any
     ]
     other = "post" if cfg.norm_first else "pre"
     variants.append((f"--norm {other}", dataclasses.replace(cfg, norm_first=not cfg.norm_first)))
+    form = "annotated" if cfg.ln_form == "torch" else "torch"  # the other layer-norm formula
+    if cfg.d_model >= 2:
+        variants.append((f"--ln-form {form}", dataclasses.replace(cfg, ln_form=form)))
     out = []
     for flags, alt_cfg in variants:
         alt = Params(alt_cfg, dict(params.items()))

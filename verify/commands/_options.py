@@ -34,6 +34,7 @@ import re
 import sys
 import tempfile
 from pathlib import Path
+from typing import Any
 
 # the shared defaults (a flag left out means this value)
 DEFAULTS: dict[str, object] = {
@@ -399,3 +400,18 @@ def check_config_keys(config: dict[str, object]) -> None:
             raise ValidationError(
                 f"--config {key}", "a ModelConfig field: " + ", ".join(CONFIG_FIELDS), key
             )
+
+
+def parse_param_value(text: str) -> Any:
+    """A family parameter's value from the command line: true/false, a comma list (e.g.
+    ``subset=1,3,5``; each item parsed the same way), an int, a float, else the text."""
+    if text.lower() in ("true", "false"):
+        return text.lower() == "true"
+    if "," in text:
+        return [parse_param_value(t) for t in text.split(",") if t]
+    for conv in (int, float):
+        try:
+            return conv(text)
+        except ValueError:
+            pass
+    return text

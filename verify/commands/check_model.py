@@ -41,7 +41,13 @@ from verify.commands._cube import (
     table_on_executor,
     table_results,
 )
-from verify.commands._options import add_allow_large, add_jobs
+from verify.commands._options import add_allow_large, add_jobs, parse_param_value
+from verify.commands._table_json import (
+    add_table_option,
+    not_evaluated_for_ln_form,
+    packed_table,
+    refuse_executor,
+)
 from verify.commands._user_model import compare_user_model
 
 
@@ -61,11 +67,16 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     )
     p.add_argument("--family", default=None, help="target family to compare with (e.g. parity)")
     p.add_argument(
-        "--param", action="append", default=[], metavar="KEY=VALUE", help="family parameter"
+        "--param",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="family parameter (int, float, true/false, comma list e.g. subset=1,3,5, or text)",
     )
     add_checkpoint_options(p)
     p.add_argument("--save", default=None, metavar="PARAMS.npz", help="write the spec parameters")
     p.add_argument("--json", action="store_true", help="print the results as JSON")
+    add_table_option(p)
     p.add_argument(
         "--executor",
         default=None,
@@ -80,23 +91,21 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.set_defaults(func=run)
 
 
-# ----------------------------------------------------------------------------- loading
-def _parse_value(text: str) -> Any:
-    for cast in (int, float):
-        try:
-            return cast(text)
-        except ValueError:
-            pass
-    if text.lower() in ("true", "false"):
-        return text.lower() == "true"
-    return text
-
-
 # ----------------------------------------------------------------------------- analysis
-def analyse(params: Any, n_bits: int, family: Any = None, signs: Any = None) -> dict[str, Any]:
+def analyse(
+    params: Any,
+    n_bits: int,
+    family: Any = None,
+    signs: Any = None,
+    *,
+    table: bool = False,
+    radius: Any = None,
+) -> dict[str, Any]:
     """Everything check-model prints, as a dict (see the module doc); ``signs``: (indices, the
     user's module's own outputs there), its predictions at the model's threshold compared with
-    the certified labels. Every label is the model's rule: 1 iff T(x) > config.threshold."""
+    the certified labels. Every label is the model's rule: 1 iff T(x) > config.threshold.
+    ``table``: carry the certified table itself, bit-packed (:func:`packed_table`); ``radius``:
+    parameter balls (``truth_table``'s)."""
     import math
 
     import numpy as np
@@ -104,6 +113,7 @@ def analyse(params: Any, n_bits: int, family: Any = None, signs: Any = None) -> 
     from verify.checks.hahn_rofin import measure_tradeoff
     from verify.model import truth_table
     from verify.model.cube import diagnostics_pass
+    from verify.model.ln_forms import ln_formula
     from verify.theory import hahn_rofin as hr
     from verify.theory.bounds import (
         c_infl,
@@ -118,9 +128,18 @@ def analyse(params: Any, n_bits: int, family: Any = None, signs: Any = None) -> 
 
     cfg = params.config
     thr = cfg.threshold
-    out: dict[str, Any] = {"config": cfg.to_dict(), "N": n_bits, "threshold": thr}
-    table = truth_table(params, n_bits)
+    out: dict[str, Any] = {
+        "config": cfg.to_dict(),
+        "N": n_bits,
+        "threshold": thr,
+        "layer_norm": {"form": cfg.ln_form, "formula": ln_formula(cfg.ln_form), "eps": cfg.ln_eps},
+    }
+    table_out, table = table, truth_table(params, n_bits, radius=radius)
+    if radius:
+        out["parameter_radius"] = {k: float(v.max()) for k, v in radius.items()}
     out.update(table_results(table, n_bits, family, signs, thr))
+    if table_out:
+        out["table"] = packed_table(table)
     # the diagnostics of every string, chunk by chunk (verify.model.cube): the numbers of
     # forward(params, all_bit_strings(n_bits), diagnostics=True, engine="numba")
     res = diagnostics_pass(params, n_bits)
@@ -132,6 +151,9 @@ def analyse(params: Any, n_bits: int, family: Any = None, signs: Any = None) -> 
         out[f"{key}_mean"] = float(np.mean(values[finite])) if finite.any() else math.inf
     if not finite.all():
         out["beta_undefined"] = int(np.count_nonzero(~finite))
+    if cfg.ln_form != "torch":
+        out["statements"] = [not_evaluated_for_ln_form(cfg.ln_form)]
+        return out
     if not cfg.spec_layout:
         out["statements"] = [
             {
@@ -329,10 +351,12 @@ def run(args: argparse.Namespace) -> int:
         )
     _plan_outputs(args)
     params, info, module = load_checkpoint(args)
+    radius = info.pop("radius", None)  # parameter balls of an exact conversion
     cfg = params.config
     n_bits = args.n_bits
     cfg.check_n_bits(n_bits)
     executor = executor_spec(args)
+    refuse_executor(executor, cfg, radius)
     if executor is None and n_bits > MAX_LOCAL_N:
         raise ValidationError(
             "-N",
@@ -345,7 +369,7 @@ def run(args: argparse.Namespace) -> int:
     estimate = cube_estimate(args, params, n_bits, executor)
     family = None
     if args.family:
-        fparams = {k: _parse_value(v) for k, v in pairs(args.param, "--param").items()}
+        fparams = {k: parse_param_value(v) for k, v in pairs(args.param, "--param").items()}
         family = make_family(args.family, n_bits, **fparams)
     try:
         compared, signs = compare_user_model(args, params, module, n_bits)
@@ -364,7 +388,7 @@ def run(args: argparse.Namespace) -> int:
         **({"layout": layout} if layout is not None else {}),
     }
     if executor is None:
-        out.update(analyse(params, n_bits, family, signs))
+        out.update(analyse(params, n_bits, family, signs, table=args.table, radius=radius))
     else:
         thr = params.config.threshold
         table = table_on_executor(args, params, n_bits, executor, estimate, out)

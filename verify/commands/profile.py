@@ -20,6 +20,7 @@ from verify.commands._options import (
     add_n_bits,
     add_plot,
     model_value,
+    parse_param_value,
     plot_file,
 )
 from verify.errors import ValidationError
@@ -67,19 +68,6 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.set_defaults(func=run, flag_names={"path": "--model", "params": "--model"})
 
 
-def _parse_value(text: str) -> Any:
-    if text.lower() in ("true", "false"):
-        return text.lower() == "true"
-    if "," in text:
-        return [_parse_value(t) for t in text.split(",") if t]
-    for conv in (int, float):
-        try:
-            return conv(text)
-        except ValueError:
-            pass
-    return text
-
-
 def _subset(text: str) -> list[int]:
     try:
         return [int(t) for t in text.split(",") if t.strip()]
@@ -100,7 +88,7 @@ def family_params(args: argparse.Namespace) -> dict[str, Any]:
         key, sep, value = item.partition("=")
         if not sep or not key.isidentifier():
             raise ValidationError("--param", "KEY=VALUE with KEY a parameter name", item)
-        params[key] = _parse_value(value)
+        params[key] = parse_param_value(value)
     return params
 
 

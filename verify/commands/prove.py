@@ -42,6 +42,19 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         " coqc (skipped with a message when coqc is absent)",
     )
     p.add_argument("--coq-dir", default=None, metavar="DIR", help="where the .v files go")
+    p.add_argument(
+        "--focus",
+        default=None,
+        metavar="ID",
+        help='a statement ("Cor 4.6") or obligation id: discharge its statement and every'
+        " statement it uses, and draw that part of the blueprint (--figure)",
+    )
+    p.add_argument(
+        "--figure",
+        default=None,
+        metavar="PATH",
+        help="with --focus: where the figure goes (.png or .pdf; default blueprint_<id>.png)",
+    )
     p.set_defaults(func=run)
 
 
@@ -60,6 +73,14 @@ def run(args: argparse.Namespace) -> int:
     blank = [only for only in args.only if not only.strip()]
     if blank:
         raise ValidationError("--only", "an obligation id, prefix or statement", blank[0])
+    focus_scope: list[str] = []
+    if args.focus is not None:
+        focus_scope = _focus_scope(args.focus)
+        args.only = [*args.only, *focus_scope]
+    elif args.figure is not None:
+        from verify.errors import ValidationError
+
+        raise ValidationError("--figure", "a path together with --focus ID", args.figure)
     obs = select(args.only)
     if args.list:
         for ob in obs:
@@ -83,14 +104,18 @@ def run(args: argparse.Namespace) -> int:
     if args.json:  # a list of obligations (with their Coq lemma's status where one ran)
         coq_by_id = {c.id: c for c in coq_results}
         doc = []
+        from verify.proofs.status import obligation_class
+
         for o in outcomes:
             entry = o.as_dict()
+            entry["class"] = obligation_class(o.obligation)
             if o.obligation.id in coq_by_id:
                 c = coq_by_id[o.obligation.id]
                 entry["coq"] = {"file": str(c.path), "status": c.status, "detail": c.detail}
             doc.append(entry)
         json.dump(doc, sys.stdout, indent=1)
         print()
+        earned = {}
     else:
         print(
             f"{'statement':14s} {'step':44s} {'method':6s} {'status':8s} {'twin':11s}"
@@ -110,10 +135,93 @@ def run(args: argparse.Namespace) -> int:
         for c in coq_results:
             print(f"coq {c.status:8s} {c.id}: {c.detail} ({c.path})")
         n_ok = len(outcomes) - len(bad)
+        earned = _print_earned(outcomes)
         print(
             f"{n_ok} of {len(outcomes)} obligations proved with their twins refuted"
             f" in {total:.1f} s"
         )
+    if args.focus is not None:
+        _draw_focus(args, outcomes, focus_scope, earned)
     if bad or any(c.status == "failed" for c in coq_results):
         return 1
     return 0
+
+
+def _focus_scope(name: str) -> list[str]:
+    """The statement of ``name`` (a statement or an obligation id) and every statement it
+    uses, transitively."""
+    from verify.errors import ValidationError
+    from verify.proofs.runner import STATEMENTS, load
+    from verify.proofs.status import statement_uses
+
+    obs = load()
+    by_id = {ob.id: ob.statement for ob in obs}
+    st = by_id.get(name) or next((s for s in STATEMENTS if s.lower() == name.lower()), None)
+    if st is None:
+        raise ValidationError("--focus", "a statement or an obligation id (see prove --list)", name)
+    uses = statement_uses()
+    todo, seen = [st], []
+    while todo:
+        cur = todo.pop()
+        if cur not in seen:
+            seen.append(cur)
+            todo.extend(uses.get(cur, ()))
+    return [s for s in STATEMENTS if s in seen]
+
+
+def _print_earned(outcomes) -> dict:
+    """Print each statement's earned status and the obligations by class; return the
+    statuses."""
+    from collections import Counter
+
+    from verify.proofs.core import OBLIGATIONS
+    from verify.proofs.status import earned_statuses, obligation_class
+
+    sts = list(dict.fromkeys(o.obligation.statement for o in outcomes))
+    earned = earned_statuses(outcomes, sts)
+    classes = Counter(obligation_class(o.obligation) for o in outcomes)
+    print("obligations by class: " + ", ".join(f"{k} {v}" for k, v in sorted(classes.items())))
+    print(f"{'statement':24s} {'earned':14s} {'derivation':14s} weakest on its path")
+    done = {o.obligation.id for o in outcomes}
+    scope = set(_focus_scope_all(sts))
+    missing = {ob.statement for ob in OBLIGATIONS.values() if ob.statement in scope}
+    missing = {st for st in missing if any(
+        ob.id not in done for ob in OBLIGATIONS.values() if ob.statement == st)}  # fmt: skip
+    for st, e in earned.items():
+        if _closure(st) & missing:  # some obligation on its path was not discharged
+            print(f"{st:24s} (not all of its path discharged: run without --only, or --focus)")
+            continue
+        print(f"{st:24s} {e['status']:14s} {e['derivation']:14s} {e['weakest'] or '-'}")
+    return earned
+
+
+def _closure(st: str) -> set[str]:
+    from verify.proofs.status import statement_uses
+
+    uses = statement_uses()
+    todo, seen = [st], set()
+    while todo:
+        cur = todo.pop()
+        if cur not in seen:
+            seen.add(cur)
+            todo.extend(uses.get(cur, ()))
+    return seen
+
+
+def _focus_scope_all(sts) -> set[str]:
+    out: set[str] = set()
+    for st in sts:
+        out |= _closure(st)
+    return out
+
+
+def _draw_focus(args, outcomes, scope, earned) -> None:
+    from pathlib import Path
+
+    from verify.proofs.blueprint import blueprint_graph, draw_blueprint
+    from verify.registry.core import slugify
+
+    path = Path(args.figure or f"blueprint_{slugify(args.focus)}.png")
+    graph = blueprint_graph(outcomes, scope=scope)
+    written = draw_blueprint(graph, path.with_suffix(""), (path.suffix or ".png",))
+    print(f"figure: {written[0]} ({len(scope)} statements: {', '.join(scope)})", file=sys.stderr)

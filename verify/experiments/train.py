@@ -434,11 +434,26 @@ def figures(
                                "n": [len(v) for v in vals]})  # fmt: skip
         if series:
             data = {"series": series, "xlabel": "N", "ylabel": key,
-                    "interval": "mean over seeds: 95% t interval"}  # fmt: skip
+                    "interval": _interval_note(series)}  # fmt: skip
             if logy:
                 data["logy"] = True
             out.append(FigureData(f"{stem}_{key}", f"Trained models: {ylabel}", "lines", data))
     return out
+
+
+def _interval_note(series: list[dict[str, Any]]) -> str:
+    """What the figure's whiskers are: a 95% t interval needs two seeds or more, so a figure
+    whose every point is one seed claims none (its ylo/yhi are dropped), and one that mixes
+    says where there is none."""
+    counts = [n for s in series for n in s["n"]]
+    if max(counts) < 2:
+        for s in series:
+            s.pop("ylo", None)
+            s.pop("yhi", None)
+        return "one seed per point: no interval"
+    if min(counts) < 2:
+        return "mean over seeds: 95% t interval (none where n = 1)"
+    return "mean over seeds: 95% t interval"
 
 
 def _over_seeds(records: Sequence[dict[str, Any]], f: str, n: int, key: str) -> list[float]:

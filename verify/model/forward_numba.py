@@ -19,8 +19,11 @@ def _stack(arrays: dict[str, np.ndarray], n_layers: int, name: str, transpose: b
     return np.ascontiguousarray(np.stack([r.T if transpose else r for r in rows]), dtype=float)
 
 
-def plain_model(params: Params, seq_len: int) -> tuple[PlainModel, PlainScalars]:
-    """The kernel's bundles for strings of ``seq_len`` positions (eos included)."""
+def plain_model(
+    params: Params, seq_len: int, layer0_table: bool = True
+) -> tuple[PlainModel, PlainScalars]:
+    """The kernel's bundles for strings of ``seq_len`` positions (eos included);
+    ``layer0_table``: layer 0's projections from a (token, position) table (the same numbers)."""
     cfg = params.config
     arrays = dict(params)
     tok = np.asarray(arrays["token_embedding"], dtype=float)
@@ -61,18 +64,23 @@ def plain_model(params: Params, seq_len: int) -> tuple[PlainModel, PlainScalars]
         n_heads=int(cfg.n_heads),
         eps=float(cfg.ln_eps),
         omega=float(arrays["readout.bias"]),
+        layer0_table=bool(layer0_table),
     )
     return model, scalars
 
 
-def forward_numba(params: Params, bits: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+def forward_numba(
+    params: Params, bits: np.ndarray, layer0_table: bool = True
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """(T (B,), layer-norm input variances (B, K, S), readout vectors (B, D)) of the validated
-    (B, N) uint8 strings ``bits``, by the Numba kernel (BLAS on one thread meanwhile)."""
+    (B, N) uint8 strings ``bits``, by the Numba kernel (BLAS on one thread meanwhile);
+    ``layer0_table`` False computes layer 0's projections in every block (a cross-check: the
+    same numbers)."""
     require_torch_form(params.config, "the Numba forward kernel")
     cfg = params.config
     b, n = bits.shape
     s = cfg.seq_len(n)
-    model, scalars = plain_model(params, s)
+    model, scalars = plain_model(params, s, layer0_table)
     t = np.empty(b)
     var = np.empty((b, cfg.n_norms, s))
     y_r = np.empty((b, cfg.d_model))

@@ -38,7 +38,7 @@ proven. Uncertain strings get label -2 and ``certified`` False. ``T`` holds T(x)
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -181,12 +181,19 @@ class CertifiedTruthTable:
 
 
 def certified_float64(
-    params: Params, bits: np.ndarray, engine: str = "numba", tables: Any = None
+    params: Params,
+    bits: np.ndarray,
+    engine: str = "numba",
+    tables: Any = None,
+    radius: Mapping[str, np.ndarray] | None = None,
 ) -> tuple[np.ndarray, np.ndarray]:
     """(midpoint, radius) of T for each string by a rigorous float64 pass: the Numba kernel
-    (``engine="numba"``) or the vectorised numpy MidRad pass (``"numpy"``)."""
-    if engine == "numpy":
-        res = run_generic(MidRadContext(), params, bits, readout_only=True)
+    (``engine="numba"``) or the vectorised numpy MidRad pass (``"numpy"``, which also takes
+    parameter balls ``radius``: name -> radius array). A model the kernels do not compute
+    (``ln_form`` other than torch's) or parameter balls run the MidRad pass whatever ``engine``
+    says."""
+    if engine == "numpy" or params.config.ln_form != "torch" or radius:
+        res = run_generic(MidRadContext(), params, bits, readout_only=True, radius=radius)
         return res.T.mid, res.T.rad
     from verify.model.fast import fast_T  # Numba kernels load (or compile) on first use
 
@@ -202,6 +209,7 @@ def _float64_stage(
     ev: Float64Pass | None = None,
     lo: int = 0,
     hi: int | None = None,
+    radius: Mapping[str, np.ndarray] | None = None,
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """(T, label, tier) of the strings of index lo..hi-1 (default all 2^n) from the rigorous
     float64 passes; label -2 (and tier TIER_UNCERTAIN) where they do not settle the string.
@@ -247,7 +255,7 @@ def _float64_stage(
         for start in range(0, size, _CHUNK):
             stop = min(size, start + _CHUNK)
             bits = all_bit_strings(n, lo + start, lo + stop)
-            mid, rad = certified_float64(params, bits, engine)
+            mid, rad = certified_float64(params, bits, engine, radius=radius)
             settle(start, stop, mid, rad)
         tier[label != LABEL_UNCERTAIN] = TIER_PER_STRING
         return t, label, tier
@@ -320,14 +328,16 @@ def truth_table(
     engine: str = "numba",
     double_double: bool = True,
     subcube: bool = False,
+    radius: Mapping[str, np.ndarray] | None = None,
 ) -> CertifiedTruthTable:
     """Certified labels of all 2^N strings (see module doc). ``engine``: the rigorous float64
     pass, "numba" (fast kernel) or "numpy" (MidRad arrays; a cross-check). ``double_double``:
     run the double-double tier before arb (engine "numba" only). ``subcube``: the sub-cube
-    pass first (label-only callers: sub-cube-settled strings have T = NaN)."""
+    pass first (label-only callers: sub-cube-settled strings have T = NaN). ``radius``:
+    parameter balls (name -> radius array, see :func:`truth_tables`)."""
     return truth_tables(
         params, N, (margin,), precisions=precisions, engine=engine,
-        double_double=double_double, subcube=subcube,
+        double_double=double_double, subcube=subcube, radius=radius,
     )[0]  # fmt: skip
 
 
@@ -342,12 +352,17 @@ def truth_tables(
     double_double: bool = True,
     subcube: bool = False,
     passes: Float64Pass | None = None,
+    radius: Mapping[str, np.ndarray] | None = None,
 ) -> list[CertifiedTruthTable]:
     """``truth_table(params, N, xi)`` for each xi of ``margins``, equal table for table to
     separate calls, with the float64 kernels run once for all of them: their (T, radius) do not
     depend on the margin (``verify.model.float64_pass``); each margin's labels, routing between
     the float64 passes and higher tiers are its own. ``passes``: the memoised float64 passes of
-    (params, N) to read from and add to (engine "numba"), e.g. kept from a constancy test."""
+    (params, N) to read from and add to (engine "numba"), e.g. kept from a constancy test.
+    ``radius``: parameter balls, name -> radius array (the exact parameters lie within them
+    of the stored ones, e.g. a product or difference rounded when a model was converted):
+    every label then holds for every parameter in the balls; only the MidRad pass and arb
+    take balls, so a non-zero radius runs those tiers alone, as the annotated form does."""
     if not isinstance(params, Params):
         raise ValidationError("params", "a verify.model.Params", type(params).__name__)
     n = check_int("N", N, minimum=1, maximum=MAX_BIT_STRINGS_N, hint="2^N strings are evaluated")
@@ -357,10 +372,32 @@ def truth_tables(
     check_choice("engine", engine, ("numba", "numpy"))
     if not isinstance(subcube, bool):
         raise ValidationError("subcube", "True or False", subcube)
-    if params.config.ln_form != "torch":  # the kernels and the sub-cube pass compute torch's
-        engine, double_double, subcube = "numpy", False, False  # form only: MidRad, then arb
+    radius = _checked_radius(params, radius)
+    if params.config.ln_form != "torch" or radius is not None:  # the kernels and the sub-cube
+        engine, double_double, subcube = "numpy", False, False  # pass: torch's form, no balls
     ev = float64_pass_for(params, n, passes) if engine == "numba" else None
-    return [_truth_table(params, n, xi, precs, engine, double_double, subcube, ev) for xi in xis]
+    return [
+        _truth_table(params, n, xi, precs, engine, double_double, subcube, ev, radius) for xi in xis
+    ]
+
+
+def _checked_radius(
+    params: Params, radius: Mapping[str, np.ndarray] | None
+) -> dict[str, np.ndarray] | None:
+    """The non-zero parameter radii as float64 arrays of their parameters' shapes (None when
+    there are none); a name that is no array of the model, a negative or NaN radius raises."""
+    if radius is None:
+        return None
+    out: dict[str, np.ndarray] = {}
+    for name, r in radius.items():
+        if name not in params:
+            raise ValidationError("radius", "names of the model's arrays", name)
+        arr = np.broadcast_to(np.asarray(r, dtype=np.float64), params[name].shape)
+        if not np.all(arr >= 0) or not np.all(np.isfinite(arr)):
+            raise ValidationError("radius", f"finite radii >= 0 for {name}", "negative or NaN")
+        if np.any(arr > 0):
+            out[name] = np.array(arr)
+    return out or None
 
 
 def _truth_table(
@@ -372,6 +409,7 @@ def _truth_table(
     double_double: bool,
     subcube: bool,
     ev: Float64Pass | None,
+    radius: dict[str, np.ndarray] | None = None,
 ) -> CertifiedTruthTable:
     """One margin's table (arguments validated by ``truth_tables``)."""
     use_dd = double_double and engine == "numba" and (1 << n) >= DOUBLE_DOUBLE_MIN_OPEN
@@ -385,11 +423,11 @@ def _truth_table(
         label, tier = sub.copy(), np.full(sub.size, TIER_SUBCUBE, dtype=np.int8)
         method = _method_of(tier)
     else:
-        t, label, tier = _float64_stage(params, n, xi, engine, use_dd, ev)
+        t, label, tier = _float64_stage(params, n, xi, engine, use_dd, ev, radius=radius)
         if sub is not None:
             take = (label == LABEL_UNCERTAIN) & (sub != LABEL_UNCERTAIN)
             label[take], tier[take] = sub[take], TIER_SUBCUBE
-        method = _higher_tiers(params, n, xi, precs, use_dd, t, label, tier)
+        method = _higher_tiers(params, n, xi, precs, use_dd, t, label, tier, radius=radius)
     return CertifiedTruthTable(
         n=n, margin=xi, T=t, label=label, certified=method != METHOD_UNCERTAIN, method=method,
         tier=tier,
@@ -414,9 +452,11 @@ def _higher_tiers(
     label: np.ndarray,
     tier: np.ndarray,
     lo: int = 0,
+    radius: Mapping[str, np.ndarray] | None = None,
 ) -> np.ndarray:
     """Double-double, then arb at rising precision, on what the float64 passes left open
-    (label -2), in place; the arrays hold the strings lo, lo + 1, ...; returns METHOD_*."""
+    (label -2), in place; the arrays hold the strings lo, lo + 1, ...; returns METHOD_*.
+    ``radius``: parameter balls (arb takes them; callers do not run double-double with them)."""
     n_open = np.count_nonzero(label == LABEL_UNCERTAIN)
     if use_dd and n_open >= DOUBLE_DOUBLE_MIN_OPEN:
         _double_double_stage(params, n, xi, t, label, tier, lo)
@@ -428,7 +468,7 @@ def _higher_tiers(
         still: list[np.ndarray] = []
         for start in range(0, todo.size, _ARB_BATCH):
             idx = todo[start : start + _ARB_BATCH]
-            balls = enclose_output(params, bits_of(idx + lo, n), prec=prec)
+            balls = enclose_output(params, bits_of(idx + lo, n), prec=prec, radius=radius)
             labs = np.array([label_arb(ball, xi, thr) for ball in balls], dtype=np.int8)
             done = labs != LABEL_UNCERTAIN
             label[idx[done]] = labs[done]

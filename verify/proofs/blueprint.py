@@ -24,11 +24,17 @@ from typing import Any
 from verify.outputs import save_options
 from verify.proofs.core import AXIOMS, PROSE, Outcome
 from verify.proofs.runner import STATEMENTS, load, run
+from verify.proofs.status import (
+    earned_statuses,
+    obligation_class,
+    obligation_evidence,
+    statement_uses,
+    weakest,
+)
 
 __all__ = [
     "BLUEPRINT",
     "COLOURS",
-    "STATEMENT_DEPS",
     "blueprint_graph",
     "blueprint_markdown",
     "derivation_scope",
@@ -44,34 +50,24 @@ BLUEPRINT = (
     "blueprint"  # the figure's file stem in the report's figures/ (no check figure takes it)
 )
 NO_OBLIGATIONS = "no statement of this report has derivation obligations"
+# the earned statuses (verify.proofs.status.RANKS), "no derivation" for a registered statement
+# without obligations (its checks are numerical), and the axiom nodes
 COLOURS = {
-    "machine-checked": "#2ca02c",
-    "numerically checked only": "#ff7f0e",
-    "axiom": "#1f77b4",
-    "prose only": "#9e9e9e",
+    "proved": "#2ca02c",
+    "instance": "#98df8a",
+    "box": "#bcbd22",
+    "sampled chain": "#ff7f0e",
+    "prose": "#9e9e9e",
+    "axiom-only": "#aec7e8",
+    "no derivation": "#c5b0d5",
     "failed": "#d62728",
-}
-# statement -> the statements its derivation uses
-STATEMENT_DEPS = {
-    "Cor 3.3": ("Lemma 2.9", "Lemma 3.2"),
-    "Cor 3.4": ("Cor 3.3",),
-    "Prop 3.5": ("Lemma 3.1",),
-    "Lemma 4.2": ("Small-ball bound",),
-    "Cor 4.3": ("Lemma 2.9", "Lemma 4.2"),
-    "Lemma 4.4": ("Lemma 4.2", "Lemma 2.9"),
-    "Thm 4.5": ("Lemma 4.2", "Cor 4.3"),
-    "Cor 4.6": ("Thm 4.5", "Cor 4.3"),
-    "H&R Cor 5": ("Lemma 2.9",),
-    "H&R Thm 6": ("Small-ball bound", "H&R Cor 5"),
+    "axiom": "#1f77b4",
 }
 
 
 def _step_status(outs: Sequence[Outcome]) -> str:
-    if not all(o.ok for o in outs):
-        return "failed"
-    if any(o.obligation.evidence == "points" for o in outs):
-        return "numerically checked only"
-    return "machine-checked"
+    """The weakest evidence of a step's obligations (failed when one does not hold)."""
+    return weakest(obligation_evidence(o.obligation) if o.ok else "failed" for o in outs)
 
 
 def blueprint_graph(
@@ -92,19 +88,16 @@ def blueprint_graph(
     nodes: list[dict[str, Any]] = []
     edges: set[tuple[str, str]] = set()
     all_st = list(dict.fromkeys([*scope, *statements]))
+    earned = earned_statuses(outcomes, [st for st in all_st if st in STATEMENTS])
+    uses = statement_uses()
     for st in all_st:
-        outs = [o for (s, _), os in steps.items() if s == st for o in os]
-        # a statement's derivation is machine-checked when every obligation (the chain to the
-        # code included) holds; statements with no obligations have numerical checks only
-        status = (
-            ("machine-checked" if all(o.ok for o in outs) else "failed")
-            if outs
-            else ("numerically checked only")
-        )
+        # earned: proved only when every step over its domain and every statement it uses is
+        # proved; otherwise the weakest evidence on its path (verify.proofs.status)
+        status = earned[st]["status"] if st in earned else "no derivation"
         nodes.append(
             {"id": f"st:{st}", "kind": "statement", "label": st, "status": status, "statement": st}
         )
-        for dep in STATEMENT_DEPS.get(st, ()):
+        for dep in uses.get(st, ()):
             if dep in all_st:
                 edges.add((f"st:{dep}", f"st:{st}"))
     used_axioms: set[str] = set()
@@ -136,7 +129,7 @@ def blueprint_graph(
                 "id": p.id,
                 "kind": "step",
                 "label": p.step,
-                "status": "prose only",
+                "status": "prose",
                 "statement": p.statement,
             }
         )
@@ -182,7 +175,11 @@ def draw_blueprint(
     axioms = [n for n in graph["nodes"] if n["kind"] == "axiom"]
     for i, n in enumerate(axioms):
         pos[n["id"]] = (-0.2, -(i + 0.5) * y / max(len(axioms), 1))
-    fig = Figure(figsize=(8.5, max(6.0, 0.16 * y)))
+    # type and height grow as the figure holds fewer steps (prove --focus draws one
+    # statement's ancestors): 3.2 pt for the whole blueprint, up to 7 pt
+    fs_step = min(7.0, max(3.2, 240 / max(len(steps), 1)))
+    fs_st = fs_step + 1.5
+    fig = Figure(figsize=(8.5, max(4.0, 0.05 * fs_step * y)))
     ax = fig.add_subplot(1, 1, 1)
     for a, b in graph["edges"]:
         if a in pos and b in pos:
@@ -216,7 +213,7 @@ def draw_blueprint(
             px + dx,
             py,
             label,
-            fontsize=3.2 if n["kind"] == "step" else 4.5,
+            fontsize=fs_step if n["kind"] == "step" else fs_st,
             ha=ha,
             va="center",
             zorder=3,
@@ -230,7 +227,8 @@ def draw_blueprint(
     ax.legend(handles=handles, loc="upper right", fontsize=5, frameon=False)
     ax.set_title(
         "Blueprint: axioms (left), derivation steps (middle), statements (right; a square is"
-        " machine-checked when all its steps' obligations hold; arrows: statement uses statement)",
+        " proved only when every step and every statement it uses is; otherwise the weakest"
+        " evidence on its path; arrows: statement uses statement)",
         fontsize=6,
     )
     written = []
@@ -254,18 +252,16 @@ def has_obligations(statements: Sequence[str] = ()) -> bool:
 def derivation_scope(statements: Sequence[str] = ()) -> list[str]:
     """The statements (of STATEMENTS, in that order) whose obligations a report of
     ``statements`` discharges: every one when ``statements`` is empty; else the selected ones,
-    transitively every statement their derivations use (STATEMENT_DEPS, and a fact taken from
-    another statement's obligation), and STANDALONE when any is left. A report of statements
+    transitively every statement their derivations use (a fact taken from another statement's
+    obligation: :func:`~verify.proofs.status.statement_uses`), and STANDALONE when any is
+    left. A report of statements
     without obligations (a plug-in's) discharges none."""
     if not statements:
         return list(STATEMENTS)
     if not has_obligations(statements):
         return []
-    obligations = load()
-    uses: dict[str, set[str]] = {st: set(STATEMENT_DEPS.get(st, ())) for st in STATEMENTS}
-    owner = {ob.id: ob.statement for ob in obligations}
-    for ob in obligations:
-        uses[ob.statement] |= {owner[f] for f in ob.facts if f in owner}
+    load()
+    uses = statement_uses()
     todo, seen = list(statements), set()
     while todo:
         st = todo.pop()
@@ -290,8 +286,13 @@ def _entry(st: str, outs: Sequence[Outcome]) -> dict[str, Any]:
     for o in outs:
         steps.setdefault(o.obligation.step, []).append(o)
     axioms = sorted({f for o in outs for f in o.obligation.facts if f in AXIOMS})
+    classes: dict[str, int] = {}
+    for o in outs:
+        c = obligation_class(o.obligation)
+        classes[c] = classes.get(c, 0) + 1
     return {
         "statement": st,
+        "classes": classes,
         "n_steps": len(steps),
         "n_obligations": len(outs),
         "n_machine_checked": sum(o.ok and o.obligation.evidence == "symbolic" for o in outs),
@@ -343,6 +344,9 @@ def report_derivations(
     for o in outs:
         by_st.setdefault(o.obligation.statement, []).append(o)
     entries = {st: _entry(st, by_st.get(st, [])) for st in scope}
+    earned = earned_statuses(outs, scope)
+    for st, e in entries.items():
+        e["earned"] = earned[st]
     figure: dict[str, Any] = {"name": "blueprint", "file": None, "files": [], "error": None}
     try:
         fig_dir.mkdir(parents=True, exist_ok=True)
@@ -359,6 +363,7 @@ def report_derivations(
         "seconds": round(sum(o.seconds for o in outs), 2),
         "task_s": round(time.perf_counter() - started, 2),  # with loading and the figure
         "statements": entries,
+        "earned": earned,
         "figure": figure,
     }
 
@@ -387,10 +392,25 @@ def blueprint_markdown(derivations: dict[str, Any] | None) -> list[str]:
     ok = "all proved, every weakened twin refuted" if derivations["ok"] else "**NOT all proved**"
     out += [
         f"{derivations['n_obligations']} obligations ({ok}; {derivations['seconds']} s;"
-        " `python -m verify prove`, docs/proofs.md). Colours: green machine-checked, orange"
-        " numerically checked only, blue axiom, grey prose only, red failed.",
+        " `python -m verify prove`, docs/proofs.md). Colours: the status each statement"
+        " *earned*: green proved (every step over its whole domain, and every statement it"
+        " uses), light green instance (a step at fixed sizes), olive box (a step on a compact"
+        " box), orange sampled chain (the code compared with the composition at seeded"
+        " points), grey prose, red failed; blue axiom.",
         "",
     ]
+    earned = derivations.get("earned") or {}
+    if earned:
+        out += [
+            "| statement | earned status | derivation alone | weakest on its path | uses |",
+            "|---|---|---|---|---|",
+        ]
+        for st, e in earned.items():
+            uses = ", ".join(e["uses"]) or "-"
+            out.append(
+                f"| {st} | {e['status']} | {e['derivation']} | {e['weakest'] or '-'} | {uses} |"
+            )
+        out.append("")
     return out
 
 
@@ -404,8 +424,26 @@ def derivation_markdown(entries: Sequence[dict[str, Any]]) -> list[str]:
             "",
             f"{e['n_steps']} steps, {e['n_obligations']} obligations: {e['n_machine_checked']}"
             f" machine-checked, {e['n_numerical']} checked at seeded points (the chain to the"
-            f" code), {e['n_failed']} failed.",
+            f" code), {e['n_failed']} failed"
+            + (
+                " (by class: "
+                + ", ".join(f"{k} {v}" for k, v in sorted(e["classes"].items()))
+                + ")"
+                if e.get("classes")
+                else ""
+            )
+            + ".",
             "",
+            *(
+                [
+                    f"Earned status: **{e['earned']['status']}** (derivation alone:"
+                    f" {e['earned']['derivation']}; weakest on its path:"
+                    f" {e['earned']['weakest'] or '-'}).",
+                    "",
+                ]
+                if e.get("earned")
+                else []
+            ),
             "| step | obligation | method | status | twin |",
             "|---|---|---|---|---|",
         ]

@@ -89,9 +89,15 @@ CODE: dict[str, str] = {
     # Sec 5 MAJORITY, Sec 6 random functions, Lemma 4.4's certified covering (coverage.py)
     "sec_5_majority.chain_k0": "verify.theory.majority:majority_k0_formula",
     "sec_5_majority.chain_predicate": "verify.theory.majority:majority_lower_bound_exceeds",
+    "sec_5_majority.chain_threshold": "verify.theory.majority:majority_polynomial_threshold",
     "sec_6_random_functions.chain_radius": "verify.theory.random_functions:chen_stein_radius",
     "sec_6_random_functions.chain_biased_mean": "verify.theory.random_functions:biased_k0_mean",
     "lemma_4_4.chain_certified_cover": "verify.theory.cube_covering:certify_bad_measure",
+    # Cor 5.1-5.4's premise: the families' sensitivity (coverage.py)
+    "cor_5_1.chain_premise": "verify.boolean:sensitivity",
+    "cor_5_2.chain_premise": "verify.boolean:sensitivity",
+    "cor_5_3.chain_premise": "verify.boolean:sensitivity",
+    "cor_5_4.chain_premise": "verify.boolean:sensitivity",
 }
 
 

@@ -400,7 +400,11 @@ for _id, _st, _step, _doc, _cases, _facts in _TABLE:
 # ProbabilityError for every other value (NaN included)
 def _probability_points() -> list[float]:
     r = _rng(51)
-    return [0.0, 1.0, math.nan, *(float(v) for v in r.uniform(-1, 2, N))]
+    # the edges: the floats next to 0 and 1 on both sides, tolerances a check might allow
+    edges = [math.nextafter(1.0, 2.0), math.nextafter(1.0, 0.0), 1 + 1e-12, 1 + 1e-9, 1 + 1e-6]
+    edges += [math.nextafter(0.0, -1.0), math.nextafter(0.0, 1.0), -1e-12, -1e-9, -1e-6, -0.0]
+    edges += [math.inf, -math.inf]
+    return [0.0, 1.0, math.nan, *edges, *(float(v) for v in r.uniform(-1, 2, N))]
 
 
 def _probability_check(weaken: float = 1.0) -> tuple[int, dict | None, str]:

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import itertools
 import math
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from fractions import Fraction
 
 import numpy as np
@@ -506,3 +506,153 @@ custom_step(
     facts=("lemma_4_4.volume_average", "axiom.total_probability"),
     evidence="points",
 )
+
+
+# ----------------------------------------------------------------------------- N*(c)
+SCAN_LIMIT = 400  # the independent scan's reach: beyond it K_0(N) > N^c for every c <= 10
+
+
+def _threshold_cases() -> Iterator[Case]:
+    """N*(c) for c = 1..10 against an exact scan of K_0(N) <= N^c (every N up to 400, both
+    ties): N* = 1 + the last N that fails. Past 400 no N fails for c <= 10, since the proved
+    lower bound 2^N (1 - sqrt(8/(3N))) exceeds N^c at N = 400 and its ratio to N^c increases
+    beyond c / ln 2 (sec_5_majority.exact_test at N = 400 is checked here too)."""
+    for c in range(1, 11):
+        for tie in ("zero", "one"):
+            n400 = SCAN_LIMIT
+            gap = (1 << n400) - n400**c
+            assert gap > 0 and 3 * n400 * gap * gap > 8 * (1 << (2 * n400))
+            last = max(
+                (n for n in range(1, SCAN_LIMIT + 1) if _k0_exact_formula(n, tie) <= n**c),
+                default=0,
+            )
+            yield (
+                {"c": c, "tie": tie},
+                (lambda c=c, tie=tie: code("sec_5_majority.chain_threshold")(c, tie)[0]),
+                (lambda v=last + 1: iv(v)),
+            )
+
+
+def _k0_exact_formula(n: int, tie: str) -> int:
+    """K_0 of MAJORITY: 2^n minus the strings at the tie counts (the enumeration's formula,
+    checked against it by sec_5_majority.chain_k0 for n <= 12)."""
+    if n % 2:
+        return (1 << n) - 2 * math.comb(n, (n - 1) // 2)
+    other = n // 2 + 1 if tie == "zero" else n // 2 - 1
+    return (1 << n) - math.comb(n, n // 2) - math.comb(n, other)
+
+
+custom_step(
+    "sec_5_majority.chain_threshold",
+    S5,
+    "Lower bound, compared in exact integers",
+    DOC9,
+    "chain",
+    "verify.theory.majority:majority_polynomial_threshold(c, tie)'s N* equals 1 + the last N"
+    " <= 400 with K_0(N) <= N^c (exact integers), c = 1..10, both ties",
+    "the coded N* times 1/2",
+    lambda: _exhaustive(_threshold_cases, "sec_5_majority.chain_threshold"),
+    lambda: _exhaustive(_threshold_cases, "sec_5_majority.chain_threshold", 0.5),
+    facts=("sec_5_majority.exact_test", "sec_5_majority.chain_k0"),
+    evidence="points",
+)
+
+
+# ----------------------------------------------------------------------------- Cor 5.1-5.4
+DOC6 = "docs/derivations_eps_zero.md#6-cor-46-cor-51-54-conj-55"
+
+
+def _defined(family: str, n: int, params: dict) -> tuple[int, ...]:
+    """The family's truth table from its definition (independent of verify.boolean)."""
+    table = []
+    for x in range(1 << n):
+        bits = [(x >> j) & 1 for j in range(n)]  # bit j = x_{j+1}
+        if family == "parity":
+            v = sum(bits) % 2
+        elif family == "sparse_parity":
+            v = sum(bits[i - 1] for i in params["subset"]) % 2
+        elif family == "dictator":
+            v = bits[params["i"] - 1] ^ int(params["negate"])
+        else:  # first
+            v = bits[0] ^ int(params["negate"])
+        table.append(v)
+    return tuple(table)
+
+
+def _min_sensitivity(table: tuple[int, ...], n: int) -> tuple[int, int]:
+    """(min_x s(x), K_0) of a truth table."""
+    s = [sum(table[x] != table[x ^ (1 << j)] for j in range(n)) for x in range(1 << n)]
+    return min(s), sum(v == 0 for v in s)
+
+
+COROLLARIES = (
+    ("Cor 5.1", "cor_5_1", "parity", lambda n: [{}]),
+    ("Cor 5.2", "cor_5_2", "sparse_parity", lambda n: [{"subset": (1,)}, {"subset": (1, n)}]),
+    (
+        "Cor 5.3",
+        "cor_5_3",
+        "dictator",
+        lambda n: [{"i": i, "negate": neg} for i in (1, n) for neg in (False, True)],
+    ),
+    ("Cor 5.4", "cor_5_4", "first", lambda n: [{"negate": False}, {"negate": True}]),
+)
+
+
+def _premise_cases(family: str, variants, ob_id: str) -> Callable[[], Iterator[Case]]:
+    def cases() -> Iterator[Case]:
+        from verify.boolean import make_family
+
+        for n in range(1, 11):
+            for params in variants(n):
+                if family == "sparse_parity" and len(set(params["subset"])) < len(params["subset"]):
+                    continue
+                table = _defined(family, n, params)
+                want = _min_sensitivity(table, n)
+
+                def coded(n=n, params=params, table=table):
+                    f = make_family(family, n, **params)
+                    s = np.asarray(code(ob_id)(f))
+                    if tuple(int(v) for v in f.table) != table:  # the function itself
+                        return (-1.0, -1.0)
+                    return (float(s.min()), float(np.count_nonzero(s == 0)))
+
+                yield (
+                    {"family": family, "N": n, **{k: str(v) for k, v in params.items()}},
+                    coded,
+                    (lambda w=want: (iv(w[0]), iv(w[1]))),
+                )
+
+    return cases
+
+
+k0_, ne_ = sp.symbols("K_0 N^e", real=True)
+for _st, _slug, _family, _variants in COROLLARIES:
+    _chain = f"{_slug}.chain_premise"
+    _cases = _premise_cases(_family, _variants, _chain)
+    custom_step(
+        _chain,
+        _st,
+        "Premise: K_0(N) = 0",
+        DOC6,
+        "chain",
+        f"verify.boolean's {_family}: its truth table is the definition's and its sensitivity"
+        " has min_x s(x) >= 1, K_0 = 0 (every variant, N = 1..10, against the definition)",
+        "min_x s(x) and K_0 times 1/2",
+        (lambda c=_cases, i=_chain: _exhaustive(c, i)),
+        (lambda c=_cases, i=_chain: _exhaustive(c, i, 0.5)),
+        evidence="points",
+    )
+    z3_step(
+        f"{_slug}.from_cor_4_6",
+        _st,
+        "From Cor 4.6",
+        DOC6,
+        [sp.Eq(k0_, 0), ne_ > 0],
+        sp.Lt(k0_, ne_),
+        sp.Lt(k0_, ne_ - 1),
+        pinned=(k0_,),
+        facts=(_chain, "cor_4_6.bound", "thm_4_5.series_convergence", "axiom.borel_cantelli"),
+        note="K_0(N) = 0 < N^e for every e (the premise of Cor 4.6); then P[theta recognises f"
+        " at N] <= min(1, a_N) (cor_4_6.bound), summable (thm_4_5.series_convergence), so almost"
+        " surely only finitely many N (Borel-Cantelli)",
+    )

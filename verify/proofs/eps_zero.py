@@ -255,8 +255,8 @@ z3_step(
     [*(wi >= 0 for wi in ws), sp.Eq(sum(ws), 1), *(qi <= Bb for qi in pss)],
     sp.Le(sum(wi * qi for wi, qi in zip(ws, pss, strict=True)), Bb),
     sp.Le(sum(wi * qi for wi, qi in zip(ws, pss, strict=True)), Bb / 2),
-    facts=("axiom.total_probability",),
-    note="three cubes",
+    facts=("axiom.total_probability", "lemma_4_2.neighbourhood"),
+    note="three cubes; each per-cube probability is at most the Lemma 4.2 bound",
 )
 Bc, rc, nc, xc = sp.symbols("B rho n x", real=True)
 z3_step(
@@ -280,7 +280,9 @@ z3_step(
     [X >= 0, TT * T2 <= 0, sp.Abs(TT - T2) <= X],
     sp.Le(sp.Abs(TT), X),
     sp.Le(sp.Abs(TT), X / 2),
-    note="a neighbour with the other sign forces |T(x)| <= ||w|| C_infl t^2/N",
+    facts=("cor_4_3.good_event",),
+    note="a neighbour with the other sign forces |T(x)| <= ||w|| C_infl t^2/N (Cor 4.3's flip"
+    " bound on the good event, from Lemma 2.9)",
 )
 om_c, aa = sp.symbols("c a", real=True)
 z3_step(
@@ -381,7 +383,12 @@ custom_step(
     "a_N ~ N^{p - 1/2} (log N)^{K-1}",
     _series_order,
     _series_order_twin,
-    facts=("lemma_4_2.gamma_tail", "thm_4_5.power_mean", "lemma_4_2.sequential_shift"),
+    facts=(
+        "lemma_4_2.gamma_tail",
+        "thm_4_5.power_mean",
+        "lemma_4_2.sequential_shift",
+        "cor_4_3.good_event",
+    ),
 )
 
 

@@ -179,6 +179,7 @@ z3_step(
     [tt >= 0, eps >= 0, tt + eps > 0, var > tt],
     sp.Lt(1 + (var + eps) ** sp.Rational(-1, 2), 1 + (tt + eps) ** sp.Rational(-1, 2)),
     sp.Lt(1 + (var + eps) ** sp.Rational(-1, 2), (1 + (tt + eps) ** sp.Rational(-1, 2)) / 2),
+    facts=("hr_cor_5.required_blowup",),
 )
 Dp, sg, pr, Kp, Sp = sp.symbols("D sigma p K S", positive=True)
 t_star = (2 * sg**2 / Dp) * (pr * sp.gamma((Dp + 1) / 2) / (Kp * Sp)) ** (2 / (Dp - 1))

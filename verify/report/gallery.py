@@ -177,8 +177,10 @@ CAPTIONS: dict[str, str] = {
     ),
     "sweep_p_k0": (
         "The figure of `python -m verify sweep --plot` (here a small grid: D = 4, 8, N = 6, 16"
-        " seeds): P[K_0 >= 1] per setting with 95% Clopper-Pearson intervals and n, against"
-        " the random-function limit 1 - 1/e."
+        " seeds): P[K_0 >= 1] among the models that are not constant (a constant f has"
+        " K_0 = 2^N trivially; each label says how many of the decided models were not"
+        " constant), with 95% Clopper-Pearson intervals, against the random-function limit"
+        " 1 - 1/e."
     ),
 }
 

@@ -48,10 +48,15 @@ def _worker_init(parent_pid: int, one_thread: bool) -> None:
 
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     if one_thread:
-        os.environ["NUMBA_NUM_THREADS"] = "1"
-        os.environ.setdefault("OMP_NUM_THREADS", "1")
         if "numba" in sys.modules:  # imported by the fork server: its setting is read already
+            # and the variable stays as Numba read it: a later reload of Numba's config (a
+            # kernel compiled in the worker) refuses a NUMBA_NUM_THREADS that differs from the
+            # launched pool's ("Cannot set NUMBA_NUM_THREADS ... once the threads have been
+            # launched", every cell failed); the pool runs on one thread by set_num_threads
             limit_numba_threads(1)
+        else:
+            os.environ["NUMBA_NUM_THREADS"] = "1"
+            os.environ.setdefault("OMP_NUM_THREADS", "1")
     threading.Thread(
         target=_exit_with_parent, args=(parent_pid,), name="verify-parent-watch", daemon=True
     ).start()

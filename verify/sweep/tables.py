@@ -172,7 +172,9 @@ def results_frame(
 def summarize(records: Iterable[Mapping[str, Any]]) -> list[dict[str, Any]]:
     """Group ok records over seeds: per setting, the number of seeds, how many were decided,
     and over the decided cells the fraction of constant functions, the mean average
-    sensitivity, mean K_0 and P[K_0 >= 1] with its 95% Clopper-Pearson interval."""
+    sensitivity, mean K_0 and P[K_0 >= 1] with its 95% Clopper-Pearson interval; and the same
+    probability over the non-constant functions alone (a constant f has K_0 = 2^N trivially:
+    where most drawn models are constant, only the conditional one says something)."""
     from verify.boolean import clopper_pearson
 
     groups: dict[str, list[Mapping[str, Any]]] = {}
@@ -188,6 +190,8 @@ def summarize(records: Iterable[Mapping[str, Any]]) -> list[dict[str, Any]]:
         hit = sum(v >= 1 for v in k0)
         n_bits = int(json.loads(key).get("n_bits", 0))
         const = sum(v == 2**n_bits for v in k0)  # K_0 = 2^N exactly when f is constant
+        nonconst = len(k0) - const
+        hit_nonconst = hit - const  # a constant f has K_0 = 2^N >= 1
         rows.append(
             {
                 "setting": json.loads(key),
@@ -200,6 +204,11 @@ def summarize(records: Iterable[Mapping[str, Any]]) -> list[dict[str, Any]]:
                 "mean_K0": sum(k0) / len(k0) if k0 else math.nan,
                 "p_K0_ge_1": hit / len(k0) if k0 else math.nan,
                 "p_K0_ge_1_ci": clopper_pearson(hit, len(k0), 0.95) if k0 else (0.0, 1.0),
+                "n_nonconstant": nonconst,
+                "p_K0_ge_1_nonconstant": hit_nonconst / nonconst if nonconst else math.nan,
+                "p_K0_ge_1_nonconstant_ci": (
+                    clopper_pearson(hit_nonconst, nonconst, 0.95) if nonconst else (0.0, 1.0)
+                ),
             }
         )
     return rows

@@ -28,6 +28,7 @@ from verify.errors import ValidationError
 from verify.model.config import ModelConfig
 from verify.model.dense import sinusoidal_table
 from verify.model.forward import check_bits
+from verify.model.ln_forms import require_torch_form
 from verify.model.params import Params, param_shapes
 from verify.torch.layout import check_supported, module_layout
 from verify.torch.mapping import (
@@ -90,6 +91,7 @@ if torch is not None:
             super().__init__()
             if not isinstance(config, ModelConfig):
                 raise ValidationError("config", "a ModelConfig", type(config).__name__)
+            require_torch_form(config, "SpecTransformer (its norms are nn.LayerNorm)")
             self.config = config
             d, e, f64 = config.d_model, config.d_embed, torch.float64
             self.token_embedding = nn.Parameter(torch.zeros(3, e, dtype=f64))
@@ -233,6 +235,8 @@ def _check_module_matches(module: nn.Module, config: ModelConfig) -> None:
     activation) must be one the certified passes compute (:mod:`verify.torch.layout`); an
     nn.TransformerEncoder's own final norm is compared on its eps."""
     layers = _encoder_layers(module)
+    if layers:  # nn.TransformerEncoderLayer's norms are nn.LayerNorm: torch's form
+        require_torch_form(config, "a module of nn.TransformerEncoderLayer")
     if layers and len(layers) != config.n_layers:
         names = ", ".join(name for name, _ in layers)
         raise ValidationError("n_layers", f"{config.n_layers} (config)", f"{len(layers)}: {names}")

@@ -313,7 +313,7 @@ def _pad_rows(value: object, rows: int) -> object:
 
 _OVERRIDES = (
     "n_heads", "ln_eps", "norm_first", "final_norm", "eos", "pos_encoding", "embedding",
-    "ln_affine", "threshold",
+    "ln_affine", "threshold", "ln_form",
 )  # fmt: skip
 
 

@@ -69,10 +69,11 @@ class PlainScalars(NamedTuple):
     n_heads: int
     eps: float
     omega: float
+    layer0_table: bool  # layer 0's projections (pre-LN: and its first norm) from a table
 
 
 PLAIN_MODEL = BaseTuple.from_types((A3, A3, A2, A3, A2, A3, A2, A3, A2, A2, A2, A1), PlainModel)
-PLAIN_SCALARS = BaseTuple.from_types((b1, b1, b1, b1, i8, f8, f8), PlainScalars)
+PLAIN_SCALARS = BaseTuple.from_types((b1, b1, b1, b1, i8, f8, f8, b1), PlainScalars)
 
 
 @kernel(f8(A1, i8, i8))
@@ -208,6 +209,21 @@ def forward_diagnostics(bits, m, sc, t_out, var_out, yr_out):  # pragma: no cove
     n_norms = m.gains.shape[0]
     bs = STRINGS_PER_BLOCK
     n_blocks = (n_str + bs - 1) // bs
+    # layer 0's input at a position is the embedding of (token, position): its q, k, v rows
+    # (pre-LN: of its first norm, whose variance too) are computed once per (token, position),
+    # by the same row operations as in a block (the product of a row does not depend on the
+    # other rows of the matrix; tests compare both ways bit for bit)
+    y0rows = m.y0.reshape((m.y0.shape[0] * s, d))
+    qkv0 = np.empty((y0rows.shape[0], 3 * d))
+    var0 = np.zeros(y0rows.shape[0])
+    if sc.layer0_table:
+        if sc.norm_first:
+            x0 = np.empty((y0rows.shape[0], d))
+            norm_rows(y0rows, m.gains[0], m.biases[0], sc.affine, sc.eps, x0, var0,
+                      np.empty((2, d)))  # fmt: skip
+            linear_rows(x0, m.in_wt[0], m.in_b[0], qkv0)
+        else:
+            linear_rows(y0rows, m.in_wt[0], m.in_b[0], qkv0)
     for blk in prange(n_blocks):
         start = blk * bs
         nb = min(bs, n_str - start)
@@ -233,7 +249,14 @@ def forward_diagnostics(bits, m, sc, t_out, var_out, yr_out):  # pragma: no cove
         for layer in range(n_layers):
             k1 = 2 * layer
             k2 = k1 + 1
-            if sc.norm_first:  # h = y + MHA(LN1 y); y = h + FFN(LN2 h)
+            if layer == 0 and sc.layer0_table:
+                for b in range(nb):
+                    for j in range(s):
+                        t = EOS if j == n else bits[start + b, j]
+                        var[k1, b * s + j] = var0[t * s + j]
+                        for e in range(3 * d):
+                            qkv[b * s + j, e] = qkv0[t * s + j, e]
+            elif sc.norm_first:  # h = y + MHA(LN1 y); y = h + FFN(LN2 h)
                 norm_rows(y, m.gains[k1], m.biases[k1], sc.affine, sc.eps, x, var[k1], c)
                 linear_rows(x, m.in_wt[layer], m.in_b[layer], qkv)
             else:  # h = LN1(y + MHA y); y = LN2(h + FFN h)

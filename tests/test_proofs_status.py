@@ -1,0 +1,75 @@
+"""Status earned (issue 42): obligations by class, each statement's status the weakest
+evidence on its path (its own steps and every statement it uses), `prove --focus`."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from verify.cli import main
+from verify.proofs import load
+from verify.proofs.core import OBLIGATIONS, Outcome, Verdict
+from verify.proofs.runner import STATEMENTS
+from verify.proofs.status import (
+    INSTANCE,
+    RANKS,
+    earned_statuses,
+    obligation_class,
+    statement_uses,
+    weakest,
+)
+
+load()
+
+
+def _outcomes(fail: str | None = None) -> list[Outcome]:
+    return [
+        Outcome(ob, Verdict("failed" if ob.id == fail else "proved"), Verdict("refuted"), 0.0)
+        for ob in load()
+    ]
+
+
+def test_every_instance_names_a_registered_obligation() -> None:
+    assert sorted(set(INSTANCE) - set(OBLIGATIONS)) == []
+
+
+def test_classes_and_the_scale() -> None:
+    assert obligation_class(OBLIGATIONS["lemma_2_9.softmax_weight_simple"]) == "box"
+    assert obligation_class(OBLIGATIONS["thm_4_5.power_mean"]) == "instance"
+    assert obligation_class(OBLIGATIONS["lemma_2_9.chain_c_infl"]) == "chain sampled"
+    assert obligation_class(OBLIGATIONS["lemma_2_9.hm_le_gm"]) == "genuine"
+    assert weakest(["proved", "box", "instance"]) == "box"
+    assert RANKS[0] == "proved" and RANKS[-1] == "failed"
+
+
+def test_a_statement_earns_the_weakest_evidence_on_its_path() -> None:
+    earned = earned_statuses(_outcomes(), STATEMENTS)
+    assert earned["Thm 4.5"]["status"] == "prose"  # its reading is a prose step
+    assert earned["Cor 4.6"]["status"] == "prose"  # it uses Thm 4.5
+    assert earned["Cor 4.6"]["weakest"].startswith("Thm 4.5")
+    assert earned["Sec 5 MAJORITY"]["derivation"] == "proved"  # every step genuine
+    assert earned["Lemma 3.2"]["derivation"] == "instance"  # lemma_3_2.product at K = 4
+    # a failed step anywhere below fails everything above it
+    failed = earned_statuses(_outcomes("small_ball.variance_projection"), STATEMENTS)
+    for st in ("Small-ball bound", "Lemma 4.2", "Cor 4.3", "Thm 4.5", "Cor 4.6"):
+        assert failed[st]["status"] == "failed", st
+
+
+def test_statement_edges_come_from_the_uses() -> None:
+    uses = statement_uses()
+    assert "Thm 4.5" in uses["Cor 4.6"] and "Lemma 2.9" in uses["Cor 3.3"]
+    owner = {ob.id: ob.statement for ob in OBLIGATIONS.values()}
+    for ob in OBLIGATIONS.values():
+        for f in ob.facts:
+            if f in owner and owner[f] != ob.statement:
+                assert owner[f] in uses[ob.statement]
+
+
+def test_prove_focus_draws_one_statements_ancestors(tmp_path: Path, capsys) -> None:
+    fig = tmp_path / "focus.png"
+    assert main(["prove", "--focus", "lemma_3_2.z_max", "--figure", str(fig)]) == 0
+    out = capsys.readouterr()
+    assert fig.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    assert "Lemma 3.2" in out.err and "Small-ball bound" in out.err
+    assert "obligations by class:" in out.out and "earned" in out.out
+    assert main(["prove", "--focus", "no such statement"]) == 2
+    assert main(["prove", "--figure", str(fig)]) == 2

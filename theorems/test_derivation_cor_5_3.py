@@ -1,0 +1,7 @@
+"""Cor 5.3: the derivation steps as proof obligations (docs/proofs.md).
+
+Generated from verify.proofs; regenerate with `python -m verify.proofs.testing`."""
+
+from verify.proofs.testing import derivation_test
+
+test_derivation_cor_5_3 = derivation_test("Cor 5.3")

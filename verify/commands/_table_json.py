@@ -1,0 +1,61 @@
+"""check-model's pieces for issue 44: ``--table`` (the certified table in the JSON,
+bit-packed), the statements line of a model whose layer norm is not torch's, and the refusal of
+``--executor`` for what its sub-cube passes (the Numba kernels) do not compute."""
+
+from __future__ import annotations
+
+import argparse
+from typing import Any
+
+from verify.errors import ValidationError
+
+
+def add_table_option(p: argparse.ArgumentParser) -> None:
+    p.add_argument(
+        "--table",
+        action="store_true",
+        help="with --json: carry the certified truth table itself, bit-packed (see docs/torch.md)",
+    )
+
+
+def packed_table(table: Any) -> dict[str, Any]:
+    """The certified table bit-packed: bit i of the bytes (little-endian bit order within each
+    byte, ``np.packbits(..., bitorder="little")``) is string i (x_1 the least significant bit of
+    i, model-spec's order), as hex text: ``ones`` the strings certified 1, ``certified`` the
+    strings certified 0 or 1 (a string in neither is 0 only where it is certified)."""
+    import numpy as np
+
+    def pack(mask: Any) -> str:
+        return np.packbits(np.asarray(mask, dtype=bool), bitorder="little").tobytes().hex()
+
+    return {
+        "strings": int(table.label.size),
+        "encoding": "hex of packbits(bitorder=little): bit i = string i, x_1 = bit 0 of i",
+        "ones": pack(table.label == 1),
+        "certified": pack(table.certified & ((table.label == 0) | (table.label == 1))),
+    }
+
+
+def not_evaluated_for_ln_form(form: str) -> dict[str, Any]:
+    """The statements entry of a model whose layer norm is ``form`` (not torch's)."""
+    from verify.model.ln_forms import ln_formula
+
+    return {
+        "statement": "all",
+        "applies": False,
+        "says": "not evaluated: the papers' bounds and their constants are derived for torch's"
+        f" layer norm ({ln_formula('torch')}), not for this one ({ln_formula(form)})",
+    }
+
+
+def refuse_executor(executor: Any, config: Any, radius: Any) -> None:
+    """``--executor`` runs the Numba kernels on sub-cubes: refuse a model they do not compute
+    (another layer-norm form) or parameter balls (which they do not take)."""
+    if executor is not None and (radius or config.ln_form != "torch"):
+        raise ValidationError(
+            "--executor",
+            "a model with torch's layer norm and exact parameters (the sub-cube passes run the"
+            " Numba kernels)",
+            "parameter balls" if radius else f"ln_form {config.ln_form}",
+            "run without --executor (N <= 20)",
+        )

@@ -1,0 +1,159 @@
+"""Earned status: what each obligation's evidence is, and what each statement has earned
+through everything it uses (docs/proofs.md, "Status earned").
+
+An obligation's *class*: ``genuine`` (z3 or sympy over its whole stated domain), ``instance``
+(a fixed size: three positions, K = 4, N <= 3, ...; :data:`INSTANCE`), ``box`` (arb on a
+compact box), ``chain proved`` (the code equals the composition symbolically), ``chain
+sampled`` (at seeded points). Its *evidence* on the scale :data:`RANKS` (strongest first):
+proved < instance < box < sampled chain < prose < axiom-only < failed. A statement is
+``proved`` only when every obligation of it, and every obligation those cite (``facts``,
+transitively, whichever statement owns it), is proved over its domain; otherwise its status is
+the weakest evidence on that path (a prose step of it counts as ``prose``; a statement with
+steps in prose only and no obligation is ``prose``). Statement edges are the citations
+between statements' obligations (:func:`statement_uses`)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any
+
+from verify.proofs.core import OBLIGATIONS, PROSE, Obligation, Outcome
+
+__all__ = [
+    "INSTANCE",
+    "RANKS",
+    "earned_statuses",
+    "obligation_class",
+    "obligation_evidence",
+    "statement_uses",
+    "weakest",
+]
+
+RANKS = ("proved", "instance", "box", "sampled chain", "prose", "axiom-only", "failed")
+
+# obligations stated at a fixed size (the size): the general case follows by the same step,
+# but what is checked is this instance
+INSTANCE: dict[str, str] = {
+    "lemma_2_9.softmax_derivative": "three positions",
+    "lemma_2_9.softmax_dp_l1": "three positions",
+    "lemma_2_9.attention_split": "three positions",
+    "lemma_2_9.recursion_monomials": "three norms",
+    "lemma_3_1.ln_jacobian": "D = 3",
+    "lemma_3_1.covariance_identity": "three positions",
+    "lemma_3_1.variance_second_moment": "three positions",
+    "lemma_3_1.head_output": "three positions",
+    "lemma_3_1.group_combine": "three groups",
+    "lemma_3_2.product": "K = 4",
+    "small_ball.variance_projection": "D = 3",
+    "lemma_4_2.union_threshold": "K = 4",
+    "lemma_4_2.gamma_tail": "K = 1..4",
+    "lemma_4_4.gram_det": "k = 1, 2, 3",
+    "lemma_4_4.slice_quadratic": "D = 4, k = 2",
+    "lemma_4_4.volume_average": "three cubes",
+    "thm_4_5.power_mean": "a = 7",
+    "thm_4_5.series_order": "(D, L) = (16, 1), (32, 2)",
+    "thm_4_5.series_convergence": "(D, L) = (16, 1), (32, 2)",
+    "hr_cor_5.edge_symmetry": "every f on N = 3 bits",
+    "trivial_bounds.function_count": "N = 0..3",
+    "sec_6_random_functions.neighbourhoods": "N = 1..8",
+    "sec_6_random_functions.biased_mean": "N = 1, 2, 3",
+}
+
+
+def obligation_class(ob: Obligation) -> str:
+    """genuine / instance / box / chain proved / chain sampled (module doc)."""
+    if ob.method == "chain":
+        return "chain sampled" if ob.evidence == "points" else "chain proved"
+    if ob.method == "arb":
+        return "box"
+    if ob.id in INSTANCE:
+        return "instance"
+    return "genuine"
+
+
+_EVIDENCE = {
+    "genuine": "proved",
+    "chain proved": "proved",
+    "instance": "instance",
+    "box": "box",
+    "chain sampled": "sampled chain",
+}
+
+
+def obligation_evidence(ob: Obligation) -> str:
+    """The obligation's own evidence on :data:`RANKS` (when it holds)."""
+    return _EVIDENCE[obligation_class(ob)]
+
+
+def weakest(statuses: Iterable[str]) -> str:
+    """The weakest of some statuses on :data:`RANKS` ("proved" for none)."""
+    return max(statuses, key=RANKS.index, default="proved")
+
+
+def statement_uses(obligations: Iterable[Obligation] | None = None) -> dict[str, list[str]]:
+    """statement -> the other statements whose obligations its obligations cite."""
+    obs = list(OBLIGATIONS.values() if obligations is None else obligations)
+    owner = {ob.id: ob.statement for ob in OBLIGATIONS.values()}
+    out: dict[str, set[str]] = {}
+    for ob in obs:
+        deps = out.setdefault(ob.statement, set())
+        deps |= {owner[f] for f in ob.facts if f in owner and owner[f] != ob.statement}
+    return {st: sorted(d) for st, d in out.items()}
+
+
+def _own(ids: Sequence[str], prose: Sequence[str], ok: Mapping[str, bool]) -> tuple[str, str]:
+    """(weakest own evidence, the obligation or prose step holding it)."""
+    items = [(obligation_evidence(OBLIGATIONS[i]) if ok.get(i) else "failed", i) for i in ids]
+    items += [("prose", p) for p in prose]
+    if not items:
+        return "axiom-only", ""
+    return max(items, key=lambda it: RANKS.index(it[0]))
+
+
+def earned_statuses(
+    outcomes: Sequence[Outcome], statements: Sequence[str] | None = None
+) -> dict[str, dict[str, Any]]:
+    """statement -> {"status": earned with the chain to the code, "derivation": earned by the
+    derivation steps alone (chains left out), "own": its own weakest evidence, "weakest": the
+    obligation or prose step (or the statement it uses) holding the status, "uses"}. An
+    obligation not among ``outcomes`` counts as not discharged (failed). Computed as the
+    fixpoint of status(st) = weakest(own(st), status(u) for u it uses), so a cycle of uses
+    (Lemma 2.9 and Lemma 3.1 cite each other's steps) shares its weakest evidence."""
+    ok = {o.obligation.id: o.ok for o in outcomes}
+    by_st: dict[str, list[str]] = {}
+    for ob in OBLIGATIONS.values():
+        by_st.setdefault(ob.statement, []).append(ob.id)
+    prose: dict[str, list[str]] = {}
+    for p in PROSE.values():
+        prose.setdefault(p.statement, []).append(p.id)
+    uses = statement_uses()
+    every = sorted(set(by_st) | set(prose))
+
+    def fixpoint(select) -> dict[str, tuple[str, str]]:
+        st_of = {st: _own([i for i in by_st.get(st, []) if select(i)], prose.get(st, []), ok)
+                 for st in every}  # fmt: skip
+        changed = True
+        while changed:
+            changed = False
+            for st in every:
+                for u in uses.get(st, []):
+                    if RANKS.index(st_of[u][0]) > RANKS.index(st_of[st][0]):
+                        st_of[st] = (st_of[u][0], f"{u} ({st_of[u][1]})" if u != st else "")
+                        changed = True
+        return st_of
+
+    full = fixpoint(lambda i: True)
+    deriv = fixpoint(lambda i: OBLIGATIONS[i].method != "chain")
+    sts = list(statements) if statements is not None else every
+    out: dict[str, dict[str, Any]] = {}
+    for st in sts:
+        own = _own(by_st.get(st, []), prose.get(st, []), ok)
+        status, where = full.get(st, own)
+        out[st] = {
+            "status": status,
+            "derivation": deriv.get(st, own)[0],
+            "own": own[0],
+            "weakest": where,
+            "uses": uses.get(st, []),
+        }
+    return out
