@@ -71,6 +71,9 @@ def test_the_linked_steps_hold_and_list_their_uses() -> None:
         "lemma_3_1.centred_entry",
         "lemma_3_1.ln_step",
         "lemma_3_2.per_layer_factor",
+        "cor_3_3.compose",
+        "cor_4_3.per_flip",
+        "hr_cor_5.required_blowup",
     } <= set(linked)
     for ob in linked.values():
         assert check_uses(ob.meta["hyps"], ob.meta["uses"]) is None, ob.id

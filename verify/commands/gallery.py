@@ -13,7 +13,7 @@ import tempfile
 from pathlib import Path
 
 # the small grid whose sweep --plot figure the gallery shows
-SWEEP_GRID = {"d_model": (4, 8), "n_layers": (1,), "n_bits": (6,), "seeds": tuple(range(16))}
+SWEEP_GRID = {"d_model": (8, 16), "n_layers": (1,), "n_bits": (6,), "seeds": tuple(range(64))}
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:

@@ -147,18 +147,25 @@ def run(args: argparse.Namespace) -> int:
     return 0
 
 
-def _focus_scope(name: str) -> list[str]:
-    """The statement of ``name`` (a statement or an obligation id) and every statement it
-    uses, transitively."""
+def _focus_statement(name: str) -> str:
+    """The statement ``name`` names: itself, or the statement of an obligation id."""
     from verify.errors import ValidationError
     from verify.proofs.runner import STATEMENTS, load
-    from verify.proofs.status import statement_uses
 
-    obs = load()
-    by_id = {ob.id: ob.statement for ob in obs}
+    by_id = {ob.id: ob.statement for ob in load()}
     st = by_id.get(name) or next((s for s in STATEMENTS if s.lower() == name.lower()), None)
     if st is None:
         raise ValidationError("--focus", "a statement or an obligation id (see prove --list)", name)
+    return st
+
+
+def _focus_scope(name: str) -> list[str]:
+    """The statement of ``name`` (a statement or an obligation id) and every statement it
+    uses, transitively."""
+    from verify.proofs.runner import STATEMENTS
+    from verify.proofs.status import statement_uses
+
+    st = _focus_statement(name)
     uses = statement_uses()
     todo, seen = [st], []
     while todo:
@@ -219,8 +226,16 @@ def _draw_focus(args, outcomes, scope, earned) -> None:
     from pathlib import Path
 
     from verify.proofs.blueprint import blueprint_graph, draw_blueprint
+    from verify.proofs.status import trust_base
     from verify.registry.core import slugify
 
+    target = _focus_statement(args.focus)
+    t = trust_base(target)
+    print(
+        f"trust base of {target}: axioms {', '.join(t['axioms']) or 'none'}; solvers"
+        f" {', '.join(t['solvers'])}; sampled {len(t['sampled'])}, instances"
+        f" {len(t['instances'])}, boxes {len(t['boxes'])}, prose {len(t['prose'])}"
+    )
     path = Path(args.figure or f"blueprint_{slugify(args.focus)}.png")
     graph = blueprint_graph(outcomes, scope=scope)
     written = draw_blueprint(graph, path.with_suffix(""), (path.suffix or ".png",))

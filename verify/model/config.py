@@ -227,7 +227,7 @@ def _object_without_repeats(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
     for key, value in pairs:
         if key in out:
             raise ValidationError(
-                f"config.{key}", "each field once", f"{key} {out[key]!r} and {value!r}"
+                f"config.{key}", "each field once", f"given twice: {out[key]!r}, then {value!r}"
             )
         out[key] = value
     return out

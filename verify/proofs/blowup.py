@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import sympy as sp
 
-from verify.proofs.methods import sympy_identity, z3_step
+from verify.proofs.methods import Use, sympy_identity, z3_step
 
 __all__ = ["COR_3_3", "M_BETA"]
 
@@ -62,7 +62,9 @@ z3_step(
 
 # ---- Cor 3.3, Cor 3.4
 wn, cinf, bet, bet2, nn, dt, inf_, xi = sp.symbols("w C beta beta' N dT I xi", real=True)
-COR_3_3 = wn * cinf * m**2 / nn  # m = (1 + eps^{-1/2})^K: the exponent of (1 + eps^{-1/2}) is 2K
+# m = (1 + eps^{-1/2})^K: the exponent of (1 + eps^{-1/2}) is 2K
+COR_3_3 = wn * cinf * m**2 / nn
+_S, _bt = sp.symbols("S bt_L", real=True)  # positions, the recursion's coefficient (Lemma 2.9)
 z3_step(
     "cor_3_3.compose",
     "Cor 3.3",
@@ -77,12 +79,23 @@ z3_step(
         bet2 >= 1,
         bet <= m,
         bet2 <= m,
+        _S >= nn,
+        _bt >= 0,
+        _bt <= cinf,
+        inf_ <= _bt * bet * bet2 / _S,
         sp.Abs(dt) <= wn * inf_,
         inf_ <= cinf * bet * bet2 / nn,
     ],
     sp.Le(sp.Abs(dt), COR_3_3),
     sp.Le(sp.Abs(dt), wn * cinf * m / nn),
-    facts=("axiom.cauchy_schwarz", "lemma_2_9.constant_off_readout", "lemma_3_2.product"),
+    facts=("axiom.cauchy_schwarz", "lemma_3_2.product"),
+    uses=(
+        Use(
+            "lemma_2_9.constant_off_readout",
+            {"N": nn, "S": _S, "beta": bet, "beta'": bet2, "bt_L": _bt, "C": cinf, "I": inf_},
+            inf_ <= cinf * bet * bet2 / nn,
+        ),
+    ),
     note="m = (1 + eps^{-1/2})^K, Lemma 3.2's bound on beta",
 )
 nstar = sp.symbols("Nstar", real=True)

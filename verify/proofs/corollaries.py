@@ -199,15 +199,35 @@ custom_step(
 # ---- section 3: Cor 4.3
 w, C, N, b1, b2, inf_, t, zeta = sp.symbols("w C N beta beta' I t zeta", real=True)
 FLIP = w * C * b1 * b2 / N
+_S, _bt = sp.symbols("S bt_L", real=True)  # positions, the recursion's coefficient (Lemma 2.9)
 z3_step(
     "cor_4_3.per_flip",
     C43,
     "Per flip",
     DOC3,
-    [N >= 1, w >= 0, C >= 0, b1 >= 1, b2 >= 1, sp.Abs(dT) <= w * inf_, inf_ <= C * b1 * b2 / N],
+    [
+        N >= 1,
+        w >= 0,
+        C >= 0,
+        b1 >= 1,
+        b2 >= 1,
+        _S >= N,
+        _bt >= 0,
+        _bt <= C,
+        inf_ <= _bt * b1 * b2 / _S,
+        sp.Abs(dT) <= w * inf_,
+        inf_ <= C * b1 * b2 / N,
+    ],
     sp.Le(sp.Abs(dT), FLIP),
     sp.Le(sp.Abs(dT), FLIP / 2),
-    facts=("axiom.cauchy_schwarz", "lemma_2_9.constant_off_readout"),
+    facts=("axiom.cauchy_schwarz",),
+    uses=(
+        Use(
+            "lemma_2_9.constant_off_readout",
+            {"N": N, "S": _S, "beta": b1, "beta'": b2, "bt_L": _bt, "C": C, "I": inf_},
+            inf_ <= C * b1 * b2 / N,
+        ),
+    ),
     note="the readout is off the flipped bit (eos), Lemma 2.9 with delta = 0",
 )
 z3_step(
@@ -302,6 +322,7 @@ z3_step(
 # ---- H&R Cor 5 read as a requirement on the blowup (the c_r = 1 form, eos readout)
 xs, asn, wc, mb = sp.symbols("xi as_N wC M", real=True)
 bo_, wn_, cn_ = sp.symbols("B w C", real=True)
+_m2, _lsum = sp.symbols("2^N L", real=True)  # the strings, the sum over sensitive edges
 REQUIRED_BLOWUP = 2 * xs * asn / wc
 z3_step(
     "hr_cor_5.required_blowup",
@@ -316,12 +337,22 @@ z3_step(
         sp.Eq(wc, wn_ * cn_),
         mb >= 0,
         bo_ >= 0,
+        _m2 > 0,
+        2 * xs * asn * _m2 <= _lsum,
+        _lsum <= wn_ * cn_ * _m2 * bo_,
         2 * xs * asn <= wn_ * cn_ * bo_,
         bo_ <= mb,
     ],
     sp.Ge(mb, REQUIRED_BLOWUP),
     sp.Ge(mb, 2 * REQUIRED_BLOWUP),
-    facts=("hr_cor_5.average", "hr_cor_5.omega_le_cr"),
+    facts=("hr_cor_5.omega_le_cr",),
+    uses=(
+        Use(
+            "hr_cor_5.average",
+            {"xi": xs, "as_N": asn, "M": _m2, "L": _lsum, "w": wn_, "C": cn_, "B": bo_},
+            2 * xs * asn <= wn_ * cn_ * bo_,
+        ),
+    ),
     note="hr_cor_5.average's conclusion 2 xi as_N <= ||w|| C_infl B, B = E_x[beta^2 omega_f]"
     " <= c_r E_x[beta^2] = M with c_r = 1 (eos readout, hr_cor_5.omega_le_cr)",
 )

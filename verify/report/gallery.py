@@ -176,7 +176,7 @@ CAPTIONS: dict[str, str] = {
         " lower end: the estimates approach 1 - 1/e within the Chen-Stein radius."
     ),
     "sweep_p_k0": (
-        "The figure of `python -m verify sweep --plot` (here a small grid: D = 4, 8, N = 6, 16"
+        "The figure of `python -m verify sweep --plot` (here a small grid: D = 8, 16, N = 6, 64"
         " seeds): P[K_0 >= 1] among the models that are not constant (a constant f has"
         " K_0 = 2^N trivially; each label says how many of the decided models were not"
         " constant), with 95% Clopper-Pearson intervals, against the random-function limit"
