@@ -2,8 +2,10 @@
 
 Discharges the derivation obligations of docs/proofs.md (z3, arb branch and bound, sympy, the
 chain to the code) and their weakened twins; prints a table (statement, step, method, status,
-time). Exit 1 when an obligation is failed or unknown, or a twin is not refuted (or, with
---coq, a Coq lemma fails); 2 on bad input.
+time), the obligations by class and each statement's earned status; attacks every axiom the
+obligations cite. Exit 1 when an obligation is failed, vacuous, degenerate or unknown, a twin is
+not refuted, a cited axiom's attack finds a violation (or, with --coq, a Coq lemma fails); 2 on
+bad input. ``--focus ID`` discharges a statement and every statement it uses and draws them.
 """
 
 from __future__ import annotations
