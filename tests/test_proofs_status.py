@@ -15,6 +15,7 @@ from verify.proofs.status import (
     earned_statuses,
     obligation_class,
     statement_uses,
+    trust_base,
     weakest,
 )
 
@@ -73,3 +74,12 @@ def test_prove_focus_draws_one_statements_ancestors(tmp_path: Path, capsys) -> N
     assert "obligations by class:" in out.out and "earned" in out.out
     assert main(["prove", "--focus", "no such statement"]) == 2
     assert main(["prove", "--figure", str(fig)]) == 2
+
+
+def test_the_trust_base_lists_axioms_solvers_and_what_is_sampled() -> None:
+    t = trust_base("Cor 4.6")
+    assert {"Thm 4.5", "Cor 4.3", "Lemma 4.2"} <= set(t["statements"])
+    assert "axiom.borel_cantelli" in t["axioms"] and "z3" in t["solvers"]
+    assert "cor_4_6.chain_bound" in t["sampled"] and "prose.thm_4_5.margin_reading" in t["prose"]
+    assert "thm_4_5.power_mean" in t["instances"]
+    assert trust_base("Sec 5 MAJORITY")["axioms"] == ["axiom.central_binomial"]

@@ -29,6 +29,7 @@ from verify.proofs.status import (
     obligation_class,
     obligation_evidence,
     statement_uses,
+    trust_base,
     weakest,
 )
 
@@ -347,6 +348,7 @@ def report_derivations(
     earned = earned_statuses(outs, scope)
     for st, e in entries.items():
         e["earned"] = earned[st]
+        e["trust"] = trust_base(st)
     figure: dict[str, Any] = {"name": "blueprint", "file": None, "files": [], "error": None}
     try:
         fig_dir.mkdir(parents=True, exist_ok=True)
@@ -442,6 +444,21 @@ def derivation_markdown(entries: Sequence[dict[str, Any]]) -> list[str]:
                     "",
                 ]
                 if e.get("earned")
+                else []
+            ),
+            *(
+                [
+                    "Trust base (this statement and the ones it uses): axioms "
+                    + (", ".join(f"`{a}`" for a in e["trust"]["axioms"]) or "none")
+                    + " (attacked, not proved); solvers "
+                    + ", ".join(e["trust"]["solvers"])
+                    + f"; {len(e['trust']['sampled'])} chains at sampled points,"
+                    f" {len(e['trust']['instances'])} fixed-size instances,"
+                    f" {len(e['trust']['boxes'])} compact boxes,"
+                    f" {len(e['trust']['prose'])} prose steps.",
+                    "",
+                ]
+                if e.get("trust")
                 else []
             ),
             "| step | obligation | method | status | twin |",

@@ -26,6 +26,7 @@ __all__ = [
     "obligation_class",
     "obligation_evidence",
     "statement_uses",
+    "trust_base",
     "weakest",
 ]
 
@@ -156,3 +157,28 @@ def earned_statuses(
             "uses": uses.get(st, []),
         }
     return out
+
+
+def trust_base(statement: str) -> dict[str, list[str]]:
+    """What a statement's status rests on, over the statement and every statement it uses:
+    the named axioms (attacked, not proved), the solvers that discharged its obligations
+    (z3, the arb branch and bound, sympy, the chain comparisons), the obligations checked only
+    at sampled points, those at fixed sizes or on a compact box, and the prose steps."""
+    uses = statement_uses()
+    todo, seen = [statement], set()
+    while todo:
+        cur = todo.pop()
+        if cur not in seen:
+            seen.add(cur)
+            todo.extend(uses.get(cur, ()))
+    obs = [ob for ob in OBLIGATIONS.values() if ob.statement in seen]
+    classes = {ob.id: obligation_class(ob) for ob in obs}
+    return {
+        "statements": sorted(seen),
+        "axioms": sorted({f for ob in obs for f in ob.facts if f.startswith("axiom.")}),
+        "solvers": sorted({ob.method for ob in obs}),
+        "sampled": sorted(i for i, c in classes.items() if c == "chain sampled"),
+        "instances": sorted(i for i, c in classes.items() if c == "instance"),
+        "boxes": sorted(i for i, c in classes.items() if c == "box"),
+        "prose": sorted(p.id for p in PROSE.values() if p.statement in seen),
+    }
