@@ -60,7 +60,7 @@ INSTANCE: dict[str, str] = {
     "lemma_4_4.gram_det": "k = 1, 2, 3",
     "lemma_4_4.slice_quadratic": "D = 4, k = 2",
     "lemma_4_4.volume_average": "three cubes",
-    "thm_4_5.power_mean": "a = 7",
+    "thm_4_5.power_mean_instance": "a = 7",
     "thm_4_5.series_order": "(D, L) = (16, 1), (32, 2)",
     "thm_4_5.series_convergence": "(D, L) = (16, 1), (32, 2)",
     "hr_cor_5.edge_symmetry": "every f on N = 3 bits",
