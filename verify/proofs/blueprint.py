@@ -61,6 +61,7 @@ COLOURS = {
     "prose": "#9e9e9e",
     "axiom-only": "#aec7e8",
     "no derivation": "#c5b0d5",
+    "not discharged": "#e0e0e0",
     "failed": "#d62728",
     "axiom": "#1f77b4",
 }
@@ -398,7 +399,8 @@ def blueprint_markdown(derivations: dict[str, Any] | None) -> list[str]:
         " *earned*: green proved (every step over its whole domain, and every statement it"
         " uses), light green instance (a step at fixed sizes), olive box (a step on a compact"
         " box), orange sampled chain (the code compared with the composition at seeded"
-        " points), grey prose, red failed; blue axiom.",
+        " points), grey prose, light grey not discharged (a partial report: some step on its"
+        " path was not run), red failed; blue axiom.",
         "",
     ]
     earned = derivations.get("earned") or {}
