@@ -556,6 +556,34 @@ MUTANTS = MUTANTS + LN_FORM_MUTANTS
 # the sub-cube bounds (tests/_radius_mutants_tiers.py)
 MUTANTS = MUTANTS + tuple(Mutant(name, what, edits) for name, what, edits in tier_mutants.MUTANTS)
 
+# ---- issue 40: the threshold shift (verify.model.labels.relative_to_threshold) -----------
+THRESHOLD_MUTANTS = (
+    Mutant(
+        "threshold_rounding_dropped",
+        "T - threshold: the rounding error of the subtraction not added to the radius",
+        (
+            (
+                "verify.model.labels",
+                "r = np.where(err == 0.0, r, np.nextafter(r + err, np.inf))",
+                "r = np.where(err == 0.0, r, r)",
+            ),
+        ),
+    ),
+    Mutant(
+        "threshold_twosum_half",
+        "T - threshold: TwoSum's error keeps only the first operand's part",
+        (
+            (
+                "verify.model.labels",
+                "err = np.abs((a - a_virtual) + (b - b_virtual))",
+                "err = np.abs(a - a_virtual)",
+            ),
+        ),
+    ),
+)
+MUTANTS = MUTANTS + THRESHOLD_MUTANTS
+# ---- end of issue 40's block --------------------------------------------------------------
+
 BY_NAME = {m.name: m for m in MUTANTS}
 
 

@@ -55,6 +55,7 @@ FILES = (
     "test_radius_l2_dd.py",
     "test_radius_l2_exhaustive.py",
     SUBCUBE_OPS,
+    "test_radius_threshold.py",
 )
 # a mutant of these modules runs the file written for them first (it is killed there in a
 # second instead of after the ~5 s of the per-string files); the order changes no verdict
@@ -75,6 +76,7 @@ TARGETED = {
     "test_radius_ln_forms.py": (
         "verify.model.arith", "verify.model.reference", "verify.model.ln_forms",
     ),
+    "test_radius_threshold.py": ("verify.model.labels",),
 }  # fmt: skip
 WORKERS = min(2, os.cpu_count() or 1)  # mutant processes at a time
 

@@ -181,9 +181,12 @@ def test_the_probe_rule_needs_two_certified_different_labels(
         subcube, "run_generic", lambda *a, **k: pytypes.SimpleNamespace(T=MidRad(mids, rads))
     )
     codes = np.arange(4, dtype=np.int64)
-    skip = subcube._hopeless(None, 4, 0.0, (0, 1), codes, np.ones(4))
+    params = pytypes.SimpleNamespace(
+        config=pytypes.SimpleNamespace(threshold=0.0)
+    )  # the label rule
+    skip = subcube._hopeless(params, 4, 0.0, (0, 1), codes, np.ones(4))
     np.testing.assert_array_equal(skip, [True, False, False, False])  # 1|0, 1|?, 1|1, 1|1
-    skip = subcube._hopeless(None, 4, 0.5, (0, 1), codes, np.ones(4))
+    skip = subcube._hopeless(params, 4, 0.5, (0, 1), codes, np.ones(4))
     np.testing.assert_array_equal(skip, [True, False, False, True])  # 1|0, 1|?, 1|1, -1|1
 
 
