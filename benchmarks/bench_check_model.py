@@ -1,41 +1,68 @@
-"""check-model's forward pass with diagnostics: the Numba kernel against the numpy pass.
+"""check-model's analysis against its flop floor: the certified table, the diagnostic pass and
+the whole analysis, wall and CPU seconds, side by side with the floor of each.
 
-For a model at (D, L) (default (32, 4), H = 2, d_ff = 4 D, eps = 1e-5, post-LN, xavier_normal
-init, seed 0) and each N: ``forward(params, all 2^N strings, diagnostics=True)`` with
-``engine="numba"`` (``verify.model.kernels.diagnostics``) and ``engine="numpy"`` (the
-reference, what check-model used before), each after a warm-up call, wall and CPU seconds, the
-ratio numpy / numba measured in this run, and the compute floor of the pass: its flops per
-string (every position in every layer: 2 (3 D^2 + D^2 + 2 D d_ff) for the products plus
-4 S D for the scores and the weighted sums, the layer norms not counted) times 2^N, at the
-single-thread float64 BLAS rate measured at the start of the run (np.dot of the kernel's own
-shapes) times the cores. ``--analyse`` also times check-model's whole analysis
-(``verify.commands.check_model.analyse``: certified truth table, profile, statements) once
-with each engine. The load average (``os.getloadavg``) is printed before each timing: the
-machine is shared.
+The model: (D, L, H) (default (128, 2, 2): Hahn & Rofin's paper size) in the layout ``--layout
+hr`` (Hahn & Rofin's: token and position tables of width D/2 concatenated, learned positions
+of exactly N rows, post-LN, d_ff = D, no eos, eps = 1e-5) or ``spec`` (the spec's defaults:
+added sinusoidal positions, eos, d_ff = 4 D), xavier_normal init, seed 0. An untrained model
+costs what a trained one does: every string is certified either way (the counts say by which
+tier).
 
-Run by hand: ``python benchmarks/bench_check_model.py [--N 16 20] [-D 32] [--L 4]
-[--norm post|pre] [--no-numpy-above 18] [--analyse]``.
+Floors (flops x 2^N / (rate x cores)):
+- the certified table: ``verify.sizes.table_flops_per_string`` (the exhaustive kernel's
+  stages, benchmarks/limit.py) at the rate of the kernel's own dense product
+  (``limit.machine_rate``, one thread);
+- the diagnostic pass (every position of every layer, ``kernels.diagnostics``): 2 (4 D^2 +
+  2 D d_ff) + 4 S D per position and layer (products, scores and weighted sums; the layer
+  norms not counted), less layer 0's q, k, v projections (6 D^2 per position, tabulated by
+  (token, position)), at the single-thread BLAS rate of np.dot on the kernel's shapes
+  (:func:`blas_rate`).
+
+Timed in one process after a warm-up: ``truth_table`` (the certified table), the diagnostic
+pass (``verify.model.cube.diagnostics_pass``) and check-model's whole analysis
+(``verify.commands.check_model.analyse``: both, the profile and the statements). The load
+average is printed before and after each timing and CPU seconds (user + system of the
+process) next to wall seconds: on a shared machine the CPU seconds are the comparable number.
+``--stages numpy`` also times the diagnostic pass with the numpy engine (the reference) and
+checks that both give the same blowups to 1e-9.
+
+Run by hand: ``python benchmarks/bench_check_model.py [--N 16 20] [-D 128] [--L 2] [-H 2]
+[--layout hr|spec] [--norm post|pre] [--stages table diagnostics numpy analyse]``. The rates
+are measured in the run: on a loaded machine they drop with the timings, so the floors and
+ratios are only meaningful on idle cores.
 """
 
 from __future__ import annotations
 
 import argparse
 import os
+import resource
+import sys
 import time
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 import numpy as np
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from limit import machine_rate
+
 from verify._threads import blas_on_one_thread
 from verify.boolean.function import all_bit_strings
-from verify.model import ModelConfig, Params, forward, init_params
+from verify.model import ModelConfig, forward, init_params, truth_table
+from verify.sizes import table_flops_per_string
 
 
-def flops_per_string(d: int, d_ff: int, n_layers: int, n_positions: int) -> int:
-    """Flops of the full pass per string (module doc)."""
+def flops_per_string(
+    d: int, d_ff: int, n_layers: int, n_positions: int, layer0_table: bool = False
+) -> int:
+    """Flops of the diagnostic pass per string (module doc); ``layer0_table``: less layer 0's
+    q, k, v projections (computed once per (token, position))."""
     per_position = 2 * (4 * d * d + 2 * d * d_ff) + 4 * n_positions * d
-    return n_layers * n_positions * per_position
+    saved = n_positions * 6 * d * d if layer0_table else 0
+    return n_layers * n_positions * per_position - saved
 
 
 def blas_rate(d: int, d_ff: int, n_positions: int) -> float:
@@ -58,11 +85,17 @@ def blas_rate(d: int, d_ff: int, n_positions: int) -> float:
     return flops / best / 1e9
 
 
+def cpu_seconds() -> float:
+    """User + system CPU seconds of this process (all its threads)."""
+    r = resource.getrusage(resource.RUSAGE_SELF)
+    return r.ru_utime + r.ru_stime
+
+
 def timed(fn: Callable[[], Any]) -> tuple[float, float, Any]:
     """(wall s, CPU s, result) of one call."""
-    w0, c0 = time.perf_counter(), time.process_time()
+    w0, c0 = time.perf_counter(), cpu_seconds()
     out = fn()
-    return time.perf_counter() - w0, time.process_time() - c0, out
+    return time.perf_counter() - w0, cpu_seconds() - c0, out
 
 
 def load() -> str:
@@ -71,66 +104,93 @@ def load() -> str:
     return f"load {one:.2f} {five:.2f} {fifteen:.2f}"
 
 
-def with_engine(engine: str) -> Callable[..., Any]:
-    """verify.model.forward with ``engine`` forced (check-model's analysis imports it lazily)."""
+def model(args: argparse.Namespace, n: int) -> Any:
+    """The benchmark's model at input length n (module doc)."""
+    if args.layout == "hr":
+        cfg = ModelConfig(
+            d_model=args.D, n_layers=args.L, n_heads=args.H, d_ff=args.D, ln_eps=1e-5,
+            norm_first=args.norm == "pre", final_norm=args.norm == "pre", eos=False,
+            pos_encoding="learned", embedding="concat", max_len=n,
+        )  # fmt: skip
+    else:
+        cfg = ModelConfig(d_model=args.D, n_layers=args.L, n_heads=args.H, ln_eps=1e-5,
+                          norm_first=args.norm == "pre")  # fmt: skip
+    return init_params(cfg, "xavier_normal", seed=0)
 
-    def fwd(params: Params, bits: object, diagnostics: bool = False, **_: Any) -> Any:
-        return forward(params, bits, diagnostics=diagnostics, engine=engine)
 
-    return fwd
+def line(what: str, wall: float, cpu: float, floor: float) -> str:
+    return (
+        f"  {what}: {wall:.2f} s wall, {cpu:.2f} s CPU; floor {floor:.2f} s:"
+        f" {wall / floor:.2f}x the floor in wall time, {cpu / cores() / floor:.2f}x in CPU"
+        f" time / {cores()} cores  [{load()}]"
+    )
+
+
+def cores() -> int:
+    return len(os.sched_getaffinity(0))
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--N", type=int, nargs="+", default=[16])
-    ap.add_argument("-D", type=int, default=32)
-    ap.add_argument("--L", type=int, default=4)
-    ap.add_argument("--norm", choices=["post", "pre"], default="post")
-    ap.add_argument("--no-numpy-above", type=int, default=20, help="skip numpy for larger N")
-    ap.add_argument("--analyse", action="store_true", help="time check-model's whole analysis")
+    ap = argparse.ArgumentParser(
+        description=__doc__.split("\n\n")[0],
+        epilog="Run on an idle machine for the numbers of docs/model.md; the load average is"
+        " printed with every timing.",
+    )
+    ap.add_argument("--N", type=int, nargs="+", default=[16], help="input lengths (16)")
+    ap.add_argument("-D", type=int, default=128, help="d_model (128)")
+    ap.add_argument("--L", type=int, default=2, help="layers (2)")
+    ap.add_argument("-H", type=int, default=2, help="heads (2)")
+    ap.add_argument("--layout", choices=["hr", "spec"], default="hr", help="module doc (hr)")
+    ap.add_argument("--norm", choices=["post", "pre"], default="post", help="post (default)")
+    ap.add_argument(
+        "--stages",
+        nargs="+",
+        choices=["table", "diagnostics", "numpy", "analyse"],
+        default=["table", "diagnostics", "analyse"],
+        help="what to time (default: table diagnostics analyse; numpy: the diagnostic pass"
+        " with the numpy engine too, compared with the Numba one)",
+    )
     args = ap.parse_args()
-    cfg = ModelConfig(d_model=args.D, n_layers=args.L, n_heads=2, ln_eps=1e-5,
-                      norm_first=args.norm == "pre")  # fmt: skip
-    params = init_params(cfg, "xavier_normal", seed=0)
-    cores = len(os.sched_getaffinity(0))
-    print(f"(D, L) = ({args.D}, {args.L}), H = 2, d_ff = {cfg.d_ff}, {args.norm}-LN, {cores} cores")
-    forward(params, all_bit_strings(2), diagnostics=True, engine="numba")  # compile or load
-    for n in args.N:
-        s = cfg.seq_len(n)
-        rate = blas_rate(cfg.d_model, cfg.d_ff, s)
-        flops = flops_per_string(cfg.d_model, cfg.d_ff, cfg.n_layers, s) * 2.0**n
-        floor = flops / (rate * 1e9 * cores)
-        bits = all_bit_strings(n)
-        print(f"N = {n}: {flops_per_string(cfg.d_model, cfg.d_ff, cfg.n_layers, s)} flops per"
-              f" string; BLAS {rate:.1f} GFLOP/s on one thread; floor {floor:.2f} s on"
-              f" {cores} cores")  # fmt: skip
-        print(f"  [{load()}]")
-        w_nb, c_nb, r_nb = timed(lambda: forward(params, bits, True, engine="numba"))  # noqa: B023
-        print(f"  numba: {w_nb:.2f} s wall, {c_nb:.2f} s CPU, {flops / w_nb / 1e9:.1f} GFLOP/s,"
-              f" {w_nb / floor:.2f}x the floor")  # fmt: skip
-        if n <= args.no_numpy_above:
-            print(f"  [{load()}]")
-            w_np, c_np, r_np = timed(lambda: forward(params, bits, True))  # noqa: B023
-            agree = np.allclose(r_nb.var, r_np.var, rtol=1e-12, atol=0, equal_nan=True)
-            print(f"  numpy: {w_np:.2f} s wall, {c_np:.2f} s CPU; numpy / numba = "
-                  f"{w_np / w_nb:.2f}x wall; var agree to 1e-12: {agree}")  # fmt: skip
-        if args.analyse:
-            import verify.model as vm
-            from verify.commands.check_model import analyse
+    from verify.commands.check_model import analyse
+    from verify.model.cube import diagnostics_pass
 
-            analyse(params, 3)  # every kernel of the analysis compiled or loaded
-            real = vm.forward
-            try:
-                for engine in ("numba", "numpy"):
-                    if engine == "numpy" and n > args.no_numpy_above:
-                        continue
-                    vm.forward = with_engine(engine)
-                    print(f"  [{load()}]")
-                    w, c, out = timed(lambda: analyse(params, n))  # noqa: B023
-                    print(f"  check-model analysis with {engine}: {w:.2f} s wall, {c:.2f} s CPU"
-                          f" (max beta {out['beta_max']:.6g})")  # fmt: skip
-            finally:
-                vm.forward = real
+    rate_table = machine_rate()
+    print(f"{cores()} cores; the table kernel's product: {rate_table:.1f} GFLOP/s on one thread")
+    for n in args.N:
+        params = model(args, n)
+        cfg = params.config
+        s = cfg.seq_len(n)
+        analyse(params, 3)  # every kernel compiled or loaded
+        rate_blas = blas_rate(cfg.d_model, cfg.d_ff, s)
+        f_table = table_flops_per_string(cfg.d_model, cfg.n_heads, cfg.d_ff, cfg.n_layers, s)
+        f_diag = flops_per_string(cfg.d_model, cfg.d_ff, cfg.n_layers, s, layer0_table=True)
+        floor_table = f_table * 2.0**n / (rate_table * 1e9 * cores())
+        floor_diag = f_diag * 2.0**n / (rate_blas * 1e9 * cores())
+        print(
+            f"(D, L, H) = ({cfg.d_model}, {cfg.n_layers}, {cfg.n_heads}), d_ff = {cfg.d_ff},"
+            f" {args.layout} layout, {args.norm}-LN, N = {n} (S = {s}): per string"
+            f" {f_table / 1e6:.3g} MFLOP (table) + {f_diag / 1e6:.3g} MFLOP (diagnostic pass);"
+            f" BLAS {rate_blas:.1f} GFLOP/s on one thread"
+        )
+        if "table" in args.stages:
+            w, c, tt = timed(lambda: truth_table(params, n))  # noqa: B023
+            print(line("certified table", w, c, floor_table) + f" {tt.counts}")
+        if "diagnostics" in args.stages or "numpy" in args.stages:
+            w, c, res = timed(lambda: diagnostics_pass(params, n))  # noqa: B023
+            print(line("diagnostic pass", w, c, floor_diag))
+        if "numpy" in args.stages:
+            w_np, c_np, r_np = timed(
+                lambda: forward(params, all_bit_strings(n), True)  # noqa: B023
+            )
+            same = np.allclose(res.beta, r_np.beta, rtol=1e-9, atol=0, equal_nan=True)
+            print(line("diagnostic pass, numpy engine", w_np, c_np, floor_diag)
+                  + f"; beta equal to 1e-9: {same}")  # fmt: skip
+        if "analyse" in args.stages:
+            w, c, out = timed(lambda: analyse(params, n))  # noqa: B023
+            print(line("whole analysis", w, c, floor_table + floor_diag))
+            print(f"    max beta {out['beta_max']:.6g}, {out['truth_table']}")
+        peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+        print(f"  peak memory of the process so far: {peak:.0f} MB")
 
 
 if __name__ == "__main__":

@@ -183,18 +183,72 @@ def quotient_radius(e, e_den, a1, low):
     return ((e + _k("quot_den") * a1 * e_den) / low + _k("quot_round") * 3 * U * a1) * (1 + 4 * U)
 
 
+def layer0_position(params: Params, bd: dict, toks: list[int], i: int, n: int) -> dict:
+    """Layer 0 at query position i of one string (tokens toks) by the rules of the module doc:
+    the attention output's radius r_A, the residual stream h that feeds the MLP (post-LN: LN1(y
+    + A); pre-LN: y + A) with its scalar radius, z and r_z of the MLP's norm, the hidden
+    pre-activation's radius r_u and the hidden layer relu(u) (midpoints)."""
+    cfg = params.config
+    t0, valid, mv_mid, g0_mid, c0_mid = bd["tables"]
+    s, nh = cfg.seq_len(n), cfg.n_heads
+    gains, biases = norm_affine(params)
+    eps = float(cfg.ln_eps)
+    out_b = params["layers.0.self_attn.out_proj.bias"]
+    tq = toks[i]
+    slot = 3 if i < min(n, 6) else tq  # the query bit varies within a block of strings
+    am = out_b.astype(np.float64).copy()
+    gsum = g0_mid[tq, i].copy()
+    ra = rg = a1s = g1s = 0.0
+    for h in range(nh):
+        e = np.array([t0.exp_scores_mid[tq, i, toks[j], j, h] for j in range(s)])
+        den = e.sum()
+        num = sum(e[j] * t0.values_out_mid[toks[j], j, h] for j in range(s))
+        gnum = sum(e[j] * mv_mid[toks[j], j, h] for j in range(s))
+        am = am + num / den
+        gsum = gsum + gnum / den
+        e_num, e_den, a_max, e_g, g_max = (
+            bd[k][slot, i, h] for k in ("e_num", "e_den", "a_max", "e_g", "g_max")
+        )
+        low = (den - _k("low_e_den") * e_den) * (1 - U)
+        a1 = (a_max * (den + e_den) + _k("a1_e") * e_num) / den * (1 + 3 * U)
+        g1 = (g_max * (den + e_den) + _k("a1_e") * e_g) / den * (1 + 3 * U)
+        ra += quotient_radius(e_num, e_den, a1, low)
+        rg += quotient_radius(e_g, e_den, g1, low)
+        a1s += a1
+        g1s += g1
+    ar = (ra + _k("attn_round") * (nh + 2) * U * (np.abs(out_b).max() + a1s)) * (
+        1 + (2 * nh + 5) * U
+    ) + ETA
+    y, yr = t0.y0_mid[tq, i], t0.y0_rad[tq, i].max()
+    if cfg.norm_first:  # h = y + A; LN2 of h feeds the MLP
+        hm, hr = add_scalar(y, yr, am, ar)
+        _, _, z, rz = ln_scalar(hm, hr, gains[1], biases[1], eps)
+    else:  # h = LN1(y + A)
+        dm, dr = add_scalar(am, ar, y, yr)
+        hm, hr, z, rz = ln_scalar(dm, dr, gains[0], biases[0], eps)
+    g0max, g0rad = bd["g0max"][tq, i], bd["g0rad"][tq, i]
+    r_b = (_k("g0rad") * g0rad + _k("rg") * rg + _k("b_round") * (nh + 2) * U * (g0max + g1s)) * (
+        1 + (2 * nh + 5) * U
+    ) + ETA
+    bmax = (g0max + g1s) * (1 + (nh + 3) * U)
+    ru = (
+        _k("u_rz") * rz * (bmax + r_b) + _k("u_z_rb") * z * r_b + _k("c0rad") * bd["c0rad"]
+        + _k("u_round") * 2 * U * (z * bmax + bd["c0max"])
+    ) * (1 + 4 * U) + ETA  # fmt: skip
+    hid = np.maximum(z * gsum + c0_mid, 0.0)
+    return {"a_rad": ar, "h": hm, "h_rad": hr, "z": z, "u_rad": ru, "hidden": hid}
+
+
 def certified_T_L1(params: Params, n: int, bd: dict | None = None) -> tuple[np.ndarray, ...]:
     """(T, radius, r_A, r_u) of all 2^n strings of a one-layer model by the rules of the module
     doc (index sum_k x_k 2^(k-1), as ``exhaustive_T``)."""
     cfg = params.config
     assert cfg.n_layers == 1
     bd = layer0_bounds(params, n) if bd is None else bd
-    t0, valid, mv_mid, g0_mid, c0_mid = bd["tables"]
-    s, d, nh = cfg.seq_len(n), cfg.d_model, cfg.n_heads
+    s, d = cfg.seq_len(n), cfg.d_model
     i = s - 1  # layer 0 at the readout position only
     gains, biases = norm_affine(params)
     eps = float(cfg.ln_eps)
-    out_b = params["layers.0.self_attn.out_proj.bias"]
     w2, b2 = params["layers.0.linear2.weight"], params["layers.0.linear2.bias"]
     w = params["readout.weight"].reshape(-1)
     omega = float(params["readout.bias"].reshape(-1)[0])
@@ -202,48 +256,8 @@ def certified_T_L1(params: Params, n: int, bd: dict | None = None) -> tuple[np.n
     res = np.zeros((4, 1 << n))
     for idx in range(1 << n):
         toks = [(idx >> j) & 1 for j in range(n)] + ([2] if cfg.eos else [])
-        tq = toks[i]
-        slot = 3 if i < min(n, 6) else tq  # the query bit varies within a block of strings
-        am = out_b.astype(np.float64).copy()
-        gsum = g0_mid[tq, i].copy()
-        ra = rg = a1s = g1s = 0.0
-        for h in range(nh):
-            e = np.array([t0.exp_scores_mid[tq, i, toks[j], j, h] for j in range(s)])
-            den = e.sum()
-            num = sum(e[j] * t0.values_out_mid[toks[j], j, h] for j in range(s))
-            gnum = sum(e[j] * mv_mid[toks[j], j, h] for j in range(s))
-            am = am + num / den
-            gsum = gsum + gnum / den
-            e_num, e_den, a_max, e_g, g_max = (
-                bd[k][slot, i, h] for k in ("e_num", "e_den", "a_max", "e_g", "g_max")
-            )
-            low = (den - _k("low_e_den") * e_den) * (1 - U)
-            a1 = (a_max * (den + e_den) + _k("a1_e") * e_num) / den * (1 + 3 * U)
-            g1 = (g_max * (den + e_den) + _k("a1_e") * e_g) / den * (1 + 3 * U)
-            ra += quotient_radius(e_num, e_den, a1, low)
-            rg += quotient_radius(e_g, e_den, g1, low)
-            a1s += a1
-            g1s += g1
-        ar = (ra + _k("attn_round") * (nh + 2) * U * (np.abs(out_b).max() + a1s)) * (
-            1 + (2 * nh + 5) * U
-        ) + ETA
-        y, yr = t0.y0_mid[tq, i], t0.y0_rad[tq, i].max()
-        if cfg.norm_first:  # h = y + A; LN2 of h feeds the MLP
-            hm, hr = add_scalar(y, yr, am, ar)
-            _, _, z, rz = ln_scalar(hm, hr, gains[1], biases[1], eps)
-        else:  # h = LN1(y + A)
-            dm, dr = add_scalar(am, ar, y, yr)
-            hm, hr, z, rz = ln_scalar(dm, dr, gains[0], biases[0], eps)
-        g0max, g0rad = bd["g0max"][tq, i], bd["g0rad"][tq, i]
-        r_b = (
-            _k("g0rad") * g0rad + _k("rg") * rg + _k("b_round") * (nh + 2) * U * (g0max + g1s)
-        ) * (1 + (2 * nh + 5) * U) + ETA
-        bmax = (g0max + g1s) * (1 + (nh + 3) * U)
-        ru = (
-            _k("u_rz") * rz * (bmax + r_b) + _k("u_z_rb") * z * r_b + _k("c0rad") * bd["c0rad"]
-            + _k("u_round") * 2 * U * (z * bmax + bd["c0max"])
-        ) * (1 + 4 * U) + ETA  # fmt: skip
-        hid = np.maximum(z * gsum + c0_mid, 0.0)
+        p0 = layer0_position(params, bd, toks, i, n)
+        hm, hr, hid, ar, ru = p0["h"], p0["h_rad"], p0["hidden"], p0["a_rad"], p0["u_rad"]
         x2 = w2 @ hid + b2
         rx2 = matvec_scalar_radius(w2, b2, hid, ru)
         ym, yr2 = add_scalar(hm, hr, x2, rx2) if cfg.norm_first else add_scalar(x2, rx2, hm, hr)

@@ -24,6 +24,7 @@ import sys
 from dataclasses import dataclass, field
 from fractions import Fraction
 
+import _radius_mutants_tiers as tier_mutants
 import numpy as np
 
 KERNELS = "verify.model.kernels."
@@ -551,6 +552,38 @@ LN_FORM_MUTANTS = (
 MUTANTS = MUTANTS + LN_FORM_MUTANTS
 # ---- end of issue 44's block --------------------------------------------------------------
 
+# ---------------- issue 41's block: the double-double tier, the exhaustive kernel at L >= 2 and
+# the sub-cube bounds (tests/_radius_mutants_tiers.py)
+MUTANTS = MUTANTS + tuple(Mutant(name, what, edits) for name, what, edits in tier_mutants.MUTANTS)
+
+# ---- issue 40: the threshold shift (verify.model.labels.relative_to_threshold) -----------
+THRESHOLD_MUTANTS = (
+    Mutant(
+        "threshold_rounding_dropped",
+        "T - threshold: the rounding error of the subtraction not added to the radius",
+        (
+            (
+                "verify.model.labels",
+                "r = np.where(err == 0.0, r, np.nextafter(r + err, np.inf))",
+                "r = np.where(err == 0.0, r, r)",
+            ),
+        ),
+    ),
+    Mutant(
+        "threshold_twosum_half",
+        "T - threshold: TwoSum's error keeps only the first operand's part",
+        (
+            (
+                "verify.model.labels",
+                "err = np.abs((a - a_virtual) + (b - b_virtual))",
+                "err = np.abs(a - a_virtual)",
+            ),
+        ),
+    ),
+)
+MUTANTS = MUTANTS + THRESHOLD_MUTANTS
+# ---- end of issue 40's block --------------------------------------------------------------
+
 BY_NAME = {m.name: m for m in MUTANTS}
 
 
@@ -628,6 +661,7 @@ def install_python_intrinsics() -> None:
     importlib.import_module(KERNELS + "exhaustive")
     bodies = {"fma": _exact_fma, "ln_block": _ln_block}
     bodies.update({f"mlp_rows{n}": _mlp_rows(n) for n in (16, 8, 4, 1)})
+    bodies.update(tier_mutants.INTRINSICS)  # the exhaustive kernel at L >= 2 (issue 41)
     for mod in list(sys.modules.values()):
         if getattr(mod, "__name__", "").startswith("verify"):
             for name, body in bodies.items():
@@ -693,11 +727,16 @@ def pytest_configure(config: object) -> None:
 
 
 def pytest_runtest_logreport(report: object) -> None:
-    """Append each failed test (id and crash message) to $VERIFY_RADIUS_MUTANT_REPORT."""
+    """Append each failed test (id, crash message, and whether it is a ``tier_count`` test) to
+    $VERIFY_RADIUS_MUTANT_REPORT."""
     path = os.environ.get("VERIFY_RADIUS_MUTANT_REPORT")
     if path and report.failed:
         crash = getattr(report.longrepr, "reprcrash", None)
         message = crash.message if crash is not None else str(report.longrepr)
+        record = {
+            "test": report.nodeid, "when": report.when, "message": message,
+            "tier_count": "tier_count" in report.keywords,
+        }  # fmt: skip
         with open(path, "a", encoding="utf-8") as fh:
-            fh.write(json.dumps({"test": report.nodeid, "when": report.when, "message": message}))
+            fh.write(json.dumps(record))
             fh.write("\n")

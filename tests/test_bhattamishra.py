@@ -253,3 +253,15 @@ def test_the_docs_command_runs_as_written(trained, capsys) -> None:
     code, err, out = run_cli([swap.get(a, a) for a in shlex.split(line)[3:]], capsys)
     assert code == 0, err
     assert "agrees on 64 of 64" in out and "layer norm annotated" in out
+
+
+def test_module_input_seq_first_is_for_annotated_models_only(tmp_path, capsys) -> None:
+    from _torch_layouts import UserModel
+
+    path = tmp_path / "user.pt"
+    torch.save(UserModel().state_dict(), path)
+    helper = Path(__file__).with_name("_torch_layouts.py")
+    code, err, _ = run_cli(["check-model", str(path), "-N", "6", "--threshold", "0",
+                            "--module", f"{helper}:UserModel",
+                            "--module-input", "seq-first"], capsys)  # fmt: skip
+    assert code == 2 and "--module-input" in err and len(err.splitlines()) == 1, err

@@ -161,6 +161,7 @@ def test_radius_encloses_the_exact_value_on_adversarial_parameters(p: Params, n:
             assert _within(t[k], r[k], value), (t[k], r[k], value)
 
 
+@pytest.mark.tier_count
 @pytest.mark.parametrize(
     ("d", "n_layers", "norm_first", "scheme"),
     [(64, 6, False, "xavier_uniform"), (16, 4, True, "gaussian")],
@@ -185,6 +186,7 @@ def test_deep_model_is_settled_by_the_double_double_tier(
     assert plain.tier_counts["double_double"] == 0
 
 
+@pytest.mark.tier_count
 def test_deep_model_skips_the_float64_passes_without_losing_a_bit_or_a_midpoint() -> None:
     """Where the float64 passes settle nothing (D = 64, L = 6; the readout bias moved to the
     median of T, so that the function is balanced), after a probe no float64 pass runs and the

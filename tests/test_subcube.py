@@ -117,6 +117,7 @@ def _constant_model(bias: float) -> Params:
     return Params(cfg, arrays)
 
 
+@pytest.mark.tier_count
 def test_a_constant_model_is_settled_by_one_bound() -> None:
     p = _constant_model(0.5)
     sub = certify_subcubes(p, 12)
@@ -127,6 +128,7 @@ def test_a_constant_model_is_settled_by_one_bound() -> None:
     assert np.all(tt.tier == TIER_SUBCUBE)
 
 
+@pytest.mark.tier_count
 @pytest.mark.parametrize("i", [1, 3])
 def test_first_and_dictator_are_settled_by_three_bounds(i: int) -> None:
     """The exact eps = 0 DICTATOR_i construction (FIRST: i = 1): the cube is open, bit i ranks
@@ -179,9 +181,12 @@ def test_the_probe_rule_needs_two_certified_different_labels(
         subcube, "run_generic", lambda *a, **k: pytypes.SimpleNamespace(T=MidRad(mids, rads))
     )
     codes = np.arange(4, dtype=np.int64)
-    skip = subcube._hopeless(None, 4, 0.0, (0, 1), codes, np.ones(4))
+    params = pytypes.SimpleNamespace(
+        config=pytypes.SimpleNamespace(threshold=0.0)
+    )  # the label rule
+    skip = subcube._hopeless(params, 4, 0.0, (0, 1), codes, np.ones(4))
     np.testing.assert_array_equal(skip, [True, False, False, False])  # 1|0, 1|?, 1|1, 1|1
-    skip = subcube._hopeless(None, 4, 0.5, (0, 1), codes, np.ones(4))
+    skip = subcube._hopeless(params, 4, 0.5, (0, 1), codes, np.ones(4))
     np.testing.assert_array_equal(skip, [True, False, False, True])  # 1|0, 1|?, 1|1, -1|1
 
 

@@ -128,10 +128,10 @@ def table_flops_per_string(d: int, h: int, d_ff: int, n_layers: int, n_positions
     return n_positions * layer0 + high_sums + middle + later + readout
 
 
-#: Flops per second one core reaches in the certified table's float64 pass (radii included),
-#: measured with check-model --executor on a (128, 2, 2) model at N = 20 (docs/clusters.md):
-#: about a quarter of the float64 rate of the kernel's own products (benchmarks/limit.py).
-TABLE_FLOPS_PER_CORE = 4e9
+#: Flops per second one worker reaches in the certified table's float64 pass (radii included):
+#: measured with check-model --executor on a (128, 2, 2) model at N = 16 (docs/clusters.md),
+#: 22 GFLOP per CPU second of a local pool's worker, 12-14 on dask; the estimate takes 15.
+TABLE_FLOPS_PER_CORE = 15e9
 #: Bytes per string the command holds while gathering a table (packed labels, the int8 labels,
 #: the uint8 function for the profile, a family's table).
 GATHER_BYTES_PER_STRING = 3.2

@@ -97,7 +97,15 @@ def load_if_annotated(
             print(f"  key {name} {tuple(value.shape)}", file=sys.stderr)
     if prefix:
         state = {k[len(prefix) :]: v for k, v in state.items() if k.startswith(prefix)}
-    return load_annotated(args, state, module, args.n_bits) if is_annotated(state) else None
+    if is_annotated(state):
+        return load_annotated(args, state, module, args.n_bits)
+    if getattr(args, "module_input", "bits") in ("seq-first", "ids"):
+        raise ValidationError(
+            "--module-input",
+            "bits or tokens (seq-first and ids call an annotated-transformer module)",
+            args.module_input,
+        )
+    return None
 
 
 def _token_ids(text: str | None) -> tuple[int, int, int] | None:

@@ -96,6 +96,7 @@ def table_on_executor(
         "wall_s": round(time.perf_counter() - start, 3),
         "setup_s": round(setup, 3),
         "worker_s": round(table.worker_seconds, 3),
+        "worker_cpu_s": round(table.worker_cpu_seconds, 3),
         "estimate_s": round(estimate.seconds, 1),
         "tiers": table.tiers,
     }

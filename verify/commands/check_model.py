@@ -473,7 +473,8 @@ def _print(out: dict[str, Any]) -> None:
         ex = out["executor"]
         print(
             f"sub-cubes: {ex['subcubes']} ({ex['prefix_bits']} high bits fixed) on {ex['where']};"
-            f" {ex['wall_s']:.1f} s (workers' time {ex['worker_s']:.1f} s, set-up"
+            f" {ex['wall_s']:.1f} s (workers' time {ex['worker_s']:.1f} s, their CPU time"
+            f" {ex['worker_cpu_s']:.1f} s, set-up"
             f" {ex['setup_s']:.1f} s, estimated {ex['estimate_s']:.0f} s);"
             f" resubmitted after a failure: {ex['resubmitted']}"
         )

@@ -2,8 +2,10 @@
 
 Discharges the derivation obligations of docs/proofs.md (z3, arb branch and bound, sympy, the
 chain to the code) and their weakened twins; prints a table (statement, step, method, status,
-time). Exit 1 when an obligation is failed or unknown, or a twin is not refuted (or, with
---coq, a Coq lemma fails); 2 on bad input.
+time), the obligations by class and each statement's earned status; attacks every axiom the
+obligations cite. Exit 1 when an obligation is failed, vacuous, degenerate or unknown, a twin is
+not refuted, a cited axiom's attack finds a violation (or, with --coq, a Coq lemma fails); 2 on
+bad input. ``--focus ID`` discharges a statement and every statement it uses and draws them.
 """
 
 from __future__ import annotations
@@ -140,25 +142,58 @@ def run(args: argparse.Namespace) -> int:
             f"{n_ok} of {len(outcomes)} obligations proved with their twins refuted"
             f" in {total:.1f} s"
         )
+    broken_axioms = _attack_axioms(obs, quiet=args.json)
     if args.focus is not None:
         _draw_focus(args, outcomes, focus_scope, earned)
-    if bad or any(c.status == "failed" for c in coq_results):
+    if bad or broken_axioms or any(c.status == "failed" for c in coq_results):
         return 1
     return 0
+
+
+AXIOM_DRAWS = 1000  # per axiom in prove (the test suite runs 10^4 under Hypothesis)
+
+
+def _attack_axioms(obs, quiet: bool = False) -> list[str]:
+    """Attack every axiom the selected obligations cite (seeded draws, docs/proofs.md); print
+    a line per violated axiom and a summary (stderr with --json); return the violated ids."""
+    from verify.proofs.axioms import attack_axiom
+    from verify.proofs.core import AXIOMS
+
+    used = sorted({f for ob in obs for f in ob.facts if f in AXIOMS})
+    out = sys.stderr if quiet else sys.stdout
+    broken = []
+    for a in used:
+        worst, seed = attack_axiom(a, AXIOM_DRAWS)
+        if not worst <= 1e-9:
+            broken.append(a)
+            print(f"NOT OK {a}: its attack found a violation {worst:.3g} (seed {seed})", file=out)
+    print(
+        f"{len(used)} axioms attacked ({AXIOM_DRAWS} draws each): "
+        + (f"{len(broken)} violated" if broken else "no violation"),
+        file=out,
+    )
+    return broken
+
+
+def _focus_statement(name: str) -> str:
+    """The statement ``name`` names: itself, or the statement of an obligation id."""
+    from verify.errors import ValidationError
+    from verify.proofs.runner import STATEMENTS, load
+
+    by_id = {ob.id: ob.statement for ob in load()}
+    st = by_id.get(name) or next((s for s in STATEMENTS if s.lower() == name.lower()), None)
+    if st is None:
+        raise ValidationError("--focus", "a statement or an obligation id (see prove --list)", name)
+    return st
 
 
 def _focus_scope(name: str) -> list[str]:
     """The statement of ``name`` (a statement or an obligation id) and every statement it
     uses, transitively."""
-    from verify.errors import ValidationError
-    from verify.proofs.runner import STATEMENTS, load
+    from verify.proofs.runner import STATEMENTS
     from verify.proofs.status import statement_uses
 
-    obs = load()
-    by_id = {ob.id: ob.statement for ob in obs}
-    st = by_id.get(name) or next((s for s in STATEMENTS if s.lower() == name.lower()), None)
-    if st is None:
-        raise ValidationError("--focus", "a statement or an obligation id (see prove --list)", name)
+    st = _focus_statement(name)
     uses = statement_uses()
     todo, seen = [st], []
     while todo:
@@ -219,8 +254,16 @@ def _draw_focus(args, outcomes, scope, earned) -> None:
     from pathlib import Path
 
     from verify.proofs.blueprint import blueprint_graph, draw_blueprint
+    from verify.proofs.status import trust_base
     from verify.registry.core import slugify
 
+    target = _focus_statement(args.focus)
+    t = trust_base(target)
+    print(
+        f"trust base of {target}: axioms {', '.join(t['axioms']) or 'none'}; solvers"
+        f" {', '.join(t['solvers'])}; sampled {len(t['sampled'])}, instances"
+        f" {len(t['instances'])}, boxes {len(t['boxes'])}, prose {len(t['prose'])}"
+    )
     path = Path(args.figure or f"blueprint_{slugify(args.focus)}.png")
     graph = blueprint_graph(outcomes, scope=scope)
     written = draw_blueprint(graph, path.with_suffix(""), (path.suffix or ".png",))

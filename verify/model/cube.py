@@ -132,7 +132,8 @@ class SubcubeLabels:
     undecided: np.ndarray  # int64 global indices certified undecided (margin > 0 only)
     counts: dict[str, int]  # strings per method: float64, high_precision, uncertain
     tiers: dict[str, int]  # strings per tier (truth_table.TIER_NAMES)
-    seconds: float = 0.0
+    seconds: float = 0.0  # wall seconds on the worker
+    cpu_seconds: float = 0.0  # the worker process's CPU seconds meanwhile (all its threads)
 
 
 def subcube_range(n: int, prefix_bits: int, prefix: int) -> tuple[int, int]:
@@ -155,7 +156,7 @@ def certify_subcube(
         TIER_NAMES,
     )
 
-    start = time.perf_counter()
+    start, cpu = time.perf_counter(), time.process_time()
     lo, hi = subcube_range(n, prefix_bits, prefix)
     part = truth_table_range(params, n, lo, hi, margin)
     counts = {
@@ -177,6 +178,7 @@ def certify_subcube(
         counts=counts,
         tiers=tiers,
         seconds=time.perf_counter() - start,
+        cpu_seconds=time.process_time() - cpu,
     )
 
 
@@ -203,7 +205,8 @@ class GatheredTable:
     counts: dict[str, int]
     tiers: dict[str, int]
     resubmitted: int = 0  # sub-cube tasks submitted again after a failure
-    worker_seconds: float = 0.0  # sum of the sub-cubes' times on their workers
+    worker_seconds: float = 0.0  # sum of the sub-cubes' wall times on their workers
+    worker_cpu_seconds: float = 0.0  # sum of their workers' CPU times meanwhile
     _label: np.ndarray | None = field(default=None, repr=False)
 
     @property
@@ -287,7 +290,7 @@ def certify_on_executor(
     running: dict[cf.Future, int] = {}
     done = 0
     resubmitted = 0
-    seconds = 0.0
+    seconds = cpu = 0.0
     in_flight = max(1, 2 * slots)
 
     def submit() -> None:
@@ -327,6 +330,7 @@ def certify_on_executor(
             for key, v in part.tiers.items():
                 tiers[key] = tiers.get(key, 0) + v
             seconds += part.seconds
+            cpu += part.cpu_seconds
             done += 1
             if progress is not None:
                 progress(done, total)
@@ -342,6 +346,7 @@ def certify_on_executor(
         tiers=tiers,
         resubmitted=resubmitted,
         worker_seconds=seconds,
+        worker_cpu_seconds=cpu,
     )
 
 

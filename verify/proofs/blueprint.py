@@ -29,6 +29,7 @@ from verify.proofs.status import (
     obligation_class,
     obligation_evidence,
     statement_uses,
+    trust_base,
     weakest,
 )
 
@@ -60,6 +61,7 @@ COLOURS = {
     "prose": "#9e9e9e",
     "axiom-only": "#aec7e8",
     "no derivation": "#c5b0d5",
+    "not discharged": "#e0e0e0",
     "failed": "#d62728",
     "axiom": "#1f77b4",
 }
@@ -347,6 +349,7 @@ def report_derivations(
     earned = earned_statuses(outs, scope)
     for st, e in entries.items():
         e["earned"] = earned[st]
+        e["trust"] = trust_base(st)
     figure: dict[str, Any] = {"name": "blueprint", "file": None, "files": [], "error": None}
     try:
         fig_dir.mkdir(parents=True, exist_ok=True)
@@ -396,7 +399,8 @@ def blueprint_markdown(derivations: dict[str, Any] | None) -> list[str]:
         " *earned*: green proved (every step over its whole domain, and every statement it"
         " uses), light green instance (a step at fixed sizes), olive box (a step on a compact"
         " box), orange sampled chain (the code compared with the composition at seeded"
-        " points), grey prose, red failed; blue axiom.",
+        " points), grey prose, light grey not discharged (a partial report: some step on its"
+        " path was not run), red failed; blue axiom.",
         "",
     ]
     earned = derivations.get("earned") or {}
@@ -442,6 +446,21 @@ def derivation_markdown(entries: Sequence[dict[str, Any]]) -> list[str]:
                     "",
                 ]
                 if e.get("earned")
+                else []
+            ),
+            *(
+                [
+                    "Trust base (this statement and the ones it uses): axioms "
+                    + (", ".join(f"`{a}`" for a in e["trust"]["axioms"]) or "none")
+                    + " (attacked, not proved); solvers "
+                    + ", ".join(e["trust"]["solvers"])
+                    + f"; {len(e['trust']['sampled'])} chains at sampled points,"
+                    f" {len(e['trust']['instances'])} fixed-size instances,"
+                    f" {len(e['trust']['boxes'])} compact boxes,"
+                    f" {len(e['trust']['prose'])} prose steps.",
+                    "",
+                ]
+                if e.get("trust")
                 else []
             ),
             "| step | obligation | method | status | twin |",
