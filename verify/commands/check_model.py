@@ -390,7 +390,12 @@ def run(args: argparse.Namespace) -> int:
         **({"layout": layout} if layout is not None else {}),
     }
     if executor is None:
-        out.update(analyse(params, n_bits, family, signs, table=args.table, radius=radius))
+        from verify.interrupts import in_worker_thread  # Ctrl-C acted on at once
+
+        what = "python -m verify check-model"
+        kw = {"table": args.table, "radius": radius}
+        print(f"certifying the 2^{n_bits} strings (Ctrl-C stops)", file=sys.stderr, flush=True)
+        out.update(in_worker_thread(what, analyse, params, n_bits, family, signs, **kw))
     else:
         thr = params.config.threshold
         table = table_on_executor(args, params, n_bits, executor, estimate, out)
