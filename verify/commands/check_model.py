@@ -44,6 +44,7 @@ from verify.commands._cube import (
 from verify.commands._options import add_allow_large, add_jobs, parse_param_value
 from verify.commands._table_json import (
     add_table_option,
+    check_table_flag,
     not_evaluated_for_ln_form,
     packed_table,
     refuse_executor,
@@ -349,6 +350,7 @@ def run(args: argparse.Namespace) -> int:
             " would certify a function the model never computed)",
             "missing",
         )
+    check_table_flag(args)
     _plan_outputs(args)
     params, info, module = load_checkpoint(args)
     radius = info.pop("radius", None)  # parameter balls of an exact conversion
