@@ -245,9 +245,9 @@ TABLE_KEYS = (
 
 def test_command_on_a_local_pool(model_file: Path, capsys: pytest.CaptureFixture[str]) -> None:
     base = ["check-model", str(model_file), "-N", "9", "--family", "majority", "--json"]
-    local = _json_run(base, capsys)
-    split = _json_run([*base, "--executor", "local", "-j", "2"], capsys)
-    for key in TABLE_KEYS:
+    local = _json_run([*base, "--table"], capsys)
+    split = _json_run([*base, "--table", "--executor", "local", "-j", "2"], capsys)
+    for key in (*TABLE_KEYS, "table"):
         assert split[key] == local[key], key
     assert split["executor"]["subcubes"] == 8 and split["executor"]["resubmitted"] == 0
     assert "beta_max" not in split and split["statements"][0]["applies"] is False

@@ -401,6 +401,8 @@ def run(args: argparse.Namespace) -> int:
         table = table_on_executor(args, params, n_bits, executor, estimate, out)
         out.update({"config": params.config.to_dict(), "N": n_bits, "threshold": thr})
         out.update(table_results(table, n_bits, family, signs, thr))
+        if args.table:
+            out["table"] = packed_table(table)
         out["statements"] = [NOT_ON_EXECUTOR]
     if args.json:
         print(json.dumps(out, indent=1))
