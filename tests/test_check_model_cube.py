@@ -267,3 +267,40 @@ def test_command_on_a_dask_local_cluster(
     for key in TABLE_KEYS:
         assert split[key] == local[key], key
     assert split["executor"]["where"].startswith("dask LocalCluster, 2 worker(s)")
+
+
+def _dies_once(marker: str, victim: int, params: Any, n: int, k: int, prefix: int, xi: float):
+    """certify_subcube, except that the first worker to compute sub-cube ``victim`` dies
+    (the process exits at once, as a killed or crashed worker would)."""
+    import os
+
+    if prefix == victim and not os.path.exists(marker):
+        open(marker, "w").close()
+        os._exit(1)
+    return certify_subcube(params, n, k, prefix, xi)
+
+
+@pytest.mark.cluster
+def test_a_worker_dying_on_dask_loses_no_subcube(tmp_path: Path) -> None:
+    """A dask worker process that dies in the middle of a sub-cube: the sub-cube is computed
+    again (by dask on a restarted worker, or by the resubmission) and the table is whole."""
+    pytest.importorskip("dask.distributed")
+    import functools
+    import sys
+
+    import cloudpickle
+
+    from verify.sweep.executors import open_executor
+
+    params = MODELS["post-L2"]()
+    whole = truth_table(params, 10)
+    marker = tmp_path / "died"
+    cloudpickle.register_pickle_by_value(sys.modules[__name__])
+    try:
+        with open_executor("dask", jobs=2) as handle:
+            task = functools.partial(_dies_once, str(marker), 5)
+            g = certify_on_executor(params, 10, handle.executor, 2, prefix_bits=3, task=task)
+    finally:
+        cloudpickle.unregister_pickle_by_value(sys.modules[__name__])
+    assert marker.exists()  # a worker did die
+    _same(g, whole)
