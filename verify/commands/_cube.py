@@ -41,11 +41,14 @@ def _remote(spec: str) -> bool:
     return spec.startswith(("dask://", "tcp://", "ray://", "ray:"))
 
 
-def cube_estimate(args: argparse.Namespace, params: Any, n_bits: int, executor: str | None) -> Any:
+def cube_estimate(
+    args: argparse.Namespace, params: Any, n_bits: int, executor: str | None, module: Any = None
+) -> Any:
     """With --executor: the size and time of the split table (``verify.sizes``), printed before
     any work (to stderr with --json) and refused beyond the machine (exit 2) without
     --allow-large. A running cluster's workers are not known before it answers: its estimate
-    is for one worker."""
+    is for one worker. Above N = 20 the user's ``module`` is refused: its comparison runs the
+    spec pass on every string in this process."""
     import os
     import sys
 
@@ -54,6 +57,14 @@ def cube_estimate(args: argparse.Namespace, params: Any, n_bits: int, executor: 
 
     if executor is None:
         return None
+    if module is not None and n_bits > MAX_LOCAL_N:
+        raise ValidationError(
+            "-N",
+            f"N <= {MAX_LOCAL_N} with --module or --trust-pickle (the module is compared with"
+            " the spec pass on every string in this process)",
+            n_bits,
+            "give the module's own outputs on strings of your choice with --reference-logits",
+        )
     cfg = params.config
     workers = 1 if _remote(executor) else (args.jobs or os.cpu_count() or 1)
     k = choose_prefix_bits(n_bits, workers)

@@ -368,7 +368,7 @@ def run(args: argparse.Namespace) -> int:
         )
     if n_bits > MAX_CUBE_N:
         raise ValidationError("-N", f"N <= {MAX_CUBE_N} (a table of 2^N labels)", n_bits)
-    estimate = cube_estimate(args, params, n_bits, executor)
+    estimate = cube_estimate(args, params, n_bits, executor, module)
     family = None
     if args.family:
         fparams = {k: parse_param_value(v) for k, v in pairs(args.param, "--param").items()}
