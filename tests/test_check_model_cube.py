@@ -192,6 +192,28 @@ def test_a_subcube_that_always_fails_stops_the_run() -> None:
     assert ex.submitted.count(6) == 3
 
 
+def _always_lost(*args: Any) -> None:
+    raise RuntimeError("worker lost")
+
+
+def test_command_stops_on_a_lost_subcube(
+    model_file: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A sub-cube that fails on every attempt ends check-model with exit 1 and one line naming
+    it, nothing certified printed."""
+    import verify.model.cube as cube
+
+    real = cube.certify_on_executor
+    monkeypatch.setattr(
+        cube, "certify_on_executor", lambda *a, **k: real(*a, **{**k, "task": _always_lost})
+    )
+    argv = ["check-model", str(model_file), "-N", "9", "--executor", "local", "-j", "1"]
+    code, err, out = run_cli(argv, capsys)
+    assert code == 1 and "certified truth table" not in out
+    assert err.strip().splitlines()[-1].startswith("python -m verify check-model: error: sub-cube")
+    assert "failed 3 times, last: RuntimeError: worker lost" in err
+
+
 def test_prefix_bits_choice() -> None:
     assert choose_prefix_bits(4, 8) == 0  # a tiny cube stays whole
     assert choose_prefix_bits(20, 2) == 3  # 4 sub-cubes per slot

@@ -89,15 +89,24 @@ def table_on_executor(
     (``verify.model.cube.certify_on_executor``); how it ran goes to ``out["executor"]``. The
     per-string diagnostics (blowup, the statements' measurements) are not computed
     (:data:`NOT_ON_EXECUTOR`)."""
+    import concurrent.futures as cf
+    import sys
     import time
 
-    from verify.model.cube import certify_on_executor
+    from verify.model.cube import SubcubeLost, certify_on_executor
     from verify.sweep.executors import open_executor
 
     start = time.perf_counter()
     with open_executor(executor, jobs=args.jobs) as handle:
         setup = time.perf_counter() - start
-        table = certify_on_executor(params, n_bits, handle.executor, handle.slots)
+        try:
+            table = certify_on_executor(params, n_bits, handle.executor, handle.slots)
+        except (SubcubeLost, cf.BrokenExecutor) as exc:  # nothing certified: one line, exit 1
+            why = str(exc) or type(exc).__name__
+            if isinstance(exc, cf.BrokenExecutor):
+                why = f"the executor broke ({why}): a worker process died; run the command again"
+            print(f"python -m verify check-model: error: {why}", file=sys.stderr)
+            raise SystemExit(1) from exc
         where = handle.description
     out["executor"] = {
         "where": where,
