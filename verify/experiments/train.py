@@ -28,7 +28,7 @@ from __future__ import annotations
 import json
 import math
 import time
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
 from functools import partial
 from pathlib import Path
@@ -42,8 +42,8 @@ from verify.boolean.function import all_bit_strings
 from verify.boolean.sampling import clopper_pearson, estimate_profile
 from verify.checks.hahn_rofin import gaussian_sharpness, measure_tradeoff, parameter_norm_sq
 from verify.checks.summaries import mean_ci
-from verify.errors import ValidationError
 from verify.experiments import train_cache
+from verify.experiments.train_records import read_records, summary_line, summary_table
 from verify.model import ModelConfig, Params, forward, truth_table
 from verify.registry import FigureData
 from verify.validation import check_choice, check_int, check_real
@@ -364,40 +364,6 @@ def run_experiment(
                 if progress:
                     print(summary_line(rec), flush=True)
     return records
-
-
-def read_records(path: str | Path) -> list[dict[str, Any]]:
-    """The records of a JSON-lines file written by :func:`run_experiment`."""
-    p = Path(path)
-    if not p.exists():
-        raise ValidationError("path", "an existing JSON-lines file", str(path))
-    return [json.loads(line) for line in p.read_text().splitlines() if line.strip()]
-
-
-TABLE_COLUMNS = (
-    "function", "N", "seed", "accuracy", "as_target", "as_model", "K0", "beta_mean",
-    "beta_hr_mean", "param_norm_sq", "margin", "sharpness", "loss",
-)  # fmt: skip
-
-
-def _fmt(v: Any) -> str:
-    if v is None:
-        return "-"
-    if isinstance(v, float):
-        return f"{v:.4g}"
-    return str(v)
-
-
-def summary_line(rec: dict[str, Any]) -> str:
-    return " ".join(f"{c}={_fmt(rec.get(c))}" for c in TABLE_COLUMNS)
-
-
-def summary_table(records: Iterable[dict[str, Any]]) -> str:
-    """A markdown table of the main columns."""
-    lines = ["| " + " | ".join(TABLE_COLUMNS) + " |", "|" + "---|" * len(TABLE_COLUMNS)]
-    for rec in records:
-        lines.append("| " + " | ".join(_fmt(rec.get(c)) for c in TABLE_COLUMNS) + " |")
-    return "\n".join(lines)
 
 
 def figures(
