@@ -368,7 +368,7 @@ def run(args: argparse.Namespace) -> int:
         )
     if n_bits > MAX_CUBE_N:
         raise ValidationError("-N", f"N <= {MAX_CUBE_N} (a table of 2^N labels)", n_bits)
-    estimate = cube_estimate(args, params, n_bits, executor)
+    estimate = cube_estimate(args, params, n_bits, executor, module)
     family = None
     if args.family:
         fparams = {k: parse_param_value(v) for k, v in pairs(args.param, "--param").items()}
@@ -401,6 +401,8 @@ def run(args: argparse.Namespace) -> int:
         table = table_on_executor(args, params, n_bits, executor, estimate, out)
         out.update({"config": params.config.to_dict(), "N": n_bits, "threshold": thr})
         out.update(table_results(table, n_bits, family, signs, thr))
+        if args.table:
+            out["table"] = packed_table(table)
         out["statements"] = [NOT_ON_EXECUTOR]
     if args.json:
         print(json.dumps(out, indent=1))
