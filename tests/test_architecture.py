@@ -19,6 +19,7 @@ ROOT = Path(__file__).resolve().parents[1] / "verify"
 LAYERS: list[tuple[str, ...]] = [
     (
         "verify.errors",
+        "verify.environment",
         "verify.validation",
         "verify._numba",
         "verify._threads",

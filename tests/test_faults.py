@@ -62,9 +62,10 @@ def _env(**extra: str) -> dict[str, str]:
 class Run:
     """A `python -m verify ...` subprocess in its own process group, its stderr lines timed."""
 
-    def __init__(self, argv: list[str], cwd: Path, **env: str) -> None:
+    def __init__(self, argv: list[str], cwd: Path, *, bar: bool = True, **env: str) -> None:
+        """``bar``: the command has a progress bar (it gets --no-progress)."""
         self.proc = subprocess.Popen(
-            [sys.executable, "-u", "-m", "verify", *argv, "--no-progress"],
+            [sys.executable, "-u", "-m", "verify", *argv, *(["--no-progress"] if bar else [])],
             cwd=cwd,
             env=_env(**env),
             stdout=subprocess.DEVNULL,
@@ -320,3 +321,31 @@ def test_second_ctrl_c_abandons_and_keeps_the_old_report(tmp_path: Path, old_rep
     assert "second interrupt" in run.stderr
     assert _same_tree(old_report, target), "the old report changed"
     assert not list(tmp_path.glob(".r.partial-*"))
+
+
+def test_check_model_acts_on_ctrl_c_at_once(tmp_path: Path) -> None:
+    """Issue 43: check-model took 14 s to act on Ctrl-C (the certified table is a compiled
+    kernel, which holds the main thread until it returns). The work runs in a worker thread
+    now: Ctrl-C during the table ends the command with 130 and one line, within a second on
+    an idle machine (scaled by the load, tests/_patience.py)."""
+    from verify.model import ModelConfig, init_params
+
+    model = tmp_path / "m.npz"
+    init_params(ModelConfig(d_model=16, n_layers=2, n_heads=2, ln_eps=1e-5), "uniform", 0).save(
+        model
+    )
+    run = Run(["check-model", str(model), "-N", "20"], tmp_path, bar=False)
+    mark = "certifying the 2^20 strings"
+    while not any(mark in line for _, line in run.lines):  # the table has begun
+        assert run.proc.poll() is None, run.stderr
+        time.sleep(0.01)
+    time.sleep(0.5)  # inside the compiled table (it runs for many seconds)
+    assert run.proc.poll() is None, "the table finished before the signal"
+    sent = time.monotonic()
+    run.proc.send_signal(signal.SIGINT)
+    code = run.proc.wait()
+    took = time.monotonic() - sent
+    run._reader.join(patience(5))
+    assert code == 130, run.stderr
+    assert run.stderr.splitlines()[-1].endswith("interrupted"), run.stderr
+    assert took < patience(1.0), f"acted on Ctrl-C after {took:.2f} s"

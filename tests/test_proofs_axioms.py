@@ -114,3 +114,37 @@ def test_each_attack_reaches_its_equality_cases(monkeypatch) -> None:
         if not worst > TOL:
             blunt.append(ax_id)
     assert blunt == []
+
+
+def test_prove_attacks_the_axioms_its_obligations_cite(capsys) -> None:
+    """Issue 42's false axiom, cited by a step that halves the layer-norm factor, fails
+    `prove` itself (1000 seeded draws), not only the test suite."""
+    import sympy as sp
+
+    from verify.cli import main
+    from verify.proofs.methods import z3_step
+
+    z, z2, d = sp.symbols("z z' d", real=True)
+    with scratch_registry():
+        axiom(
+            "axiom.hm_quarter",
+            "a false bound on the harmonic mean",
+            "2 z z' / (z + z') <= (1 + z)(1 + z') / 8 for z, z' > 0",
+            "issue 42",
+            _hm_quarter,
+        )
+        hm = 2 * z * z2 / (z + z2)
+        z3_step(
+            "attempt.halved_ln_factor",
+            "Lemma 2.9",
+            "attempt",
+            "",
+            [z > 0, z2 > 0, d >= 0, d <= hm, hm <= (1 + z) * (1 + z2) / 8],
+            sp.Le(d, (1 + z) * (1 + z2) / 8),
+            sp.Le(d, (1 + z) * (1 + z2) / 16),
+            facts=("axiom.hm_quarter",),
+        )
+        assert main(["prove", "--only", "attempt.halved_ln_factor"]) == 1
+        out = capsys.readouterr().out
+        assert "NOT OK axiom.hm_quarter" in out
+        assert "attempt.halved_ln_factor" in out and "1 axioms attacked" in out

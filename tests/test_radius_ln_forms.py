@@ -217,3 +217,38 @@ def test_torch_only_passes_refuse_the_annotated_form() -> None:
     assert _refuses(prepare_dd, p, 3), "double-double kernel"
     assert _refuses(forward_numba, p, bits), "Numba forward kernel"
     assert _refuses(certify_subcubes, p, 3, 0.0), "sub-cube pass"
+
+
+# every layout option with the annotated form: (norm_first, final_norm, eos, pos, embedding, eps)
+LAYOUTS = [
+    (False, None, True, "sinusoidal", "add", 0.0),
+    (True, None, False, "learned", "add", 1e-6),
+    (True, False, True, "learned", "concat", 1e-2),
+    (False, True, False, "none", "add", 1e-6),
+    (True, None, True, "sinusoidal", "concat", 0.0),
+]
+
+
+@pytest.mark.parametrize("layout", LAYOUTS)
+def test_every_layout_in_the_annotated_form_is_enclosed(layout) -> None:
+    """MidRad's ball of T contains arb's at 256 bits, and the plain float64 pass lies within
+    the MidRad radius of its midpoint (up to its own rounding), on each layout."""
+    from verify.model import forward
+
+    norm_first, final, eos, pos, emb, eps = layout
+    cfg = ModelConfig(
+        d_model=4, n_layers=2, n_heads=2, d_ff=8, ln_eps=eps, norm_first=norm_first,
+        final_norm=final, eos=eos, pos_encoding=pos, embedding=emb, max_len=4,
+        ln_form="annotated",
+    )  # fmt: skip
+    p = init_params(cfg, "gaussian", seed=7)
+    bits = np.array([[0, 1, 1], [1, 1, 0], [1, 0, 1]], dtype=np.uint8)
+    res = run_generic(MidRadContext(), p, bits, readout_only=True).T
+    balls = enclose_output(p, bits, prec=256)
+    plain = forward(p, bits).T
+    for k in range(bits.shape[0]):
+        assert np.isfinite(res.rad[k]), k
+        with arb_precision(256):
+            ours = arb(float(res.mid[k]), float(res.rad[k]) * (1 + 4 * U))
+            assert balls[k].is_finite() and ours.contains(balls[k].mid()), (layout, k)
+        assert abs(plain[k] - res.mid[k]) <= res.rad[k] + 1e-12 * (1 + abs(plain[k]))

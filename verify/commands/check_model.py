@@ -44,6 +44,7 @@ from verify.commands._cube import (
 from verify.commands._options import add_allow_large, add_jobs, parse_param_value
 from verify.commands._table_json import (
     add_table_option,
+    check_table_flag,
     not_evaluated_for_ln_form,
     packed_table,
     refuse_executor,
@@ -349,6 +350,7 @@ def run(args: argparse.Namespace) -> int:
             " would certify a function the model never computed)",
             "missing",
         )
+    check_table_flag(args)
     _plan_outputs(args)
     params, info, module = load_checkpoint(args)
     radius = info.pop("radius", None)  # parameter balls of an exact conversion
@@ -366,7 +368,7 @@ def run(args: argparse.Namespace) -> int:
         )
     if n_bits > MAX_CUBE_N:
         raise ValidationError("-N", f"N <= {MAX_CUBE_N} (a table of 2^N labels)", n_bits)
-    estimate = cube_estimate(args, params, n_bits, executor)
+    estimate = cube_estimate(args, params, n_bits, executor, module)
     family = None
     if args.family:
         fparams = {k: parse_param_value(v) for k, v in pairs(args.param, "--param").items()}
@@ -388,12 +390,19 @@ def run(args: argparse.Namespace) -> int:
         **({"layout": layout} if layout is not None else {}),
     }
     if executor is None:
-        out.update(analyse(params, n_bits, family, signs, table=args.table, radius=radius))
+        from verify.interrupts import in_worker_thread  # Ctrl-C acted on at once
+
+        what = "python -m verify check-model"
+        kw = {"table": args.table, "radius": radius}
+        print(f"certifying the 2^{n_bits} strings (Ctrl-C stops)", file=sys.stderr, flush=True)
+        out.update(in_worker_thread(what, analyse, params, n_bits, family, signs, **kw))
     else:
         thr = params.config.threshold
         table = table_on_executor(args, params, n_bits, executor, estimate, out)
         out.update({"config": params.config.to_dict(), "N": n_bits, "threshold": thr})
         out.update(table_results(table, n_bits, family, signs, thr))
+        if args.table:
+            out["table"] = packed_table(table)
         out["statements"] = [NOT_ON_EXECUTOR]
     if args.json:
         print(json.dumps(out, indent=1))

@@ -2,8 +2,10 @@
 
 Discharges the derivation obligations of docs/proofs.md (z3, arb branch and bound, sympy, the
 chain to the code) and their weakened twins; prints a table (statement, step, method, status,
-time). Exit 1 when an obligation is failed or unknown, or a twin is not refuted (or, with
---coq, a Coq lemma fails); 2 on bad input.
+time), the obligations by class and each statement's earned status; attacks every axiom the
+obligations cite. Exit 1 when an obligation is failed, vacuous, degenerate or unknown, a twin is
+not refuted, a cited axiom's attack finds a violation (or, with --coq, a Coq lemma fails); 2 on
+bad input. ``--focus ID`` discharges a statement and every statement it uses and draws them.
 """
 
 from __future__ import annotations
@@ -140,11 +142,37 @@ def run(args: argparse.Namespace) -> int:
             f"{n_ok} of {len(outcomes)} obligations proved with their twins refuted"
             f" in {total:.1f} s"
         )
+    broken_axioms = _attack_axioms(obs, quiet=args.json)
     if args.focus is not None:
         _draw_focus(args, outcomes, focus_scope, earned)
-    if bad or any(c.status == "failed" for c in coq_results):
+    if bad or broken_axioms or any(c.status == "failed" for c in coq_results):
         return 1
     return 0
+
+
+AXIOM_DRAWS = 1000  # per axiom in prove (the test suite runs 10^4 under Hypothesis)
+
+
+def _attack_axioms(obs, quiet: bool = False) -> list[str]:
+    """Attack every axiom the selected obligations cite (seeded draws, docs/proofs.md); print
+    a line per violated axiom and a summary (stderr with --json); return the violated ids."""
+    from verify.proofs.axioms import attack_axiom
+    from verify.proofs.core import AXIOMS
+
+    used = sorted({f for ob in obs for f in ob.facts if f in AXIOMS})
+    out = sys.stderr if quiet else sys.stdout
+    broken = []
+    for a in used:
+        worst, seed = attack_axiom(a, AXIOM_DRAWS)
+        if not worst <= 1e-9:
+            broken.append(a)
+            print(f"NOT OK {a}: its attack found a violation {worst:.3g} (seed {seed})", file=out)
+    print(
+        f"{len(used)} axioms attacked ({AXIOM_DRAWS} draws each): "
+        + (f"{len(broken)} violated" if broken else "no violation"),
+        file=out,
+    )
+    return broken
 
 
 def _focus_statement(name: str) -> str:

@@ -41,11 +41,15 @@ from verify.boolean.analysis import average_sensitivity
 from verify.boolean.function import all_bit_strings
 from verify.boolean.sampling import clopper_pearson, estimate_profile
 from verify.checks.hahn_rofin import gaussian_sharpness, measure_tradeoff, parameter_norm_sq
-from verify.checks.summaries import mean_ci
+from verify.errors import ValidationError
 from verify.experiments import train_cache
-from verify.experiments.train_records import read_records, summary_line, summary_table
+from verify.experiments.train_tables import (  # noqa: F401 - the public names, as before
+    TABLE_COLUMNS,
+    figures,
+    summary_line,
+    summary_table,
+)
 from verify.model import ModelConfig, Params, forward, truth_table
-from verify.registry import FigureData
 from verify.validation import check_choice, check_int, check_real
 
 __all__ = [
@@ -366,69 +370,12 @@ def run_experiment(
     return records
 
 
-def figures(
-    records: Sequence[dict[str, Any]], stem: str = "hr_training", min_accuracy: float = 0.99
-) -> list[FigureData]:
-    """Blowup, sharpness, accuracy and learned sensitivity against N, one line per function.
-    Blowup and sharpness are drawn for fitted models only (accuracy >= ``min_accuracy``): an
-    unfitted model (e.g. a constant predictor) sits at an unrelated point of the landscape."""
-    out = []
-    panels = (
-        ("beta_mean", "mean blowup beta (paper's), fitted models", True, True),
-        ("beta_hr_mean", "mean blowup beta_hr (H&R's logged), fitted models", True, True),
-        ("sharpness", "sharpness (MSE increase, N(0, 0.02^2) noise), fitted models", True, True),
-        ("param_norm_sq", "squared parameter norm (no positions), fitted models", False, True),
-        ("accuracy", "accuracy (certified, all 2^N strings)", False, False),
-        ("as_model", "average sensitivity of the learned function", False, False),
-    )
-    for key, ylabel, logy, fitted_only in panels:
-        series = []
-        for f in FUNCTIONS:
-            mine = [
-                r
-                for r in records
-                if r["function"] == f
-                and r.get(key) is not None
-                and (not fitted_only or r["accuracy"] >= min_accuracy)
-            ]
-            ns = sorted({r["N"] for r in mine})
-            if ns:  # mean over seeds, with a 95% t interval and the number of seeds
-                vals = [_over_seeds(mine, f, n, key) for n in ns]
-                cis = [mean_ci(v) for v in vals]
-                series.append({"label": f, "x": ns, "y": [float(np.mean(v)) for v in vals],
-                               "ylo": [c[0] for c in cis], "yhi": [c[1] for c in cis],
-                               "n": [len(v) for v in vals]})  # fmt: skip
-        if series:
-            data = {"series": series, "xlabel": "N", "ylabel": key,
-                    "interval": _interval_note(series)}  # fmt: skip
-            if logy:
-                data["logy"] = True
-            out.append(FigureData(f"{stem}_{key}", f"Trained models: {ylabel}", "lines", data))
-    return out
-
-
-def _interval_note(series: list[dict[str, Any]]) -> str:
-    """What the figure's whiskers are: a 95% t interval needs two seeds or more, so a figure
-    whose every point is one seed claims none (its ylo/yhi are dropped), and one that mixes
-    says where there is none."""
-    counts = [n for s in series for n in s["n"]]
-    if max(counts) < 2:
-        for s in series:
-            s.pop("ylo", None)
-            s.pop("yhi", None)
-        return "one seed per point: no interval"
-    if min(counts) < 2:
-        return "mean over seeds: 95% t interval (none where n = 1)"
-    return "mean over seeds: 95% t interval"
-
-
-def _over_seeds(records: Sequence[dict[str, Any]], f: str, n: int, key: str) -> list[float]:
-    """The values of ``key`` over the seeds of function ``f`` at ``n`` (one per record)."""
-    return [
-        float(r[key])
-        for r in records
-        if r["function"] == f and r["N"] == n and r.get(key) is not None
-    ]
+def read_records(path: str | Path) -> list[dict[str, Any]]:
+    """The records of a JSON-lines file written by :func:`run_experiment`."""
+    p = Path(path)
+    if not p.exists():
+        raise ValidationError("path", "an existing JSON-lines file", str(path))
+    return [json.loads(line) for line in p.read_text().splitlines() if line.strip()]
 
 
 # ----------------------------------------------------------------------------- for the checks

@@ -18,7 +18,7 @@ import numpy as np
 
 from verify.proofs.core import axiom
 
-__all__ = ["violation"]
+__all__ = ["attack_axiom", "violation"]
 
 
 def violation(lhs, rhs, equality: bool = False) -> np.ndarray:
@@ -579,3 +579,19 @@ axiom(
     "Any combinatorics text, e.g. Stanley, Enumerative Combinatorics I, Sec 1.4",
     _function_count,
 )
+
+
+def attack_axiom(ax_id: str, draws: int = 1000, seed: int = 0) -> tuple[float, int]:
+    """(the largest relative violation over ``draws`` draws of the axiom's attack, in batches
+    of 100 with seeds seed, seed + 1, ...; the batch seed where it occurred)."""
+    from verify.proofs.core import AXIOMS
+
+    ax = AXIOMS[ax_id]
+    if ax.attack is None:
+        return math.inf, -1
+    worst, where = -math.inf, seed
+    for k in range(max(1, draws // 100)):
+        v = float(np.max(ax.attack(np.random.default_rng(seed + k), 100)))
+        if v > worst:
+            worst, where = v, seed + k
+    return worst, where

@@ -318,14 +318,65 @@ z3_step(
 # ---- section 5: Thm 4.5
 ys = sp.symbols("y", real=True)
 z3_step(
-    "thm_4_5.power_mean",
+    "thm_4_5.power_mean_instance",
     T45,
     "Series",
     DOC5,
     [ys >= 0],
     sp.Le((1 + ys) ** 7, 2**7 * (1 + ys**7)),
     sp.Le((1 + ys) ** 7, 2**5 * (1 + ys**7)),
-    note="(1 + x^{1/a})^a <= 2^a (1 + x) at a = D - 1 = 7, y = x^{1/a}",
+    note="(1 + x^{1/a})^a <= 2^a (1 + x) at a = D - 1 = 7, y = x^{1/a} (a check of"
+    " thm_4_5.power_mean, which holds for every a >= 1)",
+)
+_a = sp.Symbol("a", positive=True)
+_y = sp.Symbol("y", nonnegative=True)
+_PHI = 2 ** (_a - 1) * (1 + _y**_a) - (1 + _y) ** _a
+
+
+def _power_mean() -> Verdict:
+    """Every a >= 1, y >= 0: phi(y) = 2^{a-1}(1 + y^a) - (1 + y)^a has phi(1) = 0 and
+    phi'(y) = a (2^{a-1} y^{a-1} - (1 + y)^{a-1}) = a ((2y)^{a-1} - (1 + y)^{a-1}),
+    whose sign is that of 2y - (1 + y) = y - 1 (t -> t^{a-1} is nondecreasing for a >= 1), so
+    phi decreases to phi(1) = 0 and increases after it: phi >= 0, and 2^{a-1} <= 2^a."""
+    if sp.simplify(_PHI.subs(_y, 1)) != 0:
+        return Verdict("failed", "phi(1) != 0")
+    deriv = _a * (2 ** (_a - 1) * _y ** (_a - 1) - (1 + _y) ** (_a - 1))
+    if sp.simplify(sp.diff(_PHI, _y) - deriv) != 0:
+        return Verdict("failed", "phi' is not a (2^{a-1} y^{a-1} - (1 + y)^{a-1})")
+    if sp.simplify(2 ** (_a - 1) * _y ** (_a - 1) - (2 * _y) ** (_a - 1)) != 0:
+        return Verdict("failed", "2^{a-1} y^{a-1} != (2y)^{a-1}")
+    for aa in (1, 2, 7, 15, 31, sp.Rational(5, 2)):  # the sizes the series uses, and others
+        for yy in (0, sp.Rational(1, 3), 1, 3):
+            if (_PHI.subs({_a: aa, _y: yy})).evalf(30) < 0:
+                return Verdict("failed", f"phi < 0 at a = {aa}, y = {yy}", {"a": str(aa)})
+    return Verdict(
+        "proved",
+        "sympy, symbolic a: phi(1) = 0, phi' = a ((2y)^{a-1} - (1 + y)^{a-1}) has the sign of"
+        " y - 1 (power monotone), so phi >= 0 for every a >= 1 (mean value theorem)",
+    )
+
+
+def _power_mean_twin() -> Verdict:
+    twin = 2 ** (_a - 2) * (1 + _y**_a) - (1 + _y) ** _a
+    val = twin.subs({_a: 2, _y: 1})
+    if val < 0:
+        return Verdict("refuted", f"a = 2, y = 1: 2^(a-2)(1 + y^a) - (1 + y)^a = {val}", {"a": "2"})
+    return Verdict("not refuted")
+
+
+custom_step(
+    "thm_4_5.power_mean",
+    T45,
+    "Series",
+    DOC5,
+    "sympy",
+    "(1 + y)^a <= 2^{a-1} (1 + y^a) <= 2^a (1 + y^a) for every a >= 1, y >= 0 (symbolic a:"
+    " phi(1) = 0 and phi' has the sign of y - 1); with y = x^{1/a}, a = D - 1:"
+    " (1 + x^{1/a})^a <= 2^a (1 + x) at every D the code uses",
+    "(1 + y)^a <= 2^{a-2} (1 + y^a)",
+    _power_mean,
+    _power_mean_twin,
+    facts=("axiom.mean_value", "axiom.log_monotone"),
 )
 e, p, zt, al, Kq = sp.symbols("e p zeta alpha K", real=True)
 z3_step(

@@ -5,7 +5,8 @@ An obligation's *class*: ``genuine`` (z3 or sympy over its whole stated domain),
 (a fixed size: three positions, K = 4, N <= 3, ...; :data:`INSTANCE`), ``box`` (arb on a
 compact box), ``chain proved`` (the code equals the composition symbolically), ``chain
 sampled`` (at seeded points). Its *evidence* on the scale :data:`RANKS` (strongest first):
-proved < instance < box < sampled chain < prose < axiom-only < failed. A statement is
+proved < instance < box < sampled chain < prose < axiom-only < not discharged < failed. A
+statement is
 ``proved`` only when every obligation of it, and every obligation those cite (``facts``,
 transitively, whichever statement owns it), is proved over its domain; otherwise its status is
 the weakest evidence on that path (a prose step of it counts as ``prose``; a statement with
@@ -30,7 +31,16 @@ __all__ = [
     "weakest",
 ]
 
-RANKS = ("proved", "instance", "box", "sampled chain", "prose", "axiom-only", "failed")
+RANKS = (
+    "proved",
+    "instance",
+    "box",
+    "sampled chain",
+    "prose",
+    "axiom-only",
+    "not discharged",  # a partial run (report --only): some obligation on the path was not run
+    "failed",
+)
 
 # obligations stated at a fixed size (the size): the general case follows by the same step,
 # but what is checked is this instance
@@ -50,7 +60,7 @@ INSTANCE: dict[str, str] = {
     "lemma_4_4.gram_det": "k = 1, 2, 3",
     "lemma_4_4.slice_quadratic": "D = 4, k = 2",
     "lemma_4_4.volume_average": "three cubes",
-    "thm_4_5.power_mean": "a = 7",
+    "thm_4_5.power_mean_instance": "a = 7",
     "thm_4_5.series_order": "(D, L) = (16, 1), (32, 2)",
     "thm_4_5.series_convergence": "(D, L) = (16, 1), (32, 2)",
     "hr_cor_5.edge_symmetry": "every f on N = 3 bits",
@@ -103,7 +113,15 @@ def statement_uses(obligations: Iterable[Obligation] | None = None) -> dict[str,
 
 def _own(ids: Sequence[str], prose: Sequence[str], ok: Mapping[str, bool]) -> tuple[str, str]:
     """(weakest own evidence, the obligation or prose step holding it)."""
-    items = [(obligation_evidence(OBLIGATIONS[i]) if ok.get(i) else "failed", i) for i in ids]
+    items = [
+        (
+            obligation_evidence(OBLIGATIONS[i])
+            if ok.get(i)
+            else ("failed" if i in ok else "not discharged"),
+            i,
+        )
+        for i in ids
+    ]
     items += [("prose", p) for p in prose]
     if not items:
         return "axiom-only", ""
@@ -116,7 +134,8 @@ def earned_statuses(
     """statement -> {"status": earned with the chain to the code, "derivation": earned by the
     derivation steps alone (chains left out), "own": its own weakest evidence, "weakest": the
     obligation or prose step (or the statement it uses) holding the status, "uses"}. An
-    obligation not among ``outcomes`` counts as not discharged (failed). Computed as the
+    obligation not among ``outcomes`` is "not discharged" (weaker than any evidence, not
+    failed: a partial run says so). Computed as the
     fixpoint of status(st) = weakest(own(st), status(u) for u it uses), so a cycle of uses
     (Lemma 2.9 and Lemma 3.1 cite each other's steps) shares its weakest evidence."""
     ok = {o.obligation.id: o.ok for o in outcomes}
