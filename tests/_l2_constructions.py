@@ -74,7 +74,7 @@ def assert_at_least(
     fails), finite on at least min_finite of the entries."""
     finite = np.isfinite(kernel)
     ratio = kernel[finite] / reference[finite]
-    print(f"{what}: kernel / reference min {ratio.min():.5f} max {ratio.max():.5f}"
+    print(f"{what}: kernel / reference - 1 min {ratio.min() - 1:.2e} max {ratio.max() - 1:.2e}"
           f" ({finite.sum()} of {finite.size} finite)")  # fmt: skip
     assert finite.mean() >= min_finite and np.all(reference > 0), (kernel, reference)
     assert np.all(kernel >= reference * (1 - ref.REL)), (what, kernel / reference)

@@ -5,8 +5,10 @@ with its layer-0 to 2-norm transition (``kernels.exhaustive``, ``kernels.positio
 formulas (the docstrings of those functions), for tests that assert ``kernel >= reference (1 -
 REL)`` on constructions where each term weighs.
 
-- The matrices' 2-norms are numpy's SVD values (times 1 - 1e-12: a lower bound of |W|_2), not
-  the kernels' rigorous upper bounds (``matrix_norms``); |x|_2 of vectors likewise from numpy.
+- The matrices' 2-norms: the rigorous upper bounds the kernels are given
+  (``matrix_norms.spectral_norm_upper``, inputs of the rules, checked here >= numpy's SVD
+  value), computed here from the matrix each rule must use (not taken from the kernel's
+  tables); |x|_2 of vectors from numpy.
 - The layer norm's Lipschitz constant on the ball |v' - v|_2 <= rho: max|gain| / sqrt(t^2 / d +
   eps), t = max(|P v|_2 - rho, 0) (P: centring), from numpy's |P v|_2.
 - Double-double tier (``dd_radius``): the propagated terms only (every rounding term of that
@@ -32,6 +34,7 @@ import _per_string_reference as psr
 import numpy as np
 
 from verify.model.fast import kernel_scalars, norm_affine
+from verify.model.matrix_norms import spectral_norm_upper
 from verify.model.params import Params
 
 U = 2.0**-52
@@ -41,10 +44,25 @@ EXP_DD = 2.0**-80
 REL = 1e-9  # other summation orders and float64 midpoints: far below every term tested
 
 
+def matvec_radius_dd(rho: float, a: np.ndarray, w: np.ndarray, b: np.ndarray) -> float:
+    """``dd_l2.matvec_radius``: |W|_2 rho + (n + 2)^2 UU (|b|_2 + |W|_F |a|_2), n = W's
+    columns, a = |x_high| + |x_low| (numpy's norms)."""
+    n = w.shape[1]
+    return spec(w) * rho + (n + 2) ** 2 * UU * (norm(b) + norm(w) * norm(a))
+
+
 def spec(w: np.ndarray) -> float:
-    """A lower bound of |W|_2 (numpy's SVD, within ~1e-15 relative)."""
+    """The rigorous upper bound of |W|_2 the kernels are given (``spectral_norm_upper``, an
+    input of the rules, tested against exact norms in ``tests/test_model_double_double.py`` and
+    ``tests/test_radius_dd_glue.py``), here checked >= numpy's SVD value: with the same bound on
+    both sides every other term of a rule weighs above REL (with SVD values the bound's
+    n^(1/64) slack, ~1e-3, hid terms below it)."""
     w = np.atleast_2d(np.asarray(w, dtype=np.float64))
-    return float(np.linalg.norm(w, 2)) * (1 - 1e-12) if w.size else 0.0
+    if not w.size:
+        return 0.0
+    bound = spectral_norm_upper(w)
+    assert bound >= float(np.linalg.norm(w, 2)) * (1 - 1e-12), (bound, w)
+    return bound
 
 
 def norm(x: np.ndarray) -> float:

@@ -516,4 +516,69 @@ MUTANTS: tuple[tuple[str, str, tuple[tuple[str, str, str], ...]], ...] = (
             ),
         ),
     ),
+    # ---------------- more of the exhaustive kernel's rounding and the sub-cube's remainders
+    (
+        "exhaustive_residual_rounding_without_sqrt_d",
+        "exhaustive L >= 2, post-LN: y + MHA(y)'s rounding enters the 2-norm without sqrt(d)",
+        ((POS, "to_l2(rho, one, 1.0, ra, sq_d, rho)", "to_l2(rho, one, 1.0, ra, 1.0, rho)"),),
+    ),
+    (
+        "exhaustive_readout_rounding",
+        "exhaustive kernel: the readout's rounding (d + 2) U (|w|_1 max|y| + |omega|) dropped",
+        (
+            (
+                EXH,
+                "w_rad * yr[r, b] + (d + 2) * U * (wsum * xmax[b] + abs(omega))",
+                "w_rad * yr[r, b]",
+            ),
+        ),
+    ),
+    (
+        "exhaustive_attention_softmax_midpoint_rounding",
+        "exhaustive attention_row_l2: the softmax's rounding at the score midpoints dropped",
+        (
+            (
+                ATT,
+                "e_sum[b] += (pj + rj) * rho[j, b] + p0[j, b] * xnj + gx",
+                "e_sum[b] += (pj + rj) * rho[j, b] + gx",
+            ),
+        ),
+    ),
+    (
+        "exhaustive_attention_score_rounding",
+        "exhaustive attention_row_l2: the score's rounding rt0 dropped from its radius",
+        ((ATT, "(rt0 + rtd) * (cm + cr)", "(rtd) * (cm + cr)"),),
+    ),
+    (
+        "stage_l2_rounding_dropped",
+        "stage_l2.to_l2: every 2-norm stage's own rounding sq r0 dropped",
+        (
+            (
+                ST,
+                "rho[b] = (lip[b] * k * r_data[b] + sq * r_round[b]) * (1 + 4 * U)",
+                "rho[b] = (lip[b] * k * r_data[b]) * (1 + 4 * U)",
+            ),
+        ),
+    ),
+    (
+        "dd_matvec_rounding_dropped",
+        "double-double matvec_radius: matvec_dd's rounding (n + 2)^2 UU (|b| + |W|_F |a|) dropped",
+        (
+            (
+                DL2,
+                "out[b] = (spec * rho[b] + rr) * (1 + 2 * U)",
+                "out[b] = (spec * rho[b]) * (1 + 2 * U)",
+            ),
+        ),
+    ),
+    (
+        "subcube_rsqrt_curvature_halved",
+        "sub-cube affine rsqrt: the remainder 3 T^2 gap^(-5/2) / 8 halved",
+        ((AFF, "curv = 0.375 * t * t", "curv = 0.1875 * t * t"),),
+    ),
+    (
+        "subcube_exp_remainder_halved",
+        "sub-cube affine exp: the remainder big (r + rho) halved",
+        ((AFF, "rest = rest + big * (x.rad + rho)", "rest = rest + big * (x.rad + rho) / 2"),),
+    ),
 )

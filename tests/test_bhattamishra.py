@@ -265,3 +265,9 @@ def test_module_input_seq_first_is_for_annotated_models_only(tmp_path, capsys) -
                             "--module", f"{helper}:UserModel",
                             "--module-input", "seq-first"], capsys)  # fmt: skip
     assert code == 2 and "--module-input" in err and len(err.splitlines()) == 1, err
+
+
+def test_table_without_json_is_refused(trained, capsys) -> None:
+    _, path = trained["annotated"]
+    code, err, _ = run_cli(["check-model", str(path), "-N", str(N), "--table"], capsys)
+    assert code == 2 and "--table: expected --json as well" in err, err

@@ -192,6 +192,28 @@ def test_a_subcube_that_always_fails_stops_the_run() -> None:
     assert ex.submitted.count(6) == 3
 
 
+def _always_lost(*args: Any) -> None:
+    raise RuntimeError("worker lost")
+
+
+def test_command_stops_on_a_lost_subcube(
+    model_file: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A sub-cube that fails on every attempt ends check-model with exit 1 and one line naming
+    it, nothing certified printed."""
+    import verify.model.cube as cube
+
+    real = cube.certify_on_executor
+    monkeypatch.setattr(
+        cube, "certify_on_executor", lambda *a, **k: real(*a, **{**k, "task": _always_lost})
+    )
+    argv = ["check-model", str(model_file), "-N", "9", "--executor", "local", "-j", "1"]
+    code, err, out = run_cli(argv, capsys)
+    assert code == 1 and "certified truth table" not in out
+    assert err.strip().splitlines()[-1].startswith("python -m verify check-model: error: sub-cube")
+    assert "failed 3 times, last: RuntimeError: worker lost" in err
+
+
 def test_prefix_bits_choice() -> None:
     assert choose_prefix_bits(4, 8) == 0  # a tiny cube stays whole
     assert choose_prefix_bits(20, 2) == 3  # 4 sub-cubes per slot
@@ -245,9 +267,9 @@ TABLE_KEYS = (
 
 def test_command_on_a_local_pool(model_file: Path, capsys: pytest.CaptureFixture[str]) -> None:
     base = ["check-model", str(model_file), "-N", "9", "--family", "majority", "--json"]
-    local = _json_run(base, capsys)
-    split = _json_run([*base, "--executor", "local", "-j", "2"], capsys)
-    for key in TABLE_KEYS:
+    local = _json_run([*base, "--table"], capsys)
+    split = _json_run([*base, "--table", "--executor", "local", "-j", "2"], capsys)
+    for key in (*TABLE_KEYS, "table"):
         assert split[key] == local[key], key
     assert split["executor"]["subcubes"] == 8 and split["executor"]["resubmitted"] == 0
     assert "beta_max" not in split and split["statements"][0]["applies"] is False
@@ -267,3 +289,40 @@ def test_command_on_a_dask_local_cluster(
     for key in TABLE_KEYS:
         assert split[key] == local[key], key
     assert split["executor"]["where"].startswith("dask LocalCluster, 2 worker(s)")
+
+
+def _dies_once(marker: str, victim: int, params: Any, n: int, k: int, prefix: int, xi: float):
+    """certify_subcube, except that the first worker to compute sub-cube ``victim`` dies
+    (the process exits at once, as a killed or crashed worker would)."""
+    import os
+
+    if prefix == victim and not os.path.exists(marker):
+        open(marker, "w").close()
+        os._exit(1)
+    return certify_subcube(params, n, k, prefix, xi)
+
+
+@pytest.mark.cluster
+def test_a_worker_dying_on_dask_loses_no_subcube(tmp_path: Path) -> None:
+    """A dask worker process that dies in the middle of a sub-cube: the sub-cube is computed
+    again (by dask on a restarted worker, or by the resubmission) and the table is whole."""
+    pytest.importorskip("dask.distributed")
+    import functools
+    import sys
+
+    import cloudpickle
+
+    from verify.sweep.executors import open_executor
+
+    params = MODELS["post-L2"]()
+    whole = truth_table(params, 10)
+    marker = tmp_path / "died"
+    cloudpickle.register_pickle_by_value(sys.modules[__name__])
+    try:
+        with open_executor("dask", jobs=2) as handle:
+            task = functools.partial(_dies_once, str(marker), 5)
+            g = certify_on_executor(params, 10, handle.executor, 2, prefix_bits=3, task=task)
+    finally:
+        cloudpickle.unregister_pickle_by_value(sys.modules[__name__])
+    assert marker.exists()  # a worker did die
+    _same(g, whole)

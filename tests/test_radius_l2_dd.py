@@ -28,7 +28,8 @@ import pytest
 from _l2_constructions import assert_at_least, construct, ln_case, settings
 
 from verify.model.double_double import dd_T, prepare_dd
-from verify.model.kernels.dd_l2 import attention_l2, layer_norm_lipschitz
+from verify.model.kernels.dd_l2 import attention_l2, layer_norm_lipschitz, matvec_radius
+from verify.model.matrix_norms import l2_upper, spectral_norm_upper
 
 R = 1e-9  # the double-double kernel's embedding radius, added to its tables' own
 
@@ -72,6 +73,21 @@ def test_double_double_layer_norm_lipschitz_at_least_the_reference(eps: float) -
     )
     assert_at_least(out, want, f"layer_norm_lipschitz eps {eps}")
     assert math.isfinite(out.max())
+
+
+@pytest.mark.parametrize("rho", [0.0, 1e-30, 1e-9])
+def test_matvec_radius_at_least_the_reference(rho: float) -> None:
+    """|W|_2 rho + the product's rounding (n + 2)^2 UU (|b|_2 + |W|_F |a|_2): at rho = 0 and
+    1e-30 (comparable to the rounding) the rounding weighs; at 1e-9 the propagated term."""
+    rng = np.random.default_rng(9)
+    w, b = rng.normal(size=(16, 8)), rng.normal(size=16)
+    a = np.abs(rng.normal(size=(8, 4)))
+    na = np.array([ref.norm(a[:, k]) for k in range(4)]) * (1 + 1e-15)
+    out = np.zeros(4)
+    matvec_radius(np.full(4, rho), na, 8, 16, spectral_norm_upper(w), l2_upper(w), l2_upper(b),
+                  out)  # fmt: skip
+    want = np.array([ref.matvec_radius_dd(rho, a[:, k], w, b) for k in range(4)])
+    assert_at_least(out, want, f"dd matvec_radius rho {rho}")
 
 
 @pytest.mark.parametrize(("name", "norm_first", "eps"), settings())

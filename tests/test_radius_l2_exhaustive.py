@@ -104,3 +104,30 @@ def test_exhaustive_layer0_ffn_radius_materialises(norm_first: bool) -> None:
     _, r = exhaustive_T(p, 3)
     want = ref.exhaustive_radius(p, 3)  # (inf where LN of a near-constant vector: fail closed)
     assert_at_least(r, want, f"exhaustive layer-0 FFN {norm_first}", min_finite=0.5)
+
+
+@needs_intrinsics
+@pytest.mark.parametrize("norm_first", [False, True])
+def test_exhaustive_radius_holds_the_exact_value(norm_first: bool) -> None:
+    """Every construction at L = 2, eps = 0: arb's ball of the exact T (256 bits) lies in the
+    kernel's ball for each of the 8 strings. Printed: the largest exact error / radius (the
+    kernel's own rounding against its worst-case bound)."""
+    from flint import arb
+
+    from verify.boolean.function import all_bit_strings
+    from verify.model.arith import arb_precision
+    from verify.model.enclosure import enclose_output
+
+    for name in ("gains_30_003", "gains_003_30", "out_proj", "ffn_w1", "values", "key_bias",
+                 "random"):  # fmt: skip
+        p = construct(name, norm_first, 0.0)
+        t, r = exhaustive_T(p, 3)
+        bits = all_bit_strings(3)  # the kernel's index order (sum_k x_k 2^k)
+        exact = enclose_output(p, bits, prec=256)
+        worst = 0.0
+        with arb_precision(256):
+            for k in range(8):
+                err = abs(exact[k] - arb(float(t[k])))
+                assert err <= arb(float(r[k])), (name, k, err, r[k])
+                worst = max(worst, float(err.upper()) / r[k])
+        print(f"exhaustive {name} {norm_first}: exact error / radius <= {worst:.2e}")

@@ -15,12 +15,13 @@ is rerun with those tests deselected (``-m "not tier_count"``) and must still di
 (``run_mutant``). Marker ``radius_mutation``; left out of the default ``pytest`` run
 (pyproject's addopts) to keep it fast, and run by ``.ci/run`` as its own step, ``pytest -m
 radius_mutation`` (46 mutants: 169 s wall at load 4.4 on 2 cores, one process per run). With
-issue 44's 7 layer-norm-form mutants and issue 41's 42 of the double-double tier, the
+issue 44's 7 layer-norm-form mutants and issue 41's 50 of the double-double tier, the
 exhaustive kernel at L >= 2 and the sub-cube bounds (``tests/_radius_mutants_tiers.py``,
 killed by ``tests/test_radius_l2_dd.py``, ``tests/test_radius_l2_exhaustive.py`` and the
-sub-cube's op-level containment test): 95 mutants, 332 s wall at load 8-13 on 2 cores (88 of
-them with a process per run: 948 s at load 8-9), the runs forked from a server that did
-the imports once (``tests/_radius_forkserver.py``) and going file by file until one fails.
+sub-cube's op-level containment test) and issue 40's 2: 105 mutants, 258 s wall at load 6-10
+on 2 cores, 123 CPU-seconds (88 of them with a process per run: 948 s at load 8-9), the runs
+forked from a server that did the imports once (``tests/_radius_forkserver.py``) and going
+file by file until one fails.
 """
 
 from __future__ import annotations

@@ -41,11 +41,14 @@ def _remote(spec: str) -> bool:
     return spec.startswith(("dask://", "tcp://", "ray://", "ray:"))
 
 
-def cube_estimate(args: argparse.Namespace, params: Any, n_bits: int, executor: str | None) -> Any:
+def cube_estimate(
+    args: argparse.Namespace, params: Any, n_bits: int, executor: str | None, module: Any = None
+) -> Any:
     """With --executor: the size and time of the split table (``verify.sizes``), printed before
     any work (to stderr with --json) and refused beyond the machine (exit 2) without
     --allow-large. A running cluster's workers are not known before it answers: its estimate
-    is for one worker."""
+    is for one worker. Above N = 20 the user's ``module`` is refused: its comparison runs the
+    spec pass on every string in this process."""
     import os
     import sys
 
@@ -54,6 +57,14 @@ def cube_estimate(args: argparse.Namespace, params: Any, n_bits: int, executor: 
 
     if executor is None:
         return None
+    if module is not None and n_bits > MAX_LOCAL_N:
+        raise ValidationError(
+            "-N",
+            f"N <= {MAX_LOCAL_N} with --module or --trust-pickle (the module is compared with"
+            " the spec pass on every string in this process)",
+            n_bits,
+            "give the module's own outputs on strings of your choice with --reference-logits",
+        )
     cfg = params.config
     workers = 1 if _remote(executor) else (args.jobs or os.cpu_count() or 1)
     k = choose_prefix_bits(n_bits, workers)
@@ -78,15 +89,24 @@ def table_on_executor(
     (``verify.model.cube.certify_on_executor``); how it ran goes to ``out["executor"]``. The
     per-string diagnostics (blowup, the statements' measurements) are not computed
     (:data:`NOT_ON_EXECUTOR`)."""
+    import concurrent.futures as cf
+    import sys
     import time
 
-    from verify.model.cube import certify_on_executor
+    from verify.model.cube import SubcubeLost, certify_on_executor
     from verify.sweep.executors import open_executor
 
     start = time.perf_counter()
     with open_executor(executor, jobs=args.jobs) as handle:
         setup = time.perf_counter() - start
-        table = certify_on_executor(params, n_bits, handle.executor, handle.slots)
+        try:
+            table = certify_on_executor(params, n_bits, handle.executor, handle.slots)
+        except (SubcubeLost, cf.BrokenExecutor) as exc:  # nothing certified: one line, exit 1
+            why = str(exc) or type(exc).__name__
+            if isinstance(exc, cf.BrokenExecutor):
+                why = f"the executor broke ({why}): a worker process died; run the command again"
+            print(f"python -m verify check-model: error: {why}", file=sys.stderr)
+            raise SystemExit(1) from exc
         where = handle.description
     out["executor"] = {
         "where": where,

@@ -10,6 +10,12 @@ from typing import Any
 from verify.errors import ValidationError
 
 
+def check_table_flag(args: argparse.Namespace) -> None:
+    """--table is carried in the JSON: without --json it would be ignored, so it is refused."""
+    if getattr(args, "table", False) and not getattr(args, "json", False):
+        raise ValidationError("--table", "--json as well (the table is carried in the JSON)")
+
+
 def add_table_option(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--table",

@@ -44,6 +44,7 @@ from verify.commands._cube import (
 from verify.commands._options import add_allow_large, add_jobs, parse_param_value
 from verify.commands._table_json import (
     add_table_option,
+    check_table_flag,
     not_evaluated_for_ln_form,
     packed_table,
     refuse_executor,
@@ -349,6 +350,7 @@ def run(args: argparse.Namespace) -> int:
             " would certify a function the model never computed)",
             "missing",
         )
+    check_table_flag(args)
     _plan_outputs(args)
     params, info, module = load_checkpoint(args)
     radius = info.pop("radius", None)  # parameter balls of an exact conversion
@@ -366,7 +368,7 @@ def run(args: argparse.Namespace) -> int:
         )
     if n_bits > MAX_CUBE_N:
         raise ValidationError("-N", f"N <= {MAX_CUBE_N} (a table of 2^N labels)", n_bits)
-    estimate = cube_estimate(args, params, n_bits, executor)
+    estimate = cube_estimate(args, params, n_bits, executor, module)
     family = None
     if args.family:
         fparams = {k: parse_param_value(v) for k, v in pairs(args.param, "--param").items()}
@@ -399,6 +401,8 @@ def run(args: argparse.Namespace) -> int:
         table = table_on_executor(args, params, n_bits, executor, estimate, out)
         out.update({"config": params.config.to_dict(), "N": n_bits, "threshold": thr})
         out.update(table_results(table, n_bits, family, signs, thr))
+        if args.table:
+            out["table"] = packed_table(table)
         out["statements"] = [NOT_ON_EXECUTOR]
     if args.json:
         print(json.dumps(out, indent=1))

@@ -1,11 +1,11 @@
 """The blueprint: the dependency graph of statements and derivation steps, each node coloured
 by its status, and the report's "Derivation" section per statement.
 
-Node statuses: *machine-checked* (every obligation of the step proved symbolically, by z3, arb
-or sympy, and its twin refuted), *numerically checked only* (a chain obligation checked at
-seeded points, or a registered statement with no derivation obligations: its checks are
-numerical), *axiom* (a named external fact), *prose only* (a step left in prose, with the
-reason), *failed* (an obligation failed or was not decided, or its twin was not refuted).
+Node statuses (:mod:`verify.proofs.status`): a statement's is the status it *earned*, the
+weakest evidence on its path (proved, instance, box, sampled chain, prose, axiom-only, not
+discharged, failed; "no derivation" for a registered statement without obligations); a step's
+the weakest evidence of its obligations; *axiom* for a named external fact (attacked, not
+proved); *prose* for a step left in prose, with the reason.
 
 Report hooks (verify/report): ``writer.write_report`` calls :func:`report_derivations` and
 stores its result as ``doc["derivations"]``, and attaches each statement's entry to its

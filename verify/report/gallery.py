@@ -295,9 +295,10 @@ def build_gallery(report_json: str | Path, docs_dir: str | Path, extra: Sequence
 BLUEPRINT_CAPTION = (
     "The blueprint of the derivations (issue 28, `python -m verify prove`): axioms on the left,"
     " the derivation steps in the middle grouped by statement, the statements on the right;"
-    " each node coloured by how it is checked (machine-checked by z3, arb or sympy, numerically"
-    " checked only, a named axiom, or prose). Conclude which links of each statement's proof"
-    " are machine-checked and which rest on cited facts or on the numerical checks alone."
+    " a statement coloured by the status it earned (proved only when every step over its whole"
+    " domain and every statement it uses is; otherwise the weakest evidence on its path:"
+    " instance, box, sampled chain, prose), a step by its weakest evidence, an axiom blue."
+    " Conclude which statements are proved and what the others rest on."
 )
 
 
