@@ -107,7 +107,8 @@ def test_each_attack_reaches_its_equality_cases(monkeypatch) -> None:
     for ax_id, ax in sorted(AXIOMS.items()):
         if ax_id == "axiom.positionwise_embedding":  # an equality with 0: nothing to scale
             continue
-        # the attack's own module reads `violation` (axioms.py, or a module importing it)
+        # the attack's own module reads `violation` (axioms_linear.py, axioms_probability.py,
+        # or another module importing it)
         monkeypatch.setitem(ax.attack.__globals__, "violation", weakened)
         factor["value"] = LOOSE.get(ax_id, (0.9, ""))[0]
         worst = max(ax.attack(np.random.default_rng(s), DRAWS).max() for s in range(10))

@@ -1,5 +1,5 @@
 """A discharged obligation's record does not depend on what the process discharged before: each
-z3 check runs in a z3 context of its own (verify.proofs.methods._Z3), so a `report --only` (a
+z3 check runs in a z3 context of its own (verify.proofs.z3_encoding._Z3), so a `report --only` (a
 smaller scope) and the whole report record the same refuting points. With z3's shared main
 context the Small-ball bound's twin was refuted at a = 1/2 the first time and at a = 3/4 when
 discharged again in the same process (this test fails so)."""

@@ -18,10 +18,10 @@ radius_mutation`` (46 mutants: 169 s wall at load 4.4 on 2 cores, one process pe
 issue 44's 7 layer-norm-form mutants and issue 41's 50 of the double-double tier, the
 exhaustive kernel at L >= 2 and the sub-cube bounds (``tests/_radius_mutants_tiers.py``,
 killed by ``tests/test_radius_l2_dd.py``, ``tests/test_radius_l2_exhaustive.py`` and the
-sub-cube's op-level containment test): 103 mutants, 376 s wall at load 10-13 on 2 cores, 121
-CPU-seconds (88 of them with a process per run: 948 s at load 8-9), the runs forked from a
-server that did the imports once (``tests/_radius_forkserver.py``) and going file by file
-until one fails.
+sub-cube's op-level containment test) and issue 40's 2: 105 mutants, 258 s wall at load 6-10
+on 2 cores, 123 CPU-seconds (88 of them with a process per run: 948 s at load 8-9), the runs
+forked from a server that did the imports once (``tests/_radius_forkserver.py``) and going
+file by file until one fails.
 """
 
 from __future__ import annotations

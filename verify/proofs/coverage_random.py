@@ -1,0 +1,176 @@
+"""Sec 6 random functions as obligations (docs/derivations_eps_zero.md section 9): the
+Chen-Stein radius from its b_1, b_2 (the closed neighbourhoods of two strings at distance 1 or
+2 cover 2N points) and the biased E[K_0]."""
+
+from __future__ import annotations
+
+import itertools
+import math
+from collections.abc import Iterator
+
+import numpy as np
+import sympy as sp
+from flint import arb
+
+from verify.proofs.chain import Case, _points_step, code
+from verify.proofs.compose import iv
+from verify.proofs.core import Verdict
+from verify.proofs.coverage_common import DOC9, S6
+from verify.proofs.interval import Iv
+from verify.proofs.methods import custom_step, sympy_identity
+
+__all__ = ["CHEN_STEIN", "biased_mean"]
+
+
+# ----------------------------------------------------------------------------- Sec 6
+def _neighbourhoods(n_max: int = 8) -> tuple[bool, str]:
+    for n in range(1, n_max + 1):
+        closed = [{x} | {x ^ (1 << i) for i in range(n)} for x in range(1 << n)]
+        ball = {y for y in range(1 << n) if bin(y).count("1") <= 2}
+        if len(ball) != 1 + n + math.comb(n, 2):
+            return False, f"N = {n}: |B_x| = {len(ball)}"
+        for y in range(1, 1 << n):
+            d = bin(y).count("1")
+            union = len(closed[0] | closed[y])
+            if d <= 2 and union != 2 * n:
+                return False, f"N = {n}, d = {d}: |N[x] u N[y]| = {union}"
+            if d >= 3 and closed[0] & closed[y]:
+                return False, f"N = {n}, d = {d}: the closed neighbourhoods meet"
+    return True, f"N = 1..{n_max}: |B_x| = 1 + N + C(N, 2), |N[x] u N[y]| = 2N at d = 1, 2"
+
+
+def _neighbourhoods_prove() -> Verdict:
+    ok, detail = _neighbourhoods()
+    return Verdict("proved" if ok else "failed", detail)
+
+
+def _neighbourhoods_twin() -> Verdict:
+    n = 3
+    closed = [{x} | {x ^ (1 << i) for i in range(n)} for x in range(1 << n)]
+    union = len(closed[0] | closed[1])
+    if union != 2 * n + 2:
+        return Verdict("refuted", f"N = 3, d = 1: |N[x] u N[y]| = {union} != 2N + 2", {"N": "3"})
+    return Verdict("not refuted")
+
+
+custom_step(
+    "sec_6_random_functions.neighbourhoods",
+    S6,
+    "Rate of the limit: dependency sets",
+    DOC9,
+    "sympy",
+    "for x, y at distance 1 or 2 the closed neighbourhoods N[x], N[y] cover 2N strings; at"
+    " distance >= 3 they are disjoint; |B_x| = |{y: d(x, y) <= 2}| = 1 + N + C(N, 2)"
+    " (enumerated, N = 1..8)",
+    "|N[x] u N[y]| = 2N + 2 at distance 1",
+    _neighbourhoods_prove,
+    _neighbourhoods_twin,
+)
+nn_ = sp.symbols("N", positive=True, integer=True)
+_near = nn_ + nn_ * (nn_ - 1) / 2
+B1 = 2**nn_ * (1 + _near) * 4**-nn_  # sum_x sum_{y in B_x} p_x p_y, p = 2^-N
+B2 = 2**nn_ * _near * 2 * 2 ** (-2 * nn_)  # E[I_x I_y] = 2^(1 - 2N): f constant on 2N strings
+CHEN_STEIN = (1 - sp.exp(-1)) * (B1 + B2)  # lambda = E K_0 = 1
+sympy_identity(
+    "sec_6_random_functions.b2_term",
+    S6,
+    "Rate of the limit",
+    DOC9,
+    2**nn_ * _near * 2 ** (1 - 2 * nn_),
+    B2,
+    B2 / 2,
+    facts=("sec_6_random_functions.neighbourhoods",),
+)
+
+
+def _radius_cases() -> Iterator[Case]:
+    for n in range(1, 121):
+        yield (
+            {"N": n},
+            (lambda n=n: code("sec_6_random_functions.chain_radius")(n)),
+            (lambda n=n: _chen_stein_composed(n)),
+        )
+
+
+def _chen_stein_composed(n: int) -> Iv:
+    b = (B1 + B2).subs(nn_, n)
+    e1 = 1 - arb(-1).exp()
+    val = e1 * arb(sp.Rational(b).p) / arb(sp.Rational(b).q)
+    return Iv(val.lower(), val.upper())
+
+
+_points_step(
+    "sec_6_random_functions.chain_radius",
+    S6,
+    "Rate of the limit",
+    DOC9,
+    _radius_cases,
+    ("sec_6_random_functions.b2_term", "axiom.chen_stein"),
+)
+pp = sp.symbols("p", positive=True)
+
+
+def biased_mean(n: int) -> sp.Expr:
+    """E[K_0] for f(x) i.i.d. Bernoulli(p), by summing over every f on n bits (exact in p)."""
+    total = sp.Integer(0)
+    strings = range(1 << n)
+    for table in itertools.product((0, 1), repeat=1 << n):
+        k0 = sum(all(table[x ^ (1 << i)] == table[x] for i in range(n)) for x in strings)
+        ones = sum(table)
+        total += k0 * pp**ones * (1 - pp) ** ((1 << n) - ones)
+    return sp.expand(total)
+
+
+BIASED = 2**nn_ * (pp ** (nn_ + 1) + (1 - pp) ** (nn_ + 1))
+
+
+def _biased_prove() -> Verdict:
+    for n in (1, 2, 3):
+        if sp.expand(biased_mean(n) - BIASED.subs(nn_, n)) != 0:
+            return Verdict("failed", f"N = {n}")
+    return Verdict("proved", "sympy: the sum over every f on N = 1, 2, 3 bits, exact in p")
+
+
+def _biased_twin() -> Verdict:
+    twin = 2**nn_ * pp ** (nn_ + 1)
+    if sp.expand(biased_mean(2) - twin.subs(nn_, 2)) != 0:
+        return Verdict("refuted", "N = 2: the sum differs from 2^N p^(N+1)", {"N": "2"})
+    return Verdict("not refuted")
+
+
+custom_step(
+    "sec_6_random_functions.biased_mean",
+    S6,
+    "Biased null",
+    DOC9,
+    "sympy",
+    "sum_f P[f] K_0(f) = 2^N (p^(N+1) + (1-p)^(N+1)) for f(x) i.i.d. Bernoulli(p) (every f on"
+    " N = 1, 2, 3 bits, exact polynomials in p; any N: x is zero-sensitive iff its N + 1"
+    " closed-neighbourhood values agree)",
+    "2^N p^(N+1)",
+    _biased_prove,
+    _biased_twin,
+)
+
+
+def _biased_cases() -> Iterator[Case]:
+    rng = np.random.default_rng(6)
+    for _ in range(100):
+        n, p = int(rng.integers(1, 40)), float(rng.uniform(0, 1))
+        pa = iv(p)
+        comp = iv(2).ipow(n) * (pa.ipow(n + 1) + (iv(1) + -pa).ipow(n + 1))
+        yield (
+            {"N": n, "p": p},
+            (lambda n=n, p=p: code("sec_6_random_functions.chain_biased_mean")(n, p)),
+            (lambda c=comp: c),
+        )
+
+
+_points_step(
+    "sec_6_random_functions.chain_biased_mean",
+    S6,
+    "Biased null",
+    DOC9,
+    _biased_cases,
+    ("sec_6_random_functions.biased_mean",),
+)

@@ -1,0 +1,145 @@
+"""Lemma 4.2's union and sequential bounds as obligations (docs/derivations_eps_zero.md
+section 2)."""
+
+from __future__ import annotations
+
+import sympy as sp
+
+from verify.proofs.core import Verdict
+from verify.proofs.methods import arb_step, custom_step, z3_step
+
+__all__ = ["MARKOV"]
+
+DOC2 = "docs/derivations_eps_zero.md#2-lemma-42"
+L42 = "Lemma 4.2"
+
+# ---- section 2: Lemma 4.2
+tau = sp.symbols("tau1:5", real=True)
+u = sp.symbols("u", real=True)
+z3_step(
+    "lemma_4_2.union_threshold",
+    L42,
+    "Blowup tail, union bound",
+    DOC2,
+    [u >= 1, *(sp.And(tk >= 1, tk <= u) for tk in tau)],
+    sp.Le(tau[0] * tau[1] * tau[2] * tau[3], u**4),
+    sp.Le(tau[0] * tau[1] * tau[2] * tau[3], u**3),
+    note="K = 4: every tau_k <= t^{1/K} = u forces beta <= t; so beta > t forces some"
+    " z_kn > t^{1/K} - 1",
+)
+P, Kk, Ss, pz, C, T = sp.symbols("P K S p_z C T", real=True)
+z3_step(
+    "lemma_4_2.union",
+    L42,
+    "Blowup tail, union bound",
+    DOC2,
+    [Kk >= 1, Ss >= 1, C >= 0, T >= 0, pz >= 0, pz <= C * T, P <= Kk * Ss * pz],
+    sp.Le(P, Kk * Ss * C * T),
+    sp.Le(P, Kk * Ss * C * T / 2),
+    facts=("lemma_4_2.union_threshold", "small_ball.z_tail", "axiom.union_bound"),
+    note="T = (t^{1/K} - 1)^{-(D-1)}: K S events z_kn > t^{1/K} - 1",
+)
+c, w = sp.symbols("c w", real=True)
+z3_step(
+    "lemma_4_2.sequential_shift",
+    L42,
+    "Blowup tail, sequential conditioning",
+    DOC2,
+    [c > 0, w >= 1 + c],
+    sp.Le(c / (w - 1), (1 + c) / w),
+    sp.Le(c / (w - 1), (1 + c) / (2 * w)),
+    note="c = (S C_SB)^{1/(D-1)} > 0, w = e^u, e^{u0} = 1 + c: c/(e^u - 1) <= e^{u0 - u} for"
+    " u >= u0, so S C_SB (e^u - 1)^{-(D-1)} <= e^{(D-1) u0} e^{-(D-1) u} (raise to the power"
+    " D - 1)",
+)
+v = sp.symbols("v", real=True)
+arb_step(
+    "lemma_4_2.sequential_exp",
+    L42,
+    "Blowup tail, sequential conditioning",
+    DOC2,
+    {c: (sp.Rational(1, 4), 4), v: (0, 8)},
+    sp.Le(c**2 / ((1 + c) * sp.exp(v) - 1) ** 2, sp.exp(-2 * v)),
+    sp.Le(c**2 / ((1 + c) * sp.exp(v) - 1) ** 2, sp.exp(-2 * v) / 2),
+    facts=("lemma_4_2.sequential_shift", "axiom.mean_value"),
+    substitution="D = 3 (exponent 2), u = u0 + v, e^{u0} = 1 + c: the exp form of"
+    " lemma_4_2.sequential_shift on c in [1/4, 4], v in [0, 8] (all c >= 0: the z3 step)",
+    coq="forall v, 0 <= v <= 8 -> 1 <= exp v",
+)
+y = sp.symbols("y", positive=True)
+
+
+def _gamma_tail() -> Verdict:
+    """Every K >= 1 by induction on K: Q(1, y) = e^{-y}; with g = Q(K+1, y) - Q(K, y) -
+    e^{-y} y^K / K! (symbolic K), dg/dy = 0 and g -> 0 as y -> inf, so g = 0 (mean value
+    theorem); the partial sums grow by the same term. K = 1..4 written out as a check."""
+    kk = sp.Symbol("K", positive=True, integer=True)
+    q = sp.uppergamma(kk, y) / sp.gamma(kk)
+    step = sp.exp(-y) * y**kk / sp.factorial(kk)
+    g = q.subs(kk, kk + 1) - q - step
+    if sp.simplify(sp.uppergamma(1, y) - sp.exp(-y)) != 0:
+        return Verdict("failed", "base case K = 1")
+    if sp.simplify(sp.diff(g, y)) != 0:
+        return Verdict("failed", "d/dy of the induction step is not 0")
+    for term in (q.subs(kk, kk + 1), q, step):
+        if sp.limit(term, y, sp.oo) != 0:
+            return Verdict("failed", f"{term} does not vanish as y -> inf")
+    for k in range(1, 5):
+        lhs = sp.uppergamma(k, y) / sp.gamma(k)
+        rhs = sp.exp(-y) * sum(y**j / sp.factorial(j) for j in range(k))
+        if sp.simplify(sp.expand_func(lhs) - rhs) != 0:
+            return Verdict("failed", f"K = {k}")
+    return Verdict(
+        "proved",
+        "sympy: Q(1, y) = e^{-y}; for symbolic K, Q(K+1, y) - Q(K, y) - e^{-y} y^K/K! has"
+        " derivative 0 and limit 0 at inf (so it is 0): every K by induction (K = 1..4 checked)",
+    )
+
+
+def _gamma_tail_twin() -> Verdict:
+    lhs = sp.expand_func(sp.uppergamma(3, y) / sp.gamma(3))
+    twin = sp.exp(-y) * (1 + y)
+    val = (lhs - twin).subs(y, 1)
+    if sp.N(val, 30) != 0:
+        return Verdict("refuted", f"K = 3, y = 1: difference {sp.N(val, 6)}", {"K": "3", "y": "1"})
+    return Verdict("not refuted")
+
+
+custom_step(
+    "lemma_4_2.gamma_tail",
+    L42,
+    "Blowup tail, sequential conditioning",
+    DOC2,
+    "sympy",
+    "Q(K, y) = e^{-y} sum_{j<K} y^j / j! for every K >= 1 (induction on K: the step's difference"
+    " has y-derivative 0 and vanishes at infinity): the Gamma(K, D-1) tail",
+    "the last term of the sum dropped",
+    _gamma_tail,
+    _gamma_tail_twin,
+    facts=("axiom.stochastic_dominance", "axiom.mean_value"),
+)
+pb, pm, E, N, kq = sp.symbols("p_b p_m E N k", real=True)
+pp = sp.symbols("p", real=True)
+MARKOV = 1 + N / (N - kq + 1)  # the neighbourhood bound is p times this factor
+z3_step(
+    "lemma_4_2.neighbourhood",
+    L42,
+    "Neighbourhood",
+    DOC2,
+    [
+        N >= 1,
+        kq >= 0,
+        kq <= N,
+        pp >= 0,
+        pb <= pp,
+        E >= 0,
+        E <= N * pp,
+        pm >= 0,
+        pm * (N - kq + 1) <= E,
+        P <= pb + pm,
+    ],
+    sp.Le(P, pp * MARKOV),
+    sp.Le(P, pp * MARKOV / 2),
+    facts=("axiom.union_bound", "axiom.markov"),
+    note="P[beta(x) > t] <= p; Markov on the number of neighbours with beta > t",
+)

@@ -1,0 +1,83 @@
+"""The small-ball constant's derivation steps as obligations (docs/derivations_eps_zero.md
+section 1)."""
+
+from __future__ import annotations
+
+import sympy as sp
+
+from verify.proofs.methods import sympy_identity, z3_step
+
+__all__ = ["C_SB"]
+
+DOC1 = "docs/derivations_eps_zero.md#1-small-ball-bound-sb"
+SB = "Small-ball bound"
+
+# ---- section 1: the small-ball constant
+d1, d2, d3 = sp.symbols("d1 d2 d3", real=True)
+_mean = (d1 + d2 + d3) / 3
+sympy_identity(
+    "small_ball.variance_projection",
+    SB,
+    "var(d) = |Pd|^2/D",
+    DOC1,
+    (d1**2 + d2**2 + d3**2) / 3 - _mean**2,
+    ((d1 - _mean) ** 2 + (d2 - _mean) ** 2 + (d3 - _mean) ** 2) / 3,
+    ((d1 - _mean) ** 2 + (d2 - _mean) ** 2 + (d3 - _mean) ** 2) / 6,
+    positive=False,
+)
+x, t1, t2, a, D = sp.symbols("x t1 t2 a D", real=True)
+z3_step(
+    "small_ball.line_segment",
+    SB,
+    "a line parallel to 1 meets the cube in a segment of length <= a sqrt(D)",
+    DOC1,
+    [
+        a > 0,
+        D >= 1,
+        x + t1 / sp.sqrt(D) >= 0,
+        x + t1 / sp.sqrt(D) <= a,
+        x + t2 / sp.sqrt(D) >= 0,
+        x + t2 / sp.sqrt(D) <= a,
+    ],
+    sp.Le(sp.Abs(t1 - t2), a * sp.sqrt(D)),
+    sp.Le(sp.Abs(t1 - t2), a * sp.sqrt(D) / 2),
+    note="one coordinate b_i = u_i + t/sqrt(D) of the cube confines t",
+)
+dens, ad, ln = sp.symbols("density a_D len", real=True)
+z3_step(
+    "small_ball.density",
+    SB,
+    "Pb has a density on the (D-1)-dim hyperplane bounded by a^-D a sqrt(D)",
+    DOC1,
+    [a > 0, D >= 1, ad > 0, ln >= 0, ln <= a * sp.sqrt(D), dens <= ad * ln],
+    sp.Le(dens, sp.sqrt(D) * ad * a),
+    sp.Le(dens, sp.sqrt(D) * ad * a / 2),
+    facts=("small_ball.line_segment", "axiom.fubini_density"),
+    note="a_D = a^{-D}, the uniform density on the cube",
+)
+Dp, ap, dl = sp.symbols("D a delta", positive=True)
+k = Dp - 1
+Vk = sp.pi ** (k / 2) / sp.gamma(k / 2 + 1)
+C_SB = sp.sqrt(Dp) * Vk * Dp ** (k / 2) * ap ** (-k)
+sympy_identity(
+    "small_ball.compose",
+    SB,
+    "P[var(d) <= delta] <= C_SB delta^{(D-1)/2}",
+    DOC1,
+    sp.sqrt(Dp) * ap ** (-Dp) * ap * Vk * sp.sqrt(Dp * dl) ** k,
+    C_SB * dl ** (k / 2),
+    C_SB * dl ** (k / 2) / sp.sqrt(Dp),
+    facts=("small_ball.density", "small_ball.variance_projection", "axiom.ball_volume"),
+)
+var, s = sp.symbols("var s", real=True)
+z3_step(
+    "small_ball.z_tail",
+    SB,
+    "At eps = 0: P[z > s] <= C_SB s^{-(D-1)}",
+    DOC1,
+    [var > 0, s > 0, var ** sp.Rational(-1, 2) > s],
+    sp.Lt(var, s**-2),
+    sp.Lt(var, s**-2 / 2),
+    facts=("small_ball.compose",),
+    note="z = var^{-1/2} > s iff var < s^{-2}; then (SB) at delta = s^{-2}",
+)

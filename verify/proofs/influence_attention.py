@@ -1,0 +1,270 @@
+"""Lemma 2.9's attention steps (step 3: softmax, logit changes, the two positions) as obligations
+(docs/derivations.md#lemma-29) (symbols:
+:mod:`verify.proofs.influence_terms`)."""
+
+from __future__ import annotations
+
+import sympy as sp
+
+from verify.proofs.influence_terms import (
+    ATT_N_A,
+    ATT_N_B,
+    ATT_OTHER_A,
+    ATT_OTHER_B,
+    E,
+    G_k,
+    G_q,
+    K,
+    Q,
+    S,
+    V,
+    Y,
+    a,
+    b,
+    bk,
+    bq,
+    k_bar,
+    q_bar,
+    sd,
+    v_c,
+)
+from verify.proofs.methods import arb_step, sympy_identity, z3_step
+
+ST = "Lemma 2.9"
+DOC = "docs/derivations.md#lemma-29"
+
+p, qq, c, zu, zv, z, z2, tau, tau2, w = sp.symbols("p q c z_u z_v z z' tau tau' w", real=True)
+rho, H, d, e = sp.symbols("rho H d e", real=True)
+
+# ---- step 3: attention
+s1, s2, s3, t1, t2, t3 = sp.symbols("s1 s2 s3 t1 t2 t3", real=True)
+_den = sp.exp(s1) + sp.exp(s2) + sp.exp(s3)
+_p1 = sp.exp(s1) / _den
+sympy_identity(
+    "lemma_2_9.softmax_derivative",
+    ST,
+    "Step 3: softmax, dp = (diag p - p p^T) ds",
+    DOC,
+    sp.diff(_p1, s1) * t1 + sp.diff(_p1, s2) * t2 + sp.diff(_p1, s3) * t3,
+    _p1 * (t1 - (_p1 * t1 + sp.exp(s2) / _den * t2 + sp.exp(s3) / _den * t3)),
+    _p1 * t1,
+)
+p1, p2, p3 = sp.symbols("p1 p2 p3", real=True)
+_m = p1 * t1 + p2 * t2 + p3 * t3
+z3_step(
+    "lemma_2_9.softmax_dp_l1",
+    ST,
+    "Step 3: softmax, ||dp||_1 <= 2 sum_j p_j |ds_j|",
+    DOC,
+    [p1 >= 0, p2 >= 0, p3 >= 0, sp.Eq(p1 + p2 + p3, 1)],
+    sp.Le(
+        sp.Abs(p1 * (t1 - _m)) + sp.Abs(p2 * (t2 - _m)) + sp.Abs(p3 * (t3 - _m)),
+        2 * (p1 * sp.Abs(t1) + p2 * sp.Abs(t2) + p3 * sp.Abs(t3)),
+    ),
+    sp.Le(
+        sp.Abs(p1 * (t1 - _m)) + sp.Abs(p2 * (t2 - _m)) + sp.Abs(p3 * (t3 - _m)),
+        p1 * sp.Abs(t1) + p2 * sp.Abs(t2) + p3 * sp.Abs(t3),
+    ),
+    facts=("lemma_2_9.softmax_derivative", "axiom.triangle"),
+    note="three positions; any S by the same triangle inequality",
+)
+sa, sm, sdp = sp.symbols("A m sum_dp", real=True)
+z3_step(
+    "lemma_2_9.softmax_dp_l1_any_s",
+    ST,
+    "Step 3: softmax, ||dp||_1 <= 2 sum_j p_j |ds_j|",
+    DOC,
+    [sa >= 0, sp.Abs(sm) <= sa, sdp >= 0, sdp <= sa + sp.Abs(sm)],
+    sp.Le(sdp, 2 * sa),
+    sp.Le(sdp, sa),
+    facts=("lemma_2_9.softmax_derivative", "axiom.triangle"),
+    note="any S: A = sum_j p_j |ds_j| >= |m|, m = p . ds (triangle), and"
+    " sum_j |p_j (ds_j - m)| <= A + |m| sum_j p_j (triangle)",
+)
+u_, wsum, big_e = sp.symbols("u w E", real=True)
+z3_step(
+    "lemma_2_9.softmax_weight",
+    ST,
+    "Step 3: softmax, p_j <= pi := 1/(1 + (S-1) e^{-2R})",
+    DOC,
+    [
+        S >= 1,
+        big_e >= 1,
+        u_ > 0,
+        u_ * u_ <= big_e,
+        wsum * u_ >= 0,
+        wsum >= (S - 1) / sp.sqrt(big_e),
+    ],
+    sp.Le(u_ / (u_ + wsum), 1 / (1 + (S - 1) / big_e)),
+    sp.Le(u_ / (u_ + wsum), 1 / (2 * (1 + (S - 1) / big_e))),
+    facts=("lemma_2_9.logit_bound",),
+    note="substitution E = e^{2R}, u = e^{s_j} <= e^R, w = sum_{i != j} e^{s_i} >= (S-1) e^{-R}",
+)
+R, sig = sp.symbols("R sigma", real=True)
+arb_step(
+    "lemma_2_9.softmax_weight_simple",
+    ST,
+    "Step 3: softmax, pi <= e^{2R}/S",
+    DOC,
+    {R: (0, 8), sig: (0, 1)},
+    sp.Le(1 / (sig + (1 - sig) * sp.exp(-2 * R)), sp.exp(2 * R)),
+    sp.Le(1 / (sig + (1 - sig) * sp.exp(-2 * R)), sp.exp(2 * R) / 2),
+    facts=("lemma_2_9.softmax_weight", "axiom.mean_value"),
+    substitution="sigma = 1/S in (0, 1]; the claim times S; R in [0, 8] (R = q k/sqrt(d_h);"
+    " beyond 8 the same monotone argument: e^{2R} grows)",
+    coq="forall R, 0 <= R <= 8 -> 1 <= exp (2 * R)",
+)
+s0, s1_, tt_, rr = sp.symbols("s_0 s_1 t R", real=True)
+z3_step(
+    "lemma_2_9.segment_logits",
+    ST,
+    "Step 3: softmax, every logit on the straight logit path stays in [-R, R]",
+    DOC,
+    [rr >= 0, tt_ >= 0, tt_ <= 1, sp.Abs(s0) <= rr, sp.Abs(s1_) <= rr],
+    sp.Le(sp.Abs(s0 + tt_ * (s1_ - s0)), rr),
+    sp.Le(sp.Abs(s0 + tt_ * (s1_ - s0)), rr / 2),
+    facts=("lemma_2_9.logit_bound",),
+    note="s + t ds with both endpoints in [-R, R] (the box is convex)",
+)
+z3_step(
+    "lemma_2_9.softmax_weight_simple_all_r",
+    ST,
+    "Step 3: softmax, pi <= e^{2R}/S",
+    DOC,
+    [S >= 1, big_e >= 1],
+    sp.Le(1 / (1 + (S - 1) / big_e), big_e / S),
+    sp.Le(1 / (1 + (S - 1) / big_e), big_e / (2 * S)),
+    facts=("lemma_2_9.softmax_weight_simple",),
+    note="every R >= 0 by the substitution E = e^{2R} >= 1 (the arb step checks the exp form"
+    " on R in [0, 8])",
+)
+qn, kn, dq, dk, kp = sp.symbols("n_q n_k dq dk n_k'", real=True)
+z3_step(
+    "lemma_2_9.logit_change",
+    ST,
+    "Step 3: logit changes, |ds_mj| <= (||dq_m|| k + q ||dk_j||)/sqrt(d_h)",
+    DOC,
+    [
+        sd > 0,
+        dq >= 0,
+        dk >= 0,
+        kp >= 0,
+        qn >= 0,
+        kp <= k_bar,
+        qn <= q_bar,
+        Y >= 0,
+        Q >= 0,
+        K >= 0,
+        bq >= 0,
+        bk >= 0,
+        t1 * sd <= dq * kp + qn * dk,
+        -t1 * sd <= dq * kp + qn * dk,
+    ],
+    sp.Le(sp.Abs(t1), (dq * k_bar + q_bar * dk) / sd),
+    sp.Le(sp.Abs(t1), (dq * k_bar + q_bar * dk) / (2 * sd)),
+    facts=("lemma_3_1.logit_identity", "axiom.cauchy_schwarz"),
+)
+v1, v2, v3, w1, w2, w3, r1, r2, r3, bv = sp.symbols("v1 v2 v3 v1' v2' v3' p1' p2' p3' b_v")
+sympy_identity(
+    "lemma_2_9.attention_split",
+    ST,
+    "Step 3: the change of o_m splits as sum p dv + sum dp (v' - b_v)",
+    DOC,
+    (r1 * w1 + r2 * w2 + r3 * w3) - (p1 * v1 + p2 * v2 + p3 * v3),
+    p1 * (w1 - v1)
+    + p2 * (w2 - v2)
+    + p3 * (w3 - v3)
+    + (r1 - p1) * (w1 - bv)
+    + (r2 - p2) * (w2 - bv)
+    + (r3 - p3) * (w3 - bv)
+    + bv * ((r1 + r2 + r3) - (p1 + p2 + p3)),
+    p1 * (w1 - v1) + p2 * (w2 - v2) + p3 * (w3 - v3),
+    positive=False,
+)
+pn, val, rew = sp.symbols("p_n val rew", real=True)
+_coef = [
+    S >= 1,
+    E >= 1,
+    pn >= 0,
+    pn <= 1,
+    pn * S <= E,
+    V >= 0,
+    Y >= 0,
+    Q >= 0,
+    K >= 0,
+    bq >= 0,
+    bk >= 0,
+    sd > 0,
+    a >= 0,
+    b >= 0,
+]
+z3_step(
+    "lemma_2_9.other_position",
+    ST,
+    "Step 3: at another position m != n",
+    DOC,
+    [
+        *_coef,
+        val <= pn * V * a + (1 - pn) * V * b / S,
+        rew <= 2 * v_c * (G_q * b / S + G_k * (pn * a + (1 - pn) * b / S)),
+    ],
+    sp.Le(S * (val + rew), ATT_OTHER_B * b + ATT_OTHER_A * a),
+    sp.Le(S * (val + rew), ATT_OTHER_B * b + ATT_OTHER_A.subs(E, 1) * a),
+    facts=(
+        "lemma_2_9.attention_split",
+        "lemma_2_9.softmax_dp_l1",
+        "lemma_2_9.softmax_weight",
+        "lemma_2_9.softmax_weight_simple",
+        "lemma_2_9.logit_change",
+        "axiom.triangle",
+        "axiom.mean_value",
+    ),
+    note="E = e^{2R} bounds S p_mn along the logit path",
+)
+rng_ = sp.symbols("range", real=True)
+z3_step(
+    "lemma_2_9.flip_range",
+    ST,
+    "Step 3: at position n, the range of the logit changes",
+    DOC,
+    [S >= 1, Q >= 0, K >= 0, Y >= 0, bq >= 0, bk >= 0, sd > 0, a >= 0, b >= 0],
+    sp.Le(
+        sp.Max(
+            2 * Q * a * k_bar + 2 * q_bar * K * b / S,
+            2 * Q * a * k_bar + q_bar * K * a + q_bar * K * b / S,
+        ),
+        2 * Q * a * k_bar + q_bar * K * a + 2 * q_bar * K * b,
+    ),
+    sp.Le(
+        sp.Max(
+            2 * Q * a * k_bar + 2 * q_bar * K * b / S,
+            2 * Q * a * k_bar + q_bar * K * a + q_bar * K * b / S,
+        ),
+        Q * a * k_bar + q_bar * K * a + 2 * q_bar * K * b,
+    ),
+    facts=("lemma_2_9.logit_change",),
+    note="sqrt(d_h) times the range: pairs (i, j) off n and the pair (n, j)",
+)
+z3_step(
+    "lemma_2_9.flip_position",
+    ST,
+    "Step 3: at position n",
+    DOC,
+    [
+        *_coef,
+        val <= V * a + V * b,
+        rng_ >= 0,
+        rng_ * sd <= 2 * Q * a * k_bar + q_bar * K * a + 2 * q_bar * K * b,
+        rew <= v_c * rng_ / 2,
+    ],
+    sp.Le(val + rew, ATT_N_A * a + ATT_N_B * b),
+    sp.Le(val + rew, V * a + V * b + v_c * rng_ / 4),
+    facts=(
+        "lemma_2_9.flip_range",
+        "lemma_2_9.attention_split",
+        "axiom.popoviciu",
+        "axiom.cauchy_schwarz",
+        "lemma_3_1.covariance_identity",
+        "axiom.mean_value",
+    ),
+)
