@@ -16,21 +16,13 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from _cli import run_cli
+from _cli import assert_one_line, run_cli
 
 from verify.errors import ValidationError
 from verify.model import ModelConfig, Params, init_params
 from verify.model.config import CONTRACT_FIELDS
 
 CONFIG = ModelConfig(d_model=8, n_layers=1, n_heads=4, ln_eps=1e-5)
-
-
-def _one_line(err: str, *needles: str) -> None:
-    lines = err.strip().splitlines()
-    assert len(lines) == 1, err
-    assert "Traceback" not in err, err
-    for needle in needles:
-        assert needle in lines[0], err
 
 
 @pytest.fixture(scope="module")
@@ -68,7 +60,7 @@ def test_a_file_lacking_a_contract_field_is_refused(tmp_path, params, field, cap
         Params.load(path)
     code, err, out = _check(path, capsys)
     assert code == 2 and not out
-    _one_line(err, field, "missing")
+    assert_one_line(err, field, "missing")
 
 
 def test_an_absent_extension_field_means_the_contract(tmp_path, params) -> None:
@@ -85,7 +77,7 @@ def test_a_field_given_twice_is_refused(tmp_path, params, capsys) -> None:
     path = _write(tmp_path / "m.npz", params, text)
     code, err, _ = _check(path, capsys)
     assert code == 2
-    _one_line(err, "n_heads", "once")
+    assert_one_line(err, "n_heads", "once")
 
 
 @pytest.mark.parametrize("literal", ["1e-400", "-1e-400", "1e400"])
@@ -94,7 +86,7 @@ def test_a_number_float64_cannot_hold_is_refused(tmp_path, params, literal, caps
     text = json.dumps({**CONFIG.to_dict(), "ln_eps": 12345.0}).replace("12345.0", literal)
     code, err, _ = _check(_write(tmp_path / "m.npz", params, text), capsys)
     assert code == 2
-    _one_line(err, literal)
+    assert_one_line(err, literal)
 
 
 def test_negative_zero_eps_is_zero(tmp_path, params) -> None:
@@ -147,7 +139,7 @@ def test_damaged_files_are_one_line(tmp_path, params, capsys) -> None:
     for what, (path, needle) in cases.items():
         code, err, out = _check(path, capsys)
         assert code == 2 and not out, (what, code, err)
-        _one_line(err, needle)
+        assert_one_line(err, needle)
 
 
 def test_a_fifo_is_refused_not_read(tmp_path, capsys) -> None:
@@ -169,7 +161,7 @@ def test_a_fifo_is_refused_not_read(tmp_path, capsys) -> None:
     if not read:  # release the writer thread
         os.close(os.open(fifo, os.O_RDONLY | os.O_NONBLOCK))
     assert code == 2 and not read, err
-    _one_line(err, "FIFO")
+    assert_one_line(err, "FIFO")
 
 
 # ------------------------------------------------------------------ flags
@@ -185,7 +177,7 @@ def test_a_fifo_is_refused_not_read(tmp_path, capsys) -> None:
 def test_eps_flags_say_what_is_wrong(argv, needles, capsys) -> None:
     code, err, _ = run_cli(argv, capsys)
     assert code == 2
-    _one_line(err, *needles)
+    assert_one_line(err, *needles)
     assert "expected one argument" not in err
 
 
@@ -203,7 +195,7 @@ def test_sweep_refuses_a_value_given_twice(tmp_path, axis, needle, capsys) -> No
     argv = ["sweep", "--out", str(tmp_path / "s.jsonl"), "--seeds", "0:2", "-j", "1", *axis]
     code, err, _ = run_cli([*argv, "--no-progress"], capsys)
     assert code == 2
-    _one_line(err, needle, "once")
+    assert_one_line(err, needle, "once")
     assert not (tmp_path / "s.jsonl").exists()
 
 
@@ -234,7 +226,7 @@ def test_a_state_dict_with_a_layer_left_out_is_refused(tmp_path, prefix, capsys)
     torch.save(state, path)
     code, err, _ = _check(path, capsys, *LAYOUT)
     assert code == 2
-    _one_line(err, "0..L-1", "[0, 2]")
+    assert_one_line(err, "0..L-1", "[0, 2]")
     torch.save(_torch_state(2, prefix), path)  # the control: 0..L-1 loads
     code, err, _ = _check(path, capsys, *LAYOUT)
     assert code == 0, err
@@ -253,4 +245,4 @@ def test_sparse_and_meta_tensors_are_refused(tmp_path, kind, capsys) -> None:
     torch.save(state, path)
     code, err, _ = _check(path, capsys, *LAYOUT)
     assert code == 2
-    _one_line(err, name, kind)
+    assert_one_line(err, name, kind)

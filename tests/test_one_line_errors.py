@@ -8,15 +8,7 @@ from __future__ import annotations
 import json
 
 import pytest
-from _cli import run_cli
-
-
-def _one_line(err: str, *needles: str) -> None:
-    lines = err.strip().splitlines()
-    assert len(lines) == 1, err
-    assert "Traceback" not in err, err
-    for needle in needles:
-        assert needle in lines[0], err
+from _cli import assert_one_line, run_cli
 
 
 @pytest.mark.parametrize(
@@ -29,7 +21,7 @@ def test_numba_variables_the_toolkit_cannot_run_with(variable, value, monkeypatc
     monkeypatch.setenv(variable, value)
     code, err, out = run_cli(["profile", "--random", "-N", "3"], capsys)
     assert code == 2 and not out
-    _one_line(err, variable, repr(value))
+    assert_one_line(err, variable, repr(value))
 
 
 @pytest.mark.parametrize(
@@ -53,7 +45,7 @@ def test_gallery_from_a_file_that_is_not_a_report(tmp_path, text, needle, capsys
     docs.mkdir()
     code, err, _ = run_cli(["gallery", "--from", str(src), "--docs", str(docs)], capsys)
     assert code == 2
-    _one_line(err, "--from", needle)
+    assert_one_line(err, "--from", needle)
     assert not (docs / "figures.md").exists()
 
 
@@ -85,4 +77,4 @@ def test_prove_refuses_what_it_would_ignore(tmp_path, argv, needle, capsys, monk
     monkeypatch.setattr("verify.proofs.runner.run", boom)
     code, err, _ = run_cli([a.replace("{tmp}", str(tmp_path)) for a in argv], capsys)
     assert code == 2
-    _one_line(err, needle)
+    assert_one_line(err, needle)
