@@ -112,9 +112,8 @@ def analyse(
     import numpy as np
 
     from verify.checks.hahn_rofin import measure_tradeoff
-    from verify.model import truth_table
-    from verify.model.cube import diagnostics_pass
     from verify.model.ln_forms import ln_formula
+    from verify.model.onepass import table_and_diagnostics
     from verify.theory import hahn_rofin as hr
     from verify.theory.bounds import (
         c_infl,
@@ -135,15 +134,17 @@ def analyse(
         "threshold": thr,
         "layer_norm": {"form": cfg.ln_form, "formula": ln_formula(cfg.ln_form), "eps": cfg.ln_eps},
     }
-    table_out, table = table, truth_table(params, n_bits, radius=radius)
+    # the certified table and the float64 diagnostics of every string (T, the readout vectors,
+    # the blowups from every norm's variance at every position) from one pass over the cube
+    # (verify.model.onepass; two passes, the table then diagnostics_pass, where the exhaustive
+    # kernel does not apply)
+    table_out = table
+    table, res = table_and_diagnostics(params, n_bits, radius=radius)
     if radius:
         out["parameter_radius"] = {k: float(v.max()) for k, v in radius.items()}
     out.update(table_results(table, n_bits, family, signs, thr))
     if table_out:
         out["table"] = packed_table(table)
-    # the diagnostics of every string, chunk by chunk (verify.model.cube): the numbers of
-    # forward(params, all_bit_strings(n_bits), diagnostics=True, engine="numba")
-    res = diagnostics_pass(params, n_bits)
     # over the strings where it is defined (finite): the max (the paper's statements) and the
     # mean (what H&R log); how many strings have it undefined (a 0/0 layer norm at eps = 0)
     finite = np.isfinite(res.beta)

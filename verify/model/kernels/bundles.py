@@ -165,6 +165,17 @@ class ExhaustiveLayer0(NamedTuple):
     lo_bound: np.ndarray  # (s, SLOTS, H, LB_COLS)
 
 
+class Diagnostics(NamedTuple):
+    """What the exhaustive kernel also writes when ``on`` (``verify.model.onepass``): the
+    float64 midpoints of the certified pass, not certified themselves. Without ``on`` the
+    arrays are not read (empty ones will do)."""
+
+    on: bool
+    var: np.ndarray  # (strings, K, s) the population variance of each norm's input, per position
+    y_readout: np.ndarray  # (strings, d) the vector read out (after pre-LN's final norm)
+    embed_var: np.ndarray  # (3, s) the variance of y0_mid[t, i] (pre-LN: layer 0's norm1 input)
+
+
 class DoubleDoubleTables(NamedTuple):
     """What the double-double kernel needs besides ``Scalars``, ``LayerWeightsT`` and
     ``NormAffine``: the exact embeddings as DD (hi + lo) with radii, the readout as a one-row
@@ -195,6 +206,7 @@ LAYER_WEIGHTS_T = bundle_type(LayerWeightsT, A3, A3, A2, A3, A3, A2, A3, A3, A2,
 LAYER_WEIGHTS = bundle_type(LayerWeights, A3, A2, A3, A2, A3, A2, A3, A2)
 WEIGHT_BOUNDS = bundle_type(WeightBounds, A3, A2, A2, f8, f8, A3, f8)
 DOUBLE_DOUBLE_TABLES = bundle_type(DoubleDoubleTables, A3, A3, A3, A2, A2, A1, f8, f8, f8)
+DIAGNOSTICS = bundle_type(Diagnostics, b1, A3, A2, A2)
 EXHAUSTIVE_LAYER0 = bundle_type(ExhaustiveLayer0, A3, A2, A5, A4, A4, A3, A3, A1, A1, A5, A4)
 
 
