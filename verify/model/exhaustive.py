@@ -206,6 +206,8 @@ def _weights(params: Params, lt: LayerWeightsT) -> tuple[LayerWeights, WeightBou
     lw = LayerWeights(
         in_wt=lt.in_t, in_b=lt.in_bias, out_wt=lt.out_t, out_b=lt.out_bias, lin1_wt=lt.lin1_t,
         lin1_b=lt.lin1_bias, lin2_wt=lt.lin2_t, lin2_b=lt.lin2_bias,
+        keys_w=np.ascontiguousarray(lt.in_t[:, :, d : 2 * d].transpose(0, 2, 1)),
+        zero_d=np.zeros(d),
     )  # fmt: skip
 
     def weight(wt: np.ndarray, lay: int) -> np.ndarray:  # W of one layer, C-contiguous (as

@@ -35,7 +35,7 @@ from verify.model.kernels.bundles import (
     f8,
     i8,
 )
-from verify.model.kernels.dense import col_absmax, matvec, matvec_scalar
+from verify.model.kernels.dense import col_absmax, matvec, matvec_mid, matvec_scalar
 from verify.model.kernels.register_sums import dist2_rows, dots_rows, mix_rows
 from verify.model.kernels.softmax import scaled_softmax, softmax_rounding
 from verify.model.rounding import ETA, U
@@ -245,19 +245,20 @@ def readout_attention(
 
 @kernel(
     types.void(
-        A3, A2, A2, A2, i8, A2, A1, A2, A2, i8, f8, f8, A1, A2, A1, A2, A1, A2, A1, A2, A2, A2,
-        A2, A2, b1,
+        A3, A2, A2, A2, i8, A2, A1, A2, A1, A2, A2, i8, f8, f8, A1, A2, A1, A2, A1, A2, A1, A2,
+        A2, A2, A2, A2, b1,
     )
 )  # fmt: skip
 def attention_row_l2(
-    x, rho, xm, xn, i, w_int, b_in, head_norms, wn, n_heads, cm, cr, zero, att, ratt, qm, rq,
-    um, ru, pm, pr, sig, p0, sv, bounds,
+    x, rho, xm, xn, i, w_int, b_in, w_key, zero_d, head_norms, wn, n_heads, cm, cr, zero, att,
+    ratt, qm, rq, um, ru, pm, pr, sig, p0, sv, bounds,
 ):  # fmt: skip  # pragma: no cover - jitted
     """Concatenated head outputs (before out_proj) at query position i of a layer whose
     attention inputs x (s, d, BS) are known within the 2-norm radii rho (s, BS): |x'_j - x_j|_2
     <= rho[j] for the exact inputs x'. Returns ratt[b] >= the 2-norm error of the whole
     concatenation. xm[j] = max|x_j| and xn[j] >= |x_j|_2 (per string, computed once per layer).
-    w_int: in_proj_weight transposed (d, 3d).
+    w_int: in_proj_weight transposed (d, 3d); w_key: its keys' rows W_k (d, d), not
+    transposed, for u = W_k,h^T q as a register-blocked product; zero_d: d zeros.
 
     Midpoints as in the per-string kernel's readout rule: per head q = W_q,h x_i + b_q,h,
     u = W_k,h^T q, beta = b_k,h . q, scores a_j = (u . x_j + beta) / sqrt(d_h), p = softmax(a),
@@ -314,17 +315,12 @@ def attention_row_l2(
         )  # rq: the rounding of q
         for b in range(BS):
             beta[b] = 0.0
-        for k in range(d):
-            for b in range(BS):
-                um[k, b] = 0.0
         for e in range(dh):
             bk = b_in[d + c0 + e]
             for b in range(BS):
                 beta[b] += bk * qm[e, b]
-            for k in range(d):
-                wv = w_int[k, d + c0 + e]
-                for b in range(BS):
-                    um[k, b] += wv * qm[e, b]
+        # u = W_k,h^T q in registers (``dense.matvec_mid``, the weights W_k,h = (W_k,h^T)^T)
+        matvec_mid(qm[:dh], w_key[c0 : c0 + dh], zero_d, 0, d, um)
         if bounds:
             g = (dh + 2) * U
             wq2 = wn[WN_SPEC, hd]

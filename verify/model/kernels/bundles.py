@@ -108,6 +108,8 @@ class LayerWeights(NamedTuple):
     lin1_b: np.ndarray  # (L, f)
     lin2_wt: np.ndarray  # (L, f, d) linear2.weight^T
     lin2_b: np.ndarray  # (L, d)
+    keys_w: np.ndarray  # (L, d, d) W_k, the keys' rows of in_proj_weight (not transposed)
+    zero_d: np.ndarray  # (d,) zeros: the bias of W_k,h^T q (``kernels.attention``)
 
 
 # columns of WeightBounds.head[layer, h, :]: infinity norms (max absolute row sums, rounded up)
@@ -203,7 +205,7 @@ NORM_AFFINE = bundle_type(NormAffine, A2, A2)
 READOUT = bundle_type(Readout, A1, A1)
 LAYER0_TABLES = bundle_type(Layer0Tables, A3, A3, A5, A5, A4, A4)
 LAYER_WEIGHTS_T = bundle_type(LayerWeightsT, A3, A3, A2, A3, A3, A2, A3, A3, A2, A3, A3, A2)
-LAYER_WEIGHTS = bundle_type(LayerWeights, A3, A2, A3, A2, A3, A2, A3, A2)
+LAYER_WEIGHTS = bundle_type(LayerWeights, A3, A2, A3, A2, A3, A2, A3, A2, A3, A1)
 WEIGHT_BOUNDS = bundle_type(WeightBounds, A3, A2, A2, f8, f8, A3, f8)
 DOUBLE_DOUBLE_TABLES = bundle_type(DoubleDoubleTables, A3, A3, A3, A2, A2, A1, f8, f8, f8)
 DIAGNOSTICS = bundle_type(Diagnostics, b1, A3, A2, A2)

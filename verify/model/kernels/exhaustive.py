@@ -369,8 +369,8 @@ def exhaustive_chunk(
                     bnd = bounds and (not last or i == s - 1)
                     attention_row_l2(
                         src, srcr, xsm, xsn, i, lw.in_wt[layer], lw.in_b[layer],
-                        wb.head[layer], wn, n_heads, cm, cr, zero1, att, ratt, qm, rq, um,
-                        ru, pm, pr, sig, p0, sv, bnd,
+                        lw.keys_w[layer], lw.zero_d, wb.head[layer], wn, n_heads, cm, cr, zero1,
+                        att, ratt, qm, rq, um, ru, pm, pr, sig, p0, sv, bnd,
                     )  # fmt: skip
                     for e in range(d):
                         for b in range(BS):
