@@ -13,10 +13,10 @@ Floors (flops x 2^N / (rate x cores)):
 - the certified table: ``verify.sizes.table_flops_per_string`` (the exhaustive kernel's
   stages, benchmarks/limit.py) at the rate of the kernel's own dense product
   (``limit.machine_rate``, one thread);
-- the one pass (``verify.model.onepass.table_and_diagnostics``, what check-model runs): the
-  table's flops plus the last layer at the other S - 1 positions
+- the one pass (``verify.model.certified.onepass.table_and_diagnostics``, what check-model
+  runs): the table's flops plus the last layer at the other S - 1 positions
   (``verify.sizes.onepass_flops_per_string``) at that rate;
-- the plain diagnostic pass (every position of every layer, ``kernels.diagnostics``; what
+- the plain diagnostic pass (every position of every layer, ``plain.diagnostics``; what
   check-model ran after the table before the one pass, and still runs where the exhaustive
   kernel does not apply: another layer-norm form, parameter balls): 2 (4 D^2 +
   2 D d_ff) + 4 S D per position and layer (products, scores and weighted sums; the layer
@@ -25,9 +25,9 @@ Floors (flops x 2^N / (rate x cores)):
   (:func:`blas_rate`).
 
 Timed in one process after a warm-up: ``truth_table`` (the certified table), the one pass, the
-plain diagnostic pass (``verify.model.cube.diagnostics_pass``) and check-model's whole analysis
-(``verify.commands.check_model.analyse``: the one pass, the profile and the statements; its
-floor is the one pass's). The load
+plain diagnostic pass (``verify.model.certified.cube.diagnostics_pass``) and check-model's
+whole analysis (``verify.commands.check_model.analyse``: the one pass, the profile and the
+statements; its floor is the one pass's). The load
 average is printed before and after each timing and CPU seconds (user + system of the
 process) next to wall seconds: on a shared machine the CPU seconds are the comparable number.
 ``--stages numpy`` also times the diagnostic pass with the numpy engine (the reference) and
@@ -159,8 +159,8 @@ def main() -> None:
     )
     args = ap.parse_args()
     from verify.commands.check_model import analyse
-    from verify.model.cube import diagnostics_pass
-    from verify.model.onepass import table_and_diagnostics
+    from verify.model.certified.cube import diagnostics_pass
+    from verify.model.certified.onepass import table_and_diagnostics
 
     rate_table = machine_rate()
     print(f"{cores()} cores; the table kernel's product: {rate_table:.1f} GFLOP/s on one thread")

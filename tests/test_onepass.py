@@ -1,6 +1,6 @@
-"""check-model's one pass (``verify.model.onepass``): the exhaustive kernel with its diagnostics
-on gives the certified table bit for bit, and diagnostics equal to the reference forward pass
-to rounding.
+"""check-model's one pass (``verify.model.certified.onepass``): the exhaustive kernel with its
+diagnostics on gives the certified table bit for bit, and diagnostics equal to the reference
+forward pass to rounding.
 
 Tolerances: every variance, y_readout, T, beta and beta_hr within a relative 1e-12 of
 ``forward(..., engine="numpy")`` (measured: at most 2.4e-15 on these layouts); the
@@ -16,8 +16,12 @@ import pytest
 
 from verify.boolean.function import all_bit_strings
 from verify.model import ModelConfig, forward, init_params, truth_table
-from verify.model.exhaustive import diagnostics_arrays, exhaustive_T, prepare_exhaustive
-from verify.model.onepass import fused, table_and_diagnostics
+from verify.model.certified.onepass import fused, table_and_diagnostics
+from verify.model.exhaustive.exhaustive_pass import (
+    diagnostics_arrays,
+    exhaustive_T,
+    prepare_exhaustive,
+)
 
 RTOL = 1e-12
 
@@ -127,7 +131,7 @@ def test_check_model_numbers_are_those_of_the_two_passes(name, monkeypatch):
     """check-model's analysis (profile, K_0, blowups, every statement) from the one pass equals
     the two passes' within RTOL."""
     from verify.commands import check_model
-    from verify.model import onepass
+    from verify.model.certified import onepass
 
     p = init_params(LAYOUTS[name], "xavier_normal", seed=3)
     assert fused(p)

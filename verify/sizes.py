@@ -126,7 +126,7 @@ def table_flops_per_string(d: int, h: int, d_ff: int, n_layers: int, n_positions
 
 
 def onepass_flops_per_string(d: int, h: int, d_ff: int, n_layers: int, n_positions: int) -> int:
-    """Flops one string needs in check-model's one pass (``verify.model.onepass``): the
+    """Flops one string needs in check-model's one pass (``verify.model.certified.onepass``): the
     certified table's (:func:`table_flops_per_string`) plus the last layer at the other S - 1
     positions (midpoints only, for the variances of its norms)."""
     layer0, _, later, _ = _stage_flops(d, h, d_ff, n_positions)

@@ -112,8 +112,8 @@ def analyse(
     import numpy as np
 
     from verify.checks.hahn_rofin import measure_tradeoff
-    from verify.model.ln_forms import ln_formula
-    from verify.model.onepass import table_and_diagnostics
+    from verify.model.certified.onepass import table_and_diagnostics
+    from verify.model.spec.ln_forms import ln_formula
     from verify.theory import hahn_rofin as hr
     from verify.theory.bounds import (
         c_infl,
@@ -136,8 +136,8 @@ def analyse(
     }
     # the certified table and the float64 diagnostics of every string (T, the readout vectors,
     # the blowups from every norm's variance at every position) from one pass over the cube
-    # (verify.model.onepass; two passes, the table then diagnostics_pass, where the exhaustive
-    # kernel does not apply)
+    # (verify.model.certified.onepass; two passes, the table then diagnostics_pass, where the
+    # exhaustive kernel does not apply)
     table_out = table
     table, res = table_and_diagnostics(params, n_bits, radius=radius)
     if radius:
