@@ -115,10 +115,12 @@ def test_prove_coq_prints_and_writes_the_counts(tmp_path, capsys) -> None:
     out = capsys.readouterr().out
     assert "coq: 3 obligations: checked 2 (arb 1, z3 1); untranslatable 1 (sympy 1)" in out
     assert "coq untranslatable: power with a symbolic exponent 1" in out
+    assert "coq checked by class: box 1, genuine 1" in out
     assert main(["prove", *only, "--coq", "--coq-dir", str(tmp_path / "b"), "--json"]) == 0
     doc = json.loads(capsys.readouterr().out)
     assert doc["coq"]["counts"] == {"checked": 2, "untranslatable": 1}
     assert doc["coq"]["by_method"]["checked"] == {"arb": 1, "z3": 1}
+    assert doc["coq"]["by_class"]["checked"] == {"box": 1, "genuine": 1}
     by_id = {o["id"]: o for o in doc["obligations"]}
     assert by_id["lemma_3_2.z_max"]["coq"]["status"] == "checked"
     assert "\nLemma lemma_3_2_z_max :" in (tmp_path / "b" / "lemma_3_2_z_max.v").read_text()

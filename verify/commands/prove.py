@@ -170,6 +170,7 @@ def _coq_summary(results, out_dir, seconds: float) -> dict:
         "seconds": round(seconds, 1),
         "counts": dict(Counter(r.status for r in results)),
         "by_method": coq_counts(results),
+        "by_class": coq_counts(results, "class"),
         "untranslatable": dict(Counter(r.detail for r in results if r.status == "untranslatable")),
     }
 
@@ -186,6 +187,11 @@ def _print_coq(results, out_dir, seconds: float) -> None:
         for st, n in sorted(s["counts"].items())
     ]
     print(f"coq: {len(results)} obligations: " + "; ".join(parts) + f" in {seconds:.1f} s")
+    checked = s["by_class"].get("checked", {})
+    print(
+        "coq checked by class: "
+        + (", ".join(f"{k} {v}" for k, v in sorted(checked.items())) or "none")
+    )
     if s["untranslatable"]:
         print(
             "coq untranslatable: "

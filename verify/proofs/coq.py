@@ -165,9 +165,17 @@ def run_coq(
     return [results[ob.id] for ob in obligations if ob.id in results]
 
 
-def coq_counts(results: list[CoqResult]) -> dict[str, dict[str, int]]:
-    """Coq status -> obligation method -> count (the note's table)."""
+def coq_counts(results: list[CoqResult], key: str = "method") -> dict[str, dict[str, int]]:
+    """Coq status -> the obligation's method (``key="method"``) or class (``"class"``: genuine,
+    instance, box, ...) -> count (the note's table)."""
+    from verify.proofs.core import OBLIGATIONS
+    from verify.proofs.status import obligation_class
+
     out: dict[str, Counter] = {}
     for r in results:
-        out.setdefault(r.status, Counter())[r.method] += 1
+        if key == "method":
+            k = r.method
+        else:
+            k = obligation_class(OBLIGATIONS[r.id]) if r.id in OBLIGATIONS else "unregistered"
+        out.setdefault(r.status, Counter())[k] += 1
     return {s: dict(c) for s, c in out.items()}
