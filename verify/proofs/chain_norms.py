@@ -7,7 +7,7 @@ code (no SVD: a power iteration of our own gives a certificate).
   the vector v of a seeded power iteration on W^T W (a rigorous lower bound on ||W||_2, whatever
   v is: the constants are upper bounds, so an underestimated norm is the unsound direction), and
   ``s <= spectral_norm_upper(W)`` (the certified squaring bound of
-  :mod:`verify.model.matrix_norms`, within n^(1/64)).
+  :mod:`verify.model.arithmetic.matrix_norms`, within n^(1/64)).
 - Biases (l2), gains (sup), ||E[1] - E[0]||, the readout's norms: equal to the definition in
   arb (relative tolerance :data:`verify.proofs.chain.REL_TOL`, the float64 rounding of the
   code's own evaluation); the embedding bound at least every row tok[t] (+ or ++) pos[j] that
@@ -130,7 +130,7 @@ def _gain(params: Any, name: str) -> tuple[arb, arb]:
 
 def _embedding_rows(params: Any) -> Iterator[np.ndarray]:
     """Every input vector y^0_j = tok[t] (+ or concatenated with) pos[j], j < max_len + 1."""
-    from verify.model.dense import sinusoidal_table
+    from verify.model.plain.forward_numpy import sinusoidal_table
 
     cfg = params.config
     tok = np.asarray(params["token_embedding"], dtype=np.float64)
@@ -149,7 +149,7 @@ def _embedding_rows(params: Any) -> Iterator[np.ndarray]:
 def _check_model(params: Any, seed: int, weaken: float = 1.0) -> str:
     """'' if the summary of ``params`` (its spectral norms times ``weaken``) meets the
     definitions, else what does not."""
-    from verify.model.matrix_norms import spectral_norm_upper
+    from verify.model.arithmetic.matrix_norms import spectral_norm_upper
 
     for where, s, w in _matrices(params):
         lower = _spectral_lower(w, seed)
