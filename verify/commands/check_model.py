@@ -134,12 +134,9 @@ def analyse(
         "threshold": thr,
         "layer_norm": {"form": cfg.ln_form, "formula": ln_formula(cfg.ln_form), "eps": cfg.ln_eps},
     }
-    # the certified table and the float64 diagnostics of every string (T, the readout vectors,
-    # the blowups from every norm's variance at every position) from one pass over the cube
-    # (verify.model.certified.onepass; two passes, the table then diagnostics_pass, where the
-    # exhaustive kernel does not apply)
-    table_out = table
-    table, res = table_and_diagnostics(params, n_bits, radius=radius)
+    # the certified table and every string's float64 diagnostics (T, y_r, beta, beta_hr) from
+    # one pass over the cube where the exhaustive kernel applies (verify.model.certified.onepass)
+    table_out, (table, res) = table, table_and_diagnostics(params, n_bits, radius=radius)
     if radius:
         out["parameter_radius"] = {k: float(v.max()) for k, v in radius.items()}
     out.update(table_results(table, n_bits, family, signs, thr))
