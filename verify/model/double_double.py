@@ -27,7 +27,6 @@ from verify.model.kernels.bundles import (
     Scalars,
     f64,
 )
-from verify.model.ln_forms import require_torch_form
 from verify.model.matrix_norms import (
     finite_or_inf,
     l2_upper,
@@ -101,7 +100,6 @@ def layer_norms(params: Params, first: int = 0) -> np.ndarray:
 
 def prepare_dd(params: Params, n_bits: int) -> DoubleDoubleInputs:
     """The double-double kernel's inputs for strings of n_bits."""
-    require_torch_form(params.config, "the double-double kernel")
     cfg = params.config
     n = cfg.check_n_bits(n_bits)
     s = cfg.seq_len(n)
@@ -147,7 +145,6 @@ def dd_T(
     """(T, radius) for each string of ``bits`` by the double-double kernel: radius bounds
     |T_exact - T| rigorously with ``bounds`` (else 0). NaN T or infinite/NaN radius: not
     settled."""
-    require_torch_form(params.config, "the double-double kernel")
     from verify.model.kernels.per_string_dd import certified_T_dd  # compiles on first use
 
     arr = check_bits(bits)
