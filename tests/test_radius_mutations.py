@@ -56,6 +56,7 @@ FILES = (
     "test_radius_l2_exhaustive.py",
     SUBCUBE_OPS,
     "test_radius_threshold.py",
+    "test_radius_ln_kernels.py",
 )
 # a mutant of these modules runs the file written for them first (it is killed there in a
 # second instead of after the ~5 s of the per-string files); the order changes no verdict
@@ -77,6 +78,9 @@ TARGETED = {
         "verify.model.arith", "verify.model.reference", "verify.model.ln_forms",
     ),
     "test_radius_threshold.py": ("verify.model.labels",),
+    "test_radius_ln_kernels.py": (
+        mutants.KERNELS + "layer_norm", mutants.KERNELS + "dd_norm", mutants.KERNELS + "l2_bounds",
+    ),
 }  # fmt: skip
 WORKERS = min(2, os.cpu_count() or 1)  # mutant processes at a time
 

@@ -161,21 +161,9 @@ def finish_position_l2(
         if bounds:
             to_l2(rho, one, 1.0, ra, sq_d, rho)  # rho: the error of y + MHA(y)
         layer_norm_l2(
-            a,
-            rho,
-            g1,
-            bb1,
-            nm[NB_LN1_GAIN],
-            nm[NB_LN1_BIAS],
-            eps,
-            ann,
-            y,
-            ry,
-            ls,
-            zero,
-            lip,
+            a, rho, g1, bb1, nm[NB_LN1_GAIN], nm[NB_LN1_BIAS], eps, ann, y, ry, ls, zero, lip,
             bounds,
-        )  # y <- h; ry: the error of h
+        )  # fmt: skip  # y <- h; ry: the error of h
         _ffn_l2(layer, lw, wb, nh, y, ry, hid, rhid, tmp, lip, xmax, z1, one, bounds)
         # tmp <- FFN(h); lip: its error
         if bounds:

@@ -60,13 +60,6 @@ def layer_norm_l2(
         for b in range(BS):
             # the rule's sum of |c_i| + |c_i + 0| is 2 sum |c_i|, exactly (``ln_block``)
             lip[b] = lipschitz_from_sums(
-                ls[LS_SS, b],
-                2.0 * ls[LS_CSUM, b],
-                ls[LS_SC, b],
-                rv[b],
-                d,
-                eps,
-                annotated,
-                gmax,
+                ls[LS_SS, b], 2.0 * ls[LS_CSUM, b], ls[LS_SC, b], rv[b], d, eps, annotated, gmax
             )
         to_l2(rv, lip, 1.0, rout, math.sqrt(v.shape[0]) * (1 + 2 * U), rout)
