@@ -45,6 +45,7 @@ from verify.commands._options import add_allow_large, add_jobs, parse_param_valu
 from verify.commands._table_json import (
     add_table_option,
     check_table_flag,
+    layer_norm_entry,
     not_evaluated_for_ln_form,
     packed_table,
     refuse_executor,
@@ -114,7 +115,6 @@ def analyse(
     from verify.checks.hahn_rofin import measure_tradeoff
     from verify.model import truth_table
     from verify.model.cube import diagnostics_pass
-    from verify.model.ln_forms import ln_formula
     from verify.theory import hahn_rofin as hr
     from verify.theory.bounds import (
         c_infl,
@@ -133,7 +133,7 @@ def analyse(
         "config": cfg.to_dict(),
         "N": n_bits,
         "threshold": thr,
-        "layer_norm": {"form": cfg.ln_form, "formula": ln_formula(cfg.ln_form), "eps": cfg.ln_eps},
+        "layer_norm": layer_norm_entry(cfg),
     }
     table_out, table = table, truth_table(params, n_bits, radius=radius)
     if radius:
@@ -358,7 +358,7 @@ def run(args: argparse.Namespace) -> int:
     n_bits = args.n_bits
     cfg.check_n_bits(n_bits)
     executor = executor_spec(args)
-    refuse_executor(executor, cfg, radius)
+    refuse_executor(executor, radius)
     if executor is None and n_bits > MAX_LOCAL_N:
         raise ValidationError(
             "-N",
@@ -399,7 +399,8 @@ def run(args: argparse.Namespace) -> int:
     else:
         thr = params.config.threshold
         table = table_on_executor(args, params, n_bits, executor, estimate, out)
-        out.update({"config": params.config.to_dict(), "N": n_bits, "threshold": thr})
+        out.update({"config": params.config.to_dict(), "N": n_bits, "threshold": thr,
+                    "layer_norm": layer_norm_entry(params.config)})  # fmt: skip
         out.update(table_results(table, n_bits, family, signs, thr))
         if args.table:
             out["table"] = packed_table(table)
