@@ -18,8 +18,8 @@ import numpy as np
 import pytest
 
 from verify.model import ModelConfig, Params, init_params, truth_table
-from verify.model.exhaustive import exhaustive_T
-from verify.model.fast import fast_T
+from verify.model.exhaustive.exhaustive_pass import exhaustive_T
+from verify.model.per_string.per_string_pass import fast_T
 
 torch = pytest.importorskip("torch")
 

@@ -5,8 +5,8 @@ rules against independent implementations written from the formulas of docs/mode
 error in arb.
 
 LN(v) = a (v - mean) / (std_unbiased + eps) + b: the kernels compute z = 1 / (sqrt(ss / (D -
-1)) + eps) and its radius (``kernels.layer_norm.annotated_radius``, the double-double
-``kernels.dd_norm.inverse_std_dd``, both through ``kernels.l2_bounds.inverse_std_radius``) and
+1)) + eps) and its radius (``stages.layer_norm.annotated_radius``, the double-double
+``double_double.dd_norm.inverse_std_dd``, both through ``stages.l2_bounds.inverse_std_radius``) and
 the Lipschitz constant max|a| / (t / sqrt(D - 1) + eps) on a ball (``l2_bounds.
 lipschitz_from_sums``).
 
@@ -38,17 +38,17 @@ import pytest
 from flint import arb
 
 from verify.model import ModelConfig, Params, init_params
-from verify.model.arith import arb_precision
-from verify.model.double_double import dd_T, prepare_dd
-from verify.model.enclosure import enclose_output
-from verify.model.exhaustive import exhaustive_T
-from verify.model.fast import fast_T, prepare
-from verify.model.kernels.bundles import BS
-from verify.model.kernels.dd_l2 import layer_norm_lipschitz
-from verify.model.kernels.dd_norm import layer_norm_dd
-from verify.model.kernels.layer_norm import layer_norm, layer_norm_scalar
-from verify.model.kernels.register_sums import LS_ROWS
-from verify.model.kernels.stage_l2 import layer_norm_l2
+from verify.model.arithmetic.contexts import arb_precision
+from verify.model.double_double.dd_l2 import layer_norm_lipschitz
+from verify.model.double_double.dd_norm import layer_norm_dd
+from verify.model.double_double.dd_pass import dd_T, prepare_dd
+from verify.model.exhaustive.exhaustive_pass import exhaustive_T
+from verify.model.generic.enclosure import enclose_output
+from verify.model.per_string.per_string_pass import fast_T, prepare
+from verify.model.stages.bundles import BS
+from verify.model.stages.layer_norm import layer_norm, layer_norm_scalar
+from verify.model.stages.register_sums import LS_ROWS
+from verify.model.stages.stage_l2 import layer_norm_l2
 
 NO_JIT = os.environ.get("NUMBA_DISABLE_JIT", "0") not in ("", "0")
 needs_intrinsics = pytest.mark.skipif(
@@ -119,7 +119,7 @@ def exact_error_ratio(v, rv, gain, bias, eps, out, rout) -> float:
 @pytest.mark.parametrize("nb", [5, 8])  # 8: the moments in registers (``ln_block``)
 @pytest.mark.parametrize("name", list(STAGES))
 def test_componentwise_layer_norm_at_least_the_reference(name: str, nb: int) -> None:
-    """``kernels.layer_norm.layer_norm`` (per-string kernel) in the annotated form: the same
+    """``stages.layer_norm.layer_norm`` (per-string kernel) in the annotated form: the same
     midpoints as the reference, radius >= the reference's, the exact LN inside."""
     v, rv, gain, bias, eps = STAGES[name]
     d = v.shape[0]

@@ -34,8 +34,8 @@ def _sample(n_bits: int, seed: int) -> np.ndarray:
 
 def _certified_labels(params: Any, bits: np.ndarray) -> np.ndarray:
     """Labels 1/0 at the model's threshold from the rigorous float64 pass; -2 where open."""
-    from verify.model.labels import _labels_from_midrad
-    from verify.model.truth_table import certified_float64
+    from verify.model.certified.truth_table import certified_float64
+    from verify.model.spec.label_rule import _labels_from_midrad
 
     mid, rad = certified_float64(params, bits, "numba")  # both layer-norm forms
     return _labels_from_midrad(mid, rad, 0.0, params.config.threshold)

@@ -44,14 +44,14 @@ def packed_table(table: Any) -> dict[str, Any]:
 
 def layer_norm_entry(config: Any) -> dict[str, Any]:
     """The JSON's "layer_norm": the model's layer-norm form, its formula and eps."""
-    from verify.model.ln_forms import ln_formula
+    from verify.model.spec.ln_forms import ln_formula
 
     return {"form": config.ln_form, "formula": ln_formula(config.ln_form), "eps": config.ln_eps}
 
 
 def not_evaluated_for_ln_form(form: str) -> dict[str, Any]:
     """The statements entry of a model whose layer norm is ``form`` (not torch's)."""
-    from verify.model.ln_forms import ln_formula
+    from verify.model.spec.ln_forms import ln_formula
 
     return {
         "statement": "all",
