@@ -42,11 +42,14 @@ def packed_table(table: Any) -> dict[str, Any]:
     }
 
 
-def layer_norm_entry(config: Any) -> dict[str, Any]:
-    """The JSON's "layer_norm": the model's layer-norm form, its formula and eps."""
+def table_header(config: Any, n_bits: int) -> dict[str, Any]:
+    """The JSON's first entries: the config, N, the threshold and "layer_norm" (the model's
+    layer-norm form, its formula and eps)."""
     from verify.model.spec.ln_forms import ln_formula
 
-    return {"form": config.ln_form, "formula": ln_formula(config.ln_form), "eps": config.ln_eps}
+    form = {"form": config.ln_form, "formula": ln_formula(config.ln_form), "eps": config.ln_eps}
+    return {"config": config.to_dict(), "N": n_bits, "threshold": config.threshold,
+            "layer_norm": form}  # fmt: skip
 
 
 def not_evaluated_for_ln_form(form: str) -> dict[str, Any]:

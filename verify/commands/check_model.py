@@ -45,10 +45,10 @@ from verify.commands._options import add_allow_large, add_jobs, parse_param_valu
 from verify.commands._table_json import (
     add_table_option,
     check_table_flag,
-    layer_norm_entry,
     not_evaluated_for_ln_form,
     packed_table,
     refuse_executor,
+    table_header,
 )
 from verify.commands._user_model import compare_user_model
 
@@ -129,12 +129,7 @@ def analyse(
 
     cfg = params.config
     thr = cfg.threshold
-    out: dict[str, Any] = {
-        "config": cfg.to_dict(),
-        "N": n_bits,
-        "threshold": thr,
-        "layer_norm": layer_norm_entry(cfg),
-    }
+    out: dict[str, Any] = table_header(cfg, n_bits)
     table_out, table = table, truth_table(params, n_bits, radius=radius)
     if radius:
         out["parameter_radius"] = {k: float(v.max()) for k, v in radius.items()}
@@ -399,8 +394,7 @@ def run(args: argparse.Namespace) -> int:
     else:
         thr = params.config.threshold
         table = table_on_executor(args, params, n_bits, executor, estimate, out)
-        out.update({"config": params.config.to_dict(), "N": n_bits, "threshold": thr,
-                    "layer_norm": layer_norm_entry(params.config)})  # fmt: skip
+        out.update(table_header(params.config, n_bits))
         out.update(table_results(table, n_bits, family, signs, thr))
         if args.table:
             out["table"] = packed_table(table)
