@@ -91,6 +91,7 @@ EXH = "verify.model.exhaustive.exhaustive_kernel"
 AFF = "verify.model.subcube.affine"
 LNK = "verify.model.stages.layer_norm"
 DDN = "verify.model.double_double.dd_norm"
+AFS = "verify.model.subcube.affine_split"
 
 # (name, what, edits): the eight first, then the rest by tier
 MUTANTS: tuple[tuple[str, str, tuple[tuple[str, str, str], ...]], ...] = (
@@ -656,5 +657,15 @@ MUTANTS: tuple[tuple[str, str, tuple[tuple[str, str, str], ...]], ...] = (
         "annotated_dd_variance_radius_over_d",
         "double-double annotated z radius: the unbiased variance's data radius divided by D",
         ((DDN, "/ (d - 1) + DD_MUL * au", "/ d + DD_MUL * au"),),
+    ),
+    (
+        "annotated_subcube_sqrt_tangent_halved",
+        "sub-cube sqrt (annotated std): the chord's upper offset 1 / (4 lam) halved",
+        ((AFS, "h_max = 0.25 / lam", "h_max = 0.125 / lam"),),
+    ),
+    (
+        "annotated_subcube_sqrt_range_from_centre",
+        "sub-cube sqrt (annotated std): the range's low end at the centre c, not c - W",
+        ((AFS, "a = np.maximum(np.nextafter(c - w, -np.inf), 0.0)", "a = np.maximum(c, 0.0)"),),
     ),
 )

@@ -17,7 +17,9 @@ wide as the centred values (the square-root term of the std's radius near 0), ze
 reference's (1 - REL), and the kernel's ball must hold the exact LN (arb, 256 bits) at the
 midpoint and at every corner of the input box; printed: kernel / reference and the largest
 exact error / radius. Whole models: the per-string, exhaustive (L = 1, 2) and double-double
-kernels against the references and arb's exact T.
+kernels against the references and arb's exact T. The sub-cube pass: its sqrt of the unbiased
+variance (a chord relaxation, ``subcube.affine_split.relax_sqrt``) against exact values on
+forms away from, touching and near 0, and its bound of T against every string of a sub-cube.
 
 Runs without the JIT too (``tests/test_radius_mutations.py`` runs it against the issue-44
 kernel mutants of ``tests/_radius_mutants_tiers.py``).
@@ -37,7 +39,7 @@ import numpy as np
 import pytest
 from flint import arb
 
-from verify.model import ModelConfig, Params, init_params
+from verify.model import ModelConfig, Params, init_params, truth_table
 from verify.model.arithmetic.contexts import arb_precision
 from verify.model.double_double.dd_l2 import layer_norm_lipschitz
 from verify.model.double_double.dd_norm import layer_norm_dd
@@ -249,6 +251,41 @@ def test_double_double_layer_norm_rounding_only_holds_the_exact_value() -> None:
     assert np.all(ro[:, 0] < 1e-28 * np.abs(oh[:, 0]))
 
 
+# ---------------------------------------------------------------- the sub-cube pass
+# forms x = m + g e1 + g/2 e2 (e1 on a grid, e2 = +-1) whose values are all >= 0: away from 0,
+# touching 0 (m = 1.5 g), and mostly near 0
+_SQRT_CASES = [(1.3, 0.5), (0.2, 0.1), (4.0, 2.5), (0.3, 0.2), (1.0, 0.02), (1e-6, 6e-7)]
+_GRID = np.linspace(-1.0, 1.0, 9)
+
+
+def test_subcube_sqrt_contains_the_exact_values() -> None:
+    """``AffineContext.sqrt_nonneg`` (the annotated form's std in the sub-cube pass): |sqrt(x(e))
+    - (mid + gen . e)| <= rad + the fresh symbols' |gen| at every grid point, exactly (mpmath,
+    80 digits); printed: the largest error / that bound (the chord's tightness)."""
+    import mpmath
+
+    from verify.model.subcube.affine import Affine, AffineContext
+
+    ctx = AffineContext()
+    worst = 0.0
+    with mpmath.workdps(80), ctx.active():
+        for m, g in _SQRT_CASES:
+            ctx.n_symbols = 2
+            x = Affine(np.array([m]), np.array([[g], [0.5 * g]]), np.array([0.0]))
+            y = ctx.sqrt_nonneg(x)
+            extra = mpmath.mpf(float(y.rad[0]))
+            extra += sum(abs(mpmath.mpf(float(v))) for v in y.gen[2:, 0])
+            assert 0 < extra < mpmath.inf
+            for e1, e2 in itertools.product(_GRID, (-1.0, 1.0)):
+                xv = mpmath.mpf(m) + mpmath.mpf(g) * e1 + mpmath.mpf(0.5 * g) * e2
+                lin = mpmath.mpf(float(y.mid[0])) + mpmath.mpf(float(y.gen[0, 0])) * e1
+                lin += mpmath.mpf(float(y.gen[1, 0])) * e2
+                err = abs(mpmath.sqrt(xv) - lin)
+                assert err <= extra, (m, g, e1, e2, err, extra)
+                worst = max(worst, float(err / extra))
+    print(f"sub-cube sqrt: largest exact error / bound {worst:.3g}")
+
+
 # ---------------------------------------------------------------- whole models
 def annotated_model(name: str, norm_first: bool, n_layers: int, eps: float) -> Params:
     """D = 8 (H = 2) or D = 2 (H = 1); "gains": norm gains per coordinate in [0.1, 10] of both
@@ -340,3 +377,31 @@ def test_double_double_kernel_at_least_the_reference_and_holds_T(name, norm_firs
     assert fin.sum() >= 3 and np.all(ratio >= 1 - l2ref.REL), ratio
     t0, r0 = dd_T(p, BITS, inputs=inputs)
     _contains(t0, r0, enclose_output(p, BITS, prec=256))
+
+
+@pytest.mark.parametrize(("norm_first", "eps"), [(True, 1e-6), (False, 1e-6), (True, 0.0)])
+def test_subcube_bound_holds_every_string(norm_first: bool, eps: float) -> None:
+    """``subcube_T`` of annotated models: every string of each sub-cube (all 8 strings of N = 3
+    under 1, 2 and 3 free bits) has its exact T (arb, 256 bits) inside the bound; and
+    ``truth_table(subcube=True)`` gives the table of the per-string tiers."""
+    from verify.model.subcube.subcube_pass import subcube_T
+
+    p = annotated_model("plain", norm_first, 2, eps)
+    bits = np.array([[0, 1, 1], [1, 0, 0], [0, 0, 0]], dtype=np.uint8)
+    free = np.array([[True, False, False], [True, True, False], [True, True, True]])
+    mid, rad, _ = subcube_T(p, bits, free)
+    every = ((np.arange(8)[:, None] >> np.arange(3)) & 1).astype(np.uint8)
+    exact = enclose_output(p, every, prec=256)
+    finite = 0
+    with arb_precision(256):
+        for b in range(bits.shape[0]):
+            if not np.isfinite(rad[b]):
+                continue
+            finite += 1
+            for k, row in enumerate(every):
+                if np.all((row == bits[b]) | free[b]):
+                    assert arb(float(mid[b])) - arb(float(rad[b])) <= exact[k], (b, k)
+                    assert exact[k] <= arb(float(mid[b])) + arb(float(rad[b])), (b, k)
+    assert finite >= 2 or eps == 0.0, rad  # eps = 0: the std's range may reach 0 (no bound)
+    with_cubes = truth_table(p, 5, subcube=True)
+    assert np.array_equal(with_cubes.label, truth_table(p, 5).label)

@@ -93,7 +93,7 @@ TARGETED = {
     "test_radius_threshold.py": ("verify.model.spec.label_rule",),
     "test_radius_ln_kernels.py": (
         "verify.model.stages.layer_norm", "verify.model.double_double.dd_norm",
-        "verify.model.stages.l2_bounds",
+        "verify.model.stages.l2_bounds", "verify.model.subcube.affine_split",
     ),
 }  # fmt: skip
 WORKERS = min(2, os.cpu_count() or 1)  # mutant processes at a time

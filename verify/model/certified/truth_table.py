@@ -24,9 +24,9 @@ per-string T (reports, the torch comparison) keep it off.
 
 Both layer-norm forms (``ln_form`` "torch" and "annotated", ``verify.model.spec.ln_forms``) run
 every tier: the Numba kernels and the double-double tier take the form as a flag
-(``stages.bundles.Scalars.ln_annotated``), each with the radius rules of its form. The
-sub-cube pass computes torch's form only (it refuses another), so it is skipped for the
-annotated form whatever the arguments say. Parameter balls run the MidRad pass and arb only.
+(``stages.bundles.Scalars.ln_annotated``), each with the radius rules of its form, and the
+sub-cube pass's affine arithmetic has the square root of the unbiased variance
+(``AffineContext.sqrt_nonneg``). Parameter balls run the MidRad pass and arb only.
 
 What is still open is reported as uncertain, never guessed. ``method`` keeps three values:
 float64 (tiers 1-2), high precision (tiers 3-4), uncertain; ``tier`` tells the tiers apart.
@@ -380,8 +380,6 @@ def truth_tables(
     radius = _checked_radius(params, radius)
     if radius is not None:  # the kernels and the sub-cube pass take no parameter balls
         engine, double_double, subcube = "numpy", False, False
-    if params.config.ln_form != "torch":  # the sub-cube pass computes torch's form only
-        subcube = False
     ev = float64_pass_for(params, n, passes) if engine == "numba" else None
     return [
         _truth_table(params, n, xi, precs, engine, double_double, subcube, ev, radius) for xi in xis
