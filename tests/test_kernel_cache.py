@@ -11,8 +11,8 @@ import uuid
 from pathlib import Path
 
 from verify._numba import dependencies
-from verify.report.compile_pool import compile_units, kernel_units
-from verify.report.warmup import DEFERRED, kernel_modules
+from verify.kernel_cache.compile_pool import compile_units, kernel_units
+from verify.kernel_cache.warmup import DEFERRED, kernel_modules
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -187,8 +187,8 @@ def test_a_damaged_cache_entry_is_discarded_and_compiled_again() -> None:
 LOAD_ALL = """
 import importlib, sys
 from numba.core.registry import CPUDispatcher
-from verify.report.warmup import kernel_modules
-from verify.report.compile_pool import module_dispatchers
+from verify.kernel_cache.warmup import kernel_modules
+from verify.kernel_cache.compile_pool import module_dispatchers
 misses = []
 loaded = 0
 for name in kernel_modules(deferred=True):
