@@ -15,9 +15,8 @@ ball hull loses), so the T enclosure of a sub-cube is far tighter than
 - 1/x on a ball with |x| >= gap > 0: 1/m - t/m^2 + R, |R| <= T^2 / (m^2 gap);
 - x^(-1/2) with x >= gap > 0: m^(-1/2) - t m^(-3/2) / 2 + R, |R| <= 3 T^2 gap^(-5/2) / 8;
   a variance enclosure reaching 0 gives radius inf (never a number), as in MidRad;
-- sqrt of a quantity known >= 0 (the annotated layer norm's std): the chord relaxation over the
-  values' range clipped at 0 (``AffineContext.sqrt_nonneg``); the coefficient 1 / (std + eps)
-  is then the 1/x rule;
+- sqrt of a quantity known >= 0 (the annotated std): a chord over the range clipped at 0
+  (``AffineContext.sqrt_nonneg``); the coefficient 1 / (std + eps) is then the 1/x rule;
 - relu on [lo, hi] with lo < 0 < hi: lam x + c, lam = hi / (hi - lo) (any lam in [0, 1]),
   0 <= c <= max(-lam lo, hi (1 - lam)).
 
@@ -49,6 +48,7 @@ from verify.model.subcube.affine_split import (
     align_generators,
     exp_sum_range,
     linearise_in_range,
+    nonneg_range,
     relax_exp,
     relax_reciprocal,
     relax_relu,
@@ -455,18 +455,13 @@ class AffineContext(MidRadContext):
         return self.fresh(_best_of_split(x, Affine(mid, gen, rad), relax_rsqrt))
 
     def sqrt_nonneg(self, x: MidRad) -> Affine:
-        """sqrt of a quantity known >= 0 (the annotated layer norm's unbiased variance): the
-        chord relaxation of sqrt (``affine_split.relax_sqrt``) over [max(mid - T, 0), mid + T],
-        which holds every value x takes (the form may reach below 0 where x cannot)."""
+        """sqrt of a quantity known >= 0 (the annotated std): ``affine_split.relax_sqrt`` over
+        ``nonneg_range`` (which holds every value x takes; the form may reach below 0)."""
         x = Affine.of(x)
         if x.gen is None:
             return self._as_ball(super().sqrt_nonneg, x)
-        t = x.spread
-        with np.errstate(all="ignore"):
-            lo = np.maximum((x.mid - t) - U * (np.abs(x.mid) + t), 0.0)
-            hi = (x.mid + t) + U * (np.abs(x.mid) + t)
-            ranged = linearise_in_range(x.mid, x.gen, x.rad, lo, hi, relax_sqrt)
-        return self.fresh(Affine(*ranged))
+        lo, hi = nonneg_range(x.mid, x.spread)
+        return self.fresh(Affine(*linearise_in_range(x.mid, x.gen, x.rad, lo, hi, relax_sqrt)))
 
     def relu(self, x: MidRad) -> Affine:
         """Identity on lo >= 0, 0 on hi <= 0, else lam x + c (module doc)."""

@@ -102,6 +102,14 @@ def relax_reciprocal(c: np.ndarray, w: np.ndarray) -> tuple[np.ndarray, np.ndarr
         return s * alpha, lam, np.where((np.abs(c) - w) * (1 - U) > 0, rho, np.inf)
 
 
+def nonneg_range(mid: np.ndarray, spread: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """[lo, hi] holding [mid - spread, mid + spread] (rounded outward) with lo clipped at 0: every
+    value of a quantity known >= 0 whose form has this midpoint and spread."""
+    with np.errstate(all="ignore"):
+        slack = U * (np.abs(mid) + spread)
+        return np.maximum((mid - spread) - slack, 0.0), (mid + spread) + slack
+
+
 def relax_sqrt(c: np.ndarray, w: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """sqrt on the values >= 0 of [c - W, c + W] (a quantity known >= 0: the annotated layer
     norm's unbiased variance), i.e. on [a, b] = [max(c - W, 0), c + W]: sqrt is concave, so
