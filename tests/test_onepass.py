@@ -44,6 +44,9 @@ LAYOUTS = {
     "L1-pre": ModelConfig(d_model=16, n_layers=1, n_heads=2, ln_eps=1e-5, norm_first=True),
     "L3-pre-H4": ModelConfig(d_model=16, n_layers=3, n_heads=4, ln_eps=1e-5, norm_first=True),
     "post-eps0": ModelConfig(d_model=8, n_layers=2, n_heads=2, ln_eps=0.0),
+    "annotated-pre": ModelConfig(
+        d_model=16, n_layers=2, n_heads=2, ln_eps=1e-5, norm_first=True, ln_form="annotated"
+    ),
 }
 
 
@@ -126,7 +129,9 @@ def _same(a, b, path: str = "") -> None:
         assert a == b, path
 
 
-@pytest.mark.parametrize("name", ["hr-post-no-eos", "spec-pre-eos", "spec-post-eos"])
+@pytest.mark.parametrize(
+    "name", ["hr-post-no-eos", "spec-pre-eos", "spec-post-eos", "annotated-pre"]
+)
 def test_check_model_numbers_are_those_of_the_two_passes(name, monkeypatch):
     """check-model's analysis (profile, K_0, blowups, every statement) from the one pass equals
     the two passes' within RTOL."""

@@ -48,6 +48,7 @@ from verify.commands._table_json import (
     not_evaluated_for_ln_form,
     packed_table,
     refuse_executor,
+    table_header,
 )
 from verify.commands._user_model import compare_user_model
 
@@ -113,7 +114,6 @@ def analyse(
 
     from verify.checks.hahn_rofin import measure_tradeoff
     from verify.model.certified.onepass import table_and_diagnostics
-    from verify.model.spec.ln_forms import ln_formula
     from verify.theory import hahn_rofin as hr
     from verify.theory.bounds import (
         c_infl,
@@ -128,12 +128,7 @@ def analyse(
 
     cfg = params.config
     thr = cfg.threshold
-    out: dict[str, Any] = {
-        "config": cfg.to_dict(),
-        "N": n_bits,
-        "threshold": thr,
-        "layer_norm": {"form": cfg.ln_form, "formula": ln_formula(cfg.ln_form), "eps": cfg.ln_eps},
-    }
+    out: dict[str, Any] = table_header(cfg, n_bits)
     # the certified table and every string's float64 diagnostics (T, y_r, beta, beta_hr) from
     # one pass over the cube where the exhaustive kernel applies (verify.model.certified.onepass)
     table_out, (table, res) = table, table_and_diagnostics(params, n_bits, radius=radius)
@@ -356,7 +351,7 @@ def run(args: argparse.Namespace) -> int:
     n_bits = args.n_bits
     cfg.check_n_bits(n_bits)
     executor = executor_spec(args)
-    refuse_executor(executor, cfg, radius)
+    refuse_executor(executor, radius)
     if executor is None and n_bits > MAX_LOCAL_N:
         raise ValidationError(
             "-N",
@@ -397,7 +392,7 @@ def run(args: argparse.Namespace) -> int:
     else:
         thr = params.config.threshold
         table = table_on_executor(args, params, n_bits, executor, estimate, out)
-        out.update({"config": params.config.to_dict(), "N": n_bits, "threshold": thr})
+        out.update(table_header(params.config, n_bits))
         out.update(table_results(table, n_bits, family, signs, thr))
         if args.table:
             out["table"] = packed_table(table)

@@ -23,9 +23,10 @@ Memory stays bounded: ``CHUNK`` strings per kernel call, each chunk's variances 
 string) reduced to beta and beta_hr at once; T, the radius and y_r are kept for every string
 (as the two passes kept them).
 
-Where the exhaustive kernel does not apply (a layer norm other than torch's, parameter balls),
-:func:`table_and_diagnostics` runs the two passes as before (``truth_table``, then
-``diagnostics_pass``).
+Where the exhaustive kernel does not apply (parameter balls: only the MidRad pass and arb take
+them), :func:`table_and_diagnostics` runs the two passes as before (``truth_table``, then
+``diagnostics_pass``). Both layer-norm forms run the one pass (the kernel's variance is the
+population variance for both; ``blowup_diagnostics`` applies the form).
 """
 
 from __future__ import annotations
@@ -42,10 +43,9 @@ CHUNK = 1 << 15  # strings per kernel call (a multiple of 64: whole blocks)
 
 
 def fused(params: Params, radius: Mapping[str, np.ndarray] | None = None) -> bool:
-    """Whether :func:`table_and_diagnostics` runs one pass (the exhaustive kernel computes
-    torch's layer norm at the stored parameters; balls go to the MidRad pass)."""
-    has_balls = bool(radius) and any(np.any(np.asarray(r) > 0) for r in radius.values())
-    return params.config.ln_form == "torch" and not has_balls
+    """Whether :func:`table_and_diagnostics` runs one pass: the exhaustive kernel computes the
+    stored parameters; balls (a radius above 0) go to the MidRad pass."""
+    return not (radius and any(np.any(np.asarray(r) > 0) for r in radius.values()))
 
 
 def table_and_diagnostics(

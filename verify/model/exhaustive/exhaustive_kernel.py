@@ -123,6 +123,7 @@ def exhaustive_chunk(
     norm_first = sc.norm_first
     n_heads = sc.n_heads
     eps = sc.eps
+    ann = sc.ln_annotated  # the layer-norm form
     cm = sc.inv_sqrt_dh
     cr = sc.inv_sqrt_dh_rad
     d = l0.y0_mid.shape[2]
@@ -268,7 +269,7 @@ def exhaustive_chunk(
                     add_into_scalar(ym[i], yr[i], am, ar, bnd)  # d = h, the residual stream
                     layer_norm_scalar(
                         ym[i], yr[i], gains[1], biases[1], nm[NB_LN2_GAIN], nm[NB_LN2_BIAS],
-                        eps, tmp, rtmp, ls, bnd,
+                        eps, ann, tmp, rtmp, ls, bnd,
                     )  # fmt: skip
                     if diag:  # norm1's input is the embedding; norm2's
                         for b in range(BS):
@@ -277,7 +278,7 @@ def exhaustive_chunk(
                 else:
                     add_into_scalar(am, ar, ym[i], yr[i], bnd)
                     layer_norm_scalar(
-                        am, ar, gains[0], biases[0], nm[NB_LN1_GAIN], nm[NB_LN1_BIAS], eps,
+                        am, ar, gains[0], biases[0], nm[NB_LN1_GAIN], nm[NB_LN1_BIAS], eps, ann,
                         ym[i], yr[i], ls, bnd,
                     )  # ym[i] <- h = LN1(d)  # fmt: skip
                     if diag:
@@ -326,12 +327,12 @@ def exhaustive_chunk(
                             to_l2(rho, one, 1.0, rtmp, sq_d, rho)
                         layer_norm_l2(
                             tmp, rho, gains[1], biases[1], nm[NB_LN2_GAIN], nm[NB_LN2_BIAS],
-                            eps, ym[i], yr[i], ls, zero, lip, bnd,
+                            eps, ann, ym[i], yr[i], ls, zero, lip, bnd,
                         )  # fmt: skip
                     else:
                         layer_norm_scalar(
                             tmp, rtmp, gains[1], biases[1], nm[NB_LN2_GAIN], nm[NB_LN2_BIAS],
-                            eps, ym[i], yr[i], ls, bnd,
+                            eps, ann, ym[i], yr[i], ls, bnd,
                         )  # fmt: skip
                     if diag:
                         vblk[kb, 1, i] = ls[LS_VAR]
@@ -353,7 +354,7 @@ def exhaustive_chunk(
                     for j in range(s):
                         layer_norm_l2(
                             ym[j], yr[j], gains[k1], biases[k1], nm[NB_LN1_GAIN],
-                            nm[NB_LN1_BIAS], eps, xs[j], xsr[j], ls, zero, lip, bounds,
+                            nm[NB_LN1_BIAS], eps, ann, xs[j], xsr[j], ls, zero, lip, bounds,
                         )  # fmt: skip
                         if diag:
                             vblk[kb, k1, j] = ls[LS_VAR]
@@ -400,18 +401,18 @@ def exhaustive_chunk(
                 if diag:  # the final norm's variance at the other positions
                     for j in range(r):
                         layer_norm_scalar(
-                            ym[j], zero1, gf, bf, fn[NB_LN2_GAIN], fn[NB_LN2_BIAS], eps, tmp,
-                            rtmp, ls, False,
+                            ym[j], zero1, gf, bf, fn[NB_LN2_GAIN], fn[NB_LN2_BIAS], eps, ann,
+                            tmp, rtmp, ls, False,
                         )  # fmt: skip
                         vblk[kb, n_norms - 1, j] = ls[LS_VAR]
                 if l2:
                     layer_norm_l2(
-                        ym[r], yr[r], gf, bf, fn[NB_LN2_GAIN], fn[NB_LN2_BIAS], eps, tmp, rtmp,
+                        ym[r], yr[r], gf, bf, fn[NB_LN2_GAIN], fn[NB_LN2_BIAS], eps, ann, tmp, rtmp,
                         ls, zero, lip, bounds,
                     )  # fmt: skip
                 else:
                     layer_norm_scalar(
-                        ym[r], yr[r], gf, bf, fn[NB_LN2_GAIN], fn[NB_LN2_BIAS], eps, tmp, rtmp,
+                        ym[r], yr[r], gf, bf, fn[NB_LN2_GAIN], fn[NB_LN2_BIAS], eps, ann, tmp, rtmp,
                         ls, bounds,
                     )  # fmt: skip
                 if diag:

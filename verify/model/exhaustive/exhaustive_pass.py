@@ -41,7 +41,6 @@ from verify.model.per_string.per_string_pass import (
     norm_affine,
     prepare,
 )
-from verify.model.spec.ln_forms import require_torch_form
 from verify.model.spec.params import Params
 from verify.model.stages.bundles import (
     BD_MAX,
@@ -295,7 +294,6 @@ def prepare_exhaustive(
     params, unchanged since; the same numbers as computing it here). ``all_positions``: tables
     for the diagnostics too (:func:`exhaustive_T`'s ``diagnostics``; the same numbers where
     both have them)."""
-    require_torch_form(params.config, "the exhaustive float64 kernel")
     cfg = params.config
     n = cfg.check_n_bits(n_bits)
     w = exhaustive_weights(params) if weights is None else weights
@@ -325,7 +323,6 @@ def exhaustive_T(
     ``diagnostics``: arrays (:func:`diagnostics_arrays`, stop - start rows) that the kernel
     fills too, from the same pass (T and the radius are the same numbers with or without;
     ``tables`` then prepared with ``all_positions``)."""
-    require_torch_form(params.config, "the exhaustive float64 kernel")
     if tables is None or tables.n_bits != n_bits:
         tables = prepare_exhaustive(params, n_bits, all_positions=diagnostics is not None)
     step = 1 << tables.lo_bits
