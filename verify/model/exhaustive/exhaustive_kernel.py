@@ -39,7 +39,7 @@ from numba import prange, types
 
 from verify._numba import kernel
 from verify.model.arithmetic.rounding import ETA, U
-from verify.model.stages.attention import SV_ROWS, attention_row_l2
+from verify.model.stages.attention import SV_ROWS, attention_row_l2, attention_row_mid
 from verify.model.stages.bundles import (
     A1,
     BD_MAX,
@@ -146,6 +146,11 @@ def exhaustive_chunk(
     # the variances of every norm's input at every position of KB blocks (diagnostics)
     vblk = np.zeros((KB, n_norms, s, BS) if diag else (1, 1, 1, 1))
     lnvar = np.zeros((2, BS))
+    qm2 = np.empty((2, d, BS))  # attention_row_mid's scratch: two heads at a time
+    um2 = np.empty((2, d, BS))
+    pm2 = np.empty((2, s, BS))
+    pr2 = np.zeros((2, s, BS))
+    bt2 = np.empty((2, BS))
     toks = np.empty((KB, s), dtype=np.int64)  # tokens of the positions >= lo_bits
     yms = np.empty((KB, s, d, BS))  # the residual stream of KB blocks
     yrs = np.zeros((KB, s, BS))
@@ -369,11 +374,17 @@ def exhaustive_chunk(
                 for i in range(first_i, s):
                     # radii where the readout needs them: not at the last layer's other positions
                     bnd = bounds and (not last or i == s - 1)
-                    attention_row_l2(
-                        src, srcr, xsm, xsn, i, lw.in_wt[layer], lw.in_b[layer],
-                        lw.keys_w[layer], lw.zero_d, wb.head[layer], wn, n_heads, cm, cr, zero1,
-                        att, ratt, qm, rq, um, ru, pm, pr, sig, p0, sv, bnd,
-                    )  # fmt: skip
+                    if bnd:
+                        attention_row_l2(
+                            src, srcr, xsm, xsn, i, lw.in_wt[layer], lw.in_b[layer],
+                            lw.keys_w[layer], lw.zero_d, wb.head[layer], wn, n_heads, cm, cr,
+                            zero1, att, ratt, qm, rq, um, ru, pm, pr, sig, p0, sv, bnd,
+                        )  # fmt: skip
+                    else:  # the same midpoints, two heads per pass over the inputs
+                        attention_row_mid(
+                            src, i, lw.in_wt[layer], lw.in_b[layer], lw.keys_w[layer], lw.zero_d,
+                            n_heads, cm, att, qm2, um2, pm2, pr2, bt2, sv,
+                        )  # fmt: skip
                     for e in range(d):
                         for b in range(BS):
                             ynew[i, e, b] = ym[i, e, b]
