@@ -12,14 +12,14 @@ Floors (flops x 2^N / (rate x cores)):
 - the certified table: ``verify.sizes.table_flops_per_string`` (the exhaustive kernel's
   stages, benchmarks/limit.py) at the rate of the kernel's own dense product
   (``limit.machine_rate``, one thread);
-- the diagnostic pass (every position of every layer, ``kernels.diagnostics``): 2 (4 D^2 +
+- the diagnostic pass (every position of every layer, ``plain.diagnostics``): 2 (4 D^2 +
   2 D d_ff) + 4 S D per position and layer (products, scores and weighted sums; the layer
   norms not counted), less layer 0's q, k, v projections (6 D^2 per position, tabulated by
   (token, position)), at the single-thread BLAS rate of np.dot on the kernel's shapes
   (:func:`blas_rate`).
 
 Timed in one process after a warm-up: ``truth_table`` (the certified table), the diagnostic
-pass (``verify.model.cube.diagnostics_pass``) and check-model's whole analysis
+pass (``verify.model.certified.cube.diagnostics_pass``) and check-model's whole analysis
 (``verify.commands.check_model.analyse``: both, the profile and the statements). The load
 average is printed before and after each timing and CPU seconds (user + system of the
 process) next to wall seconds: on a shared machine the CPU seconds are the comparable number.
@@ -152,7 +152,7 @@ def main() -> None:
     )
     args = ap.parse_args()
     from verify.commands.check_model import analyse
-    from verify.model.cube import diagnostics_pass
+    from verify.model.certified.cube import diagnostics_pass
 
     rate_table = machine_rate()
     print(f"{cores()} cores; the table kernel's product: {rate_table:.1f} GFLOP/s on one thread")

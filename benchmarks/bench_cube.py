@@ -3,7 +3,7 @@ and the extrapolation to larger N.
 
 The model is benchmarks/bench_check_model.py's (default (128, 2, 2) in Hahn & Rofin's layout).
 For each executor (``--executors``, default ``local dask``) and each worker count (``-j``,
-default 1 2): ``verify.model.cube.certify_on_executor`` of all 2^N strings (N = ``--N``,
+default 1 2): ``verify.model.certified.cube.certify_on_executor`` of all 2^N strings (N = ``--N``,
 default 16), once after the workers are up and their kernels loaded (a first, untimed run at
 N = 8 warms them). Printed: wall seconds, the sum of the sub-cubes' wall and CPU seconds on
 their workers, strings per second per worker (from the workers' CPU seconds: what one core
@@ -30,7 +30,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from bench_check_model import load, model
 
 from verify.model import truth_table
-from verify.model.cube import certify_on_executor
+from verify.model.certified.cube import certify_on_executor
 from verify.sizes import table_flops_per_string
 from verify.sweep.executors import open_executor
 

@@ -30,7 +30,7 @@ def main() -> None:
     ap.add_argument("--schemes", nargs="+", default=["uniform", "xavier_uniform"])
     args = ap.parse_args()
     from verify.model import ModelConfig, init_params
-    from verify.model.subcube import certify_subcubes
+    from verify.model.subcube.subcube_pass import certify_subcubes
 
     run = RUNNERS["transformer"]
     base = {"d_model": 16, "n_heads": 2, "ln_eps": 0.0, "n_bits": args.N}

@@ -1,7 +1,7 @@
 """Exhaustive certified truth tables: strings per second against PyTorch and the plain pass.
 
-For each (L, N): the certified truth table (``verify.model.truth_table``: the exhaustive Numba
-kernel with scalar radii, the per-string kernel with componentwise radii for what that leaves
+For each (L, N): the certified truth table (``verify.model.certified.truth_table``: the exhaustive
+Numba kernel with scalar radii, the per-string kernel with componentwise radii for what that leaves
 open, arb for what float64 cannot settle), our own plain float64 pass (the exhaustive kernel
 without radii), the per-string certified kernel alone on every string (``per_string``, for
 comparison), and PyTorch float64 batched with the last layer at the
@@ -70,7 +70,7 @@ def _worker(
     params = init_params(ModelConfig(d_model=d, n_layers=n_layers, n_heads=h), "xavier_uniform",
                          seed)  # fmt: skip
     if balanced:  # the readout bias moved to the median of T: half the strings label 1
-        from verify.model.exhaustive import exhaustive_T
+        from verify.model.exhaustive.exhaustive_pass import exhaustive_T
 
         t_mid = float(np.median(exhaustive_T(params, n, bounds=False)[0]))
         bias = float(params["readout.bias"]) - t_mid
@@ -82,13 +82,13 @@ def _worker(
             torch_truth_table_T(params, m)
             return {}
     elif impl == "plain":
-        from verify.model.exhaustive import exhaustive_T
+        from verify.model.exhaustive.exhaustive_pass import exhaustive_T
 
         def run(m: int) -> dict:
             exhaustive_T(params, m, bounds=False)
             return {}
     elif impl == "per_string":
-        from verify.model.fast import fast_T, prepare
+        from verify.model.per_string.per_string_pass import fast_T, prepare
 
         def run(m: int) -> dict:
             fast_T(params, all_bit_strings(m), bounds=True, tables=prepare(params, m))
@@ -111,7 +111,7 @@ def _worker(
             gflop = 4 * 2 * s * d * f * (1 << m) / 1e9
             return {"gflop_per_s": round(gflop / (time.perf_counter() - t0), 2)}
     else:
-        from verify.model.truth_table import truth_table
+        from verify.model.certified.truth_table import truth_table
 
         def run(m: int) -> dict:
             tt = truth_table(params, m, double_double=impl != "no_dd")

@@ -17,7 +17,7 @@ L = 1 needs layer 0 at the readout position only; L >= 2 needs layer 0 at all S 
 layers 1 .. L - 2 at all S positions and layer L - 1 at the readout position. The counts were
 checked against the stage profile of docs/model.md ("Distance to the limit").
 
-``machine_rate`` measures the rate of the kernel's own dense product (``kernels.dense.
+``machine_rate`` measures the rate of the kernel's own dense product (``stages.dense.
 matvec_mid``: 16 output rows x 64 inputs x 64 strings, operands in L1, one thread) in GFLOP/s:
 what a pass made only of such products would reach. The limit of a table is
 flops x 2^N / (rate x cores).
@@ -41,7 +41,7 @@ def machine_rate(seconds: float = 0.3) -> float:
     five timings of ``seconds`` / 5 each)."""
     import numpy as np
 
-    from verify.model.kernels.dense import matvec_mid
+    from verify.model.stages.dense import matvec_mid
 
     rng = np.random.default_rng(0)
     rows, n, strings = 16, 64, 64

@@ -24,7 +24,7 @@ from verify.checks.blowup_tails import sample_beta
 from verify.checks.ln_coefficients import sample_conditional_z
 from verify.checks.tail_fits import fit_tail_exponent
 from verify.model import ModelConfig, init_params
-from verify.model.reference import reference_forward
+from verify.model.generic.reference import reference_forward
 from verify.theory.small_ball import bias_block
 
 BITS = np.array([[1, 0, 1]], dtype=np.uint8)

@@ -7,7 +7,7 @@ batches of strings, ``torch.inference_mode``, every layer but the last through
 readout position only (``SpecTransformer.forward(..., readout_only=True)``).
 
 Run by hand (``python benchmarks/torch_baseline.py``); it prints strings/s per (L, N) in this
-process and checks the values against ``verify.model.forward`` on a sample of strings.
+process and checks the values against ``verify.model.plain.forward`` on a sample of strings.
 """
 
 from __future__ import annotations

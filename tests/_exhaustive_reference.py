@@ -1,6 +1,7 @@
 """An independent numpy implementation of the exhaustive kernel's layer-0 table rules and of its
-one-layer (L = 1) radius (``verify.model.exhaustive`` and ``kernels.exhaustive.exhaustive_T``),
-written from the rules' documented formulas, for tests that compare the kernel's radius with it.
+one-layer (L = 1) radius (``verify.model.exhaustive.exhaustive_pass`` and
+``exhaustive.exhaustive_kernel.exhaustive_T``), written from the rules' documented formulas, for
+tests that compare the kernel's radius with it.
 
 Layer 0 at query position i (token t_i), head h, is A_h = num / den with num = sum_j e_ij V_j,
 den = sum_j e_ij, G_h = sum_j e_ij M V_j (M = W_1 diag(gain) P, the MLP behind the norm). The
@@ -23,14 +24,14 @@ position admits (only those: the kernel's maximum over all three tokens is never
   4U) + ETA; g0max = S_2(max|g0| + max r(g0)), c0max likewise;
 - the scalar (infinity-norm) rules after it: matvec (||W||_inf (r_x + g max|x|) + g max|b|)(1
   + (2n + 5)U) + ETA, g = (n + 2)U; residual (r_y + r_a + U max|y + a|)(1 + 2U); the scalar
-  layer norm (``kernels.layer_norm.layer_norm_scalar``); the readout (|w|_1 r + (d + 2) U
+  layer norm (``stages.layer_norm.layer_norm_scalar``); the readout (|w|_1 r + (d + 2) U
   (|w|_1 max|y| + |omega|))(1 + (d + 5)U) + ETA.
 
 The tables' entries (e, V with their radii: ``fast.prepare``, checked by the per-string tests)
 are inputs; M V, M (y0 + b_o) and W_1 bias + b_1 with their radii come from the generic numpy
-MidRad arithmetic (``verify.model.arith``, not the kernel's rules). Midpoints are recomputed in
-numpy (other summation orders than the kernel's: radii differ by ~1e-15 relative; the layer
-norm's moments are sequential sums like the kernel's, so near-cancelling variances agree).
+MidRad arithmetic (``verify.model.arithmetic.contexts``, not the kernel's rules). Midpoints are
+recomputed in numpy (other summation orders than the kernel's: radii differ by ~1e-15 relative; the
+layer norm's moments are sequential sums like the kernel's, so near-cancelling variances agree).
 Constants are pinned here, not imported.
 """
 
@@ -39,9 +40,9 @@ from __future__ import annotations
 import _per_string_reference as psr
 import numpy as np
 
-from verify.model.arith import MidRad, MidRadContext
-from verify.model.fast import norm_affine, prepare
-from verify.model.params import Params
+from verify.model.arithmetic.contexts import MidRad, MidRadContext
+from verify.model.per_string.per_string_pass import norm_affine, prepare
+from verify.model.spec.params import Params
 
 U = 2.0**-52
 ETA = 1e-300

@@ -16,7 +16,7 @@ import _l2_reference as ref
 import numpy as np
 
 from verify.model import ModelConfig, Params, init_params
-from verify.model.kernels.bundles import BS
+from verify.model.stages.bundles import BS
 
 CONSTRUCTIONS = (
     "gains_30_003", "gains_003_30", "out_proj", "ffn_w1", "values", "key_bias", "random",

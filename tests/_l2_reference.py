@@ -1,7 +1,7 @@
 """An independent numpy implementation of the 2-norm radius rules (issue 41): the double-double
-tier (``kernels.per_string_dd``, ``kernels.dd_l2``) and the exhaustive kernel's layers 1..L-1
-with its layer-0 to 2-norm transition (``kernels.exhaustive``, ``kernels.position``,
-``kernels.stage_l2``, ``kernels.attention.attention_row_l2``), written from the rules' documented
+tier (``double_double.dd_kernel``, ``double_double.dd_l2``) and the exhaustive kernel's layers
+1..L-1 with its layer-0 to 2-norm transition (``exhaustive.exhaustive_kernel``, ``stages.position``,
+``stages.stage_l2``, ``stages.attention.attention_row_l2``), written from the rules' documented
 formulas (the docstrings of those functions), for tests that assert ``kernel >= reference (1 -
 REL)`` on constructions where each term weighs.
 
@@ -33,9 +33,9 @@ import _exhaustive_reference as xref
 import _per_string_reference as psr
 import numpy as np
 
-from verify.model.fast import kernel_scalars, norm_affine
-from verify.model.matrix_norms import spectral_norm_upper
-from verify.model.params import Params
+from verify.model.arithmetic.matrix_norms import spectral_norm_upper
+from verify.model.per_string.per_string_pass import kernel_scalars, norm_affine
+from verify.model.spec.params import Params
 
 U = 2.0**-52
 UU = 2.0**-104

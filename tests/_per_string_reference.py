@@ -1,6 +1,6 @@
 """An independent numpy implementation of the per-string kernel's radius rules
-(``verify.model.kernels.per_string.certified_T`` and the stages it calls), written from the
-rules' documented formulas, for tests that compare the kernel's radius with it.
+(``verify.model.per_string.per_string_kernel.certified_T`` and the stages it calls), written from
+the rules' documented formulas, for tests that compare the kernel's radius with it.
 
 Arrays are (features, strings) like the kernel's. The midpoints are computed by the kernel's
 operations in the kernel's order (the matrix-vector products in groups of four, every other
@@ -10,8 +10,8 @@ relative 1e-15). Every rule is one function here: a test asserts ``kernel >= ref
 REL)``, so a kernel that lost a term or a constant factor is seen wherever that term is not
 negligible, which is what the constructions of ``tests/test_radius_rules.py`` arrange.
 
-The constants are pinned here, not imported: a mutated ``verify.model.rounding`` or kernel
-module does not move the reference.
+The constants are pinned here, not imported: a mutated ``verify.model.arithmetic.rounding`` or
+kernel module does not move the reference.
 """
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ import math
 
 import numpy as np
 
-U = 2.0**-52  # twice the unit roundoff of binary64 (verify.model.rounding)
+U = 2.0**-52  # twice the unit roundoff of binary64 (verify.model.arithmetic.rounding)
 ETA = 1e-300
 EXP_ULPS = 8.0
 TINY = 1e-322
@@ -82,7 +82,7 @@ def rsqrt_radius(var, eps, acc, d, z):
 
 
 def layer_norm(v, rv, gain, bias, eps):
-    """LN over axis 0 with the componentwise rule of ``kernels.layer_norm.layer_norm``:
+    """LN over axis 0 with the componentwise rule of ``stages.layer_norm.layer_norm``:
     r_mean, r_c = (r_v + r_mean + U|c|)(1 + 3U), acc = sum (2|c| r_c + r_c^2), r_z, then
     r = (|c| r_z + r_c (z + r_z) + U |c z|) |g| + U |c z g|, plus U |out|, (1 + 8U) + ETA."""
     d = v.shape[0]
@@ -288,7 +288,7 @@ def readout(w, omega, y, ry):
 
 def certified_T(tables, bits: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """(T, radius) of each row of ``bits`` by the per-string kernel's rules
-    (``tables``: ``verify.model.fast.prepare``)."""
+    (``tables``: ``verify.model.per_string.per_string_pass.prepare``)."""
     sc, l0, lw, ln, ro = tables.scalars, tables.layer0, tables.layers, tables.norms, tables.readout
     nb, n = bits.shape
     s = n + 1 if sc.eos else n

@@ -34,12 +34,12 @@ def _warm() -> None:
     import pytest  # noqa: F401
     import scipy.special  # noqa: F401
 
-    import verify.model.affine
-    import verify.model.double_double
-    import verify.model.enclosure
-    import verify.model.exhaustive
-    import verify.model.fast
-    import verify.model.reference
+    import verify.model.double_double.dd_pass
+    import verify.model.exhaustive.exhaustive_pass
+    import verify.model.generic.enclosure
+    import verify.model.generic.reference
+    import verify.model.per_string.per_string_pass
+    import verify.model.subcube.affine
     import verify.strategies  # noqa: F401
 
 

@@ -27,8 +27,6 @@ from fractions import Fraction
 import _radius_mutants_tiers as tier_mutants
 import numpy as np
 
-KERNELS = "verify.model.kernels."
-
 
 @dataclass(frozen=True)
 class Mutant:
@@ -44,7 +42,7 @@ MUTANTS = (
         "layer norm: the z-error term |c| r_z of the per-string radius dropped",
         (
             (
-                KERNELS + "layer_norm",
+                "verify.model.stages.layer_norm",
                 "r = abs(c) * rz[b] + rc * (z[b] + rz[b])",
                 "r = rc * (z[b] + rz[b])",
             ),
@@ -54,8 +52,15 @@ MUTANTS = (
         "unit_roundoff_halved",
         "the unit roundoff U halved in every kernel module of the per-string pass",
         constants=tuple(
-            (KERNELS + m, "U", 0.5)
-            for m in ("dense", "layer_norm", "softmax", "attention", "tables", "per_string")
+            (m, "U", 0.5)
+            for m in (
+                "verify.model.stages.dense",
+                "verify.model.stages.layer_norm",
+                "verify.model.stages.softmax",
+                "verify.model.stages.attention",
+                "verify.model.stages.tables",
+                "verify.model.per_string.per_string_kernel",
+            )
         ),
     ),
     Mutant(
@@ -63,7 +68,7 @@ MUTANTS = (
         "softmax quotient: the denominator's radius p (1 + U) r_tot dropped",
         (
             (
-                KERNELS + "softmax",
+                "verify.model.stages.softmax",
                 "return ((r + p * (1 + U) * rtot) / gap + U * p)",
                 "return (r / gap + U * p)",
             ),
@@ -72,14 +77,14 @@ MUTANTS = (
     Mutant(
         "readout_propagated",
         "readout: the propagated radius sum |w_e| r_e dropped",
-        ((KERNELS + "per_string", "rt += aw[e] * yr[r, e, b]", "rt += 0.0"),),
+        (("verify.model.per_string.per_string_kernel", "rt += aw[e] * yr[r, e, b]", "rt += 0.0"),),
     ),
     Mutant(
         "matvec_rounding",
         "matrix-vector product: the rounding term g |x| of the inputs dropped",
         (
             (
-                KERNELS + "dense",
+                "verify.model.stages.dense",
                 "scratch[k, b] = rx[k, b] + g * abs(x[k, b])",
                 "scratch[k, b] = rx[k, b]",
             ),
@@ -88,14 +93,14 @@ MUTANTS = (
     Mutant(
         "matvec_bias_rounding",
         "matrix-vector product: the bias's rounding term g |b| dropped",
-        ((KERNELS + "dense", "rb = g * abs(bias[c])", "rb = 0.0"),),
+        (("verify.model.stages.dense", "rb = g * abs(bias[c])", "rb = 0.0"),),
     ),
     Mutant(
         "attention_score_rounding",
         "attention (all positions): the score dot product's rounding (d_h + 2) U sum |q k| halved",
         (
             (
-                KERNELS + "attention",
+                "verify.model.stages.attention",
                 "racc = (pr[j, b] + (dh + 2) * U * mag[b])",
                 "racc = (pr[j, b] + (dh + 2) * U * mag[b] / 2)",
             ),
@@ -104,14 +109,20 @@ MUTANTS = (
     Mutant(
         "readout_score_rounding",
         "attention (readout position): the score's rounding (d + 3) U sum |u x| dropped",
-        ((KERNELS + "attention", "rt = (pr[j, b] + (d + 3) * U * tot[b])", "rt = (pr[j, b])"),),
+        (
+            (
+                "verify.model.stages.attention",
+                "rt = (pr[j, b] + (d + 3) * U * tot[b])",
+                "rt = (pr[j, b])",
+            ),
+        ),
     ),
     Mutant(
         "exp_ulps",
         "softmax: exp's own error EXP_ULPS U dropped from the exponential's radius",
         (
             (
-                KERNELS + "softmax",
+                "verify.model.stages.softmax",
                 "return bigv * (expm1_upper(rd) + EXP_ULPS * U)",
                 "return bigv * (expm1_upper(rd))",
             ),
@@ -120,19 +131,19 @@ MUTANTS = (
     Mutant(
         "softmax_sum_rounding",
         "softmax: the denominator sum's rounding (s + 1) U tot dropped",
-        ((KERNELS + "softmax", "return (rsum + (s + 1) * U * tot)", "return (rsum)"),),
+        (("verify.model.stages.softmax", "return (rsum + (s + 1) * U * tot)", "return (rsum)"),),
     ),
     Mutant(
         "rsqrt_rounding",
         "layer norm: the rounding of sqrt and the division, 4 U z, dropped from r_z",
-        ((KERNELS + "layer_norm", "* (1 - 4 * U)) + 4 * U * z", "* (1 - 4 * U))"),),
+        (("verify.model.stages.layer_norm", "* (1 - 4 * U)) + 4 * U * z", "* (1 - 4 * U))"),),
     ),
     Mutant(
         "ln_mean_rounding",
         "layer norm: the mean's rounding (d + 1) U sum |v| dropped",
         (
             (
-                KERNELS + "layer_norm",
+                "verify.model.stages.layer_norm",
                 "rmean[b] = ((rmean[b] + (d + 1) * U * acc[b]) / d",
                 "rmean[b] = ((rmean[b]) / d",
             ),
@@ -143,7 +154,7 @@ MUTANTS = (
         "residual addition: its rounding U |y + a| dropped",
         (
             (
-                KERNELS + "dense",
+                "verify.model.stages.dense",
                 "ry[i, b] = (ry[i, b] + ra[i, b] + U * abs(s)) * (1 + 2 * U)",
                 "ry[i, b] = (ry[i, b] + ra[i, b]) * (1 + 2 * U)",
             ),
@@ -154,7 +165,7 @@ MUTANTS = (
         "layer 0 attention from the tables: the accumulation's rounding g sum p |v| halved",
         (
             (
-                KERNELS + "tables",
+                "verify.model.stages.tables",
                 "ar[e, b] = (ar[e, b] + g * amag[e, b])",
                 "ar[e, b] = (ar[e, b] + g * amag[e, b] / 2)",
             ),
@@ -163,14 +174,14 @@ MUTANTS = (
     Mutant(
         "weighted_values_rounding",
         "attention (all positions): the weighted sum's rounding (s + 2) U p |v| dropped",
-        ((KERNELS + "attention", "+ (s + 2) * U * pm[j, b] * abs(ve[b])", "+ 0.0"),),
+        (("verify.model.stages.attention", "+ (s + 2) * U * pm[j, b] * abs(ve[b])", "+ 0.0"),),
     ),
     Mutant(
         "relu_cut",
         "relu: the radius cut to 0 where the midpoint is < 0 instead of where the ball is <= 0",
         (
             (
-                KERNELS + "dense",
+                "verify.model.stages.dense",
                 "if bounds and x[i, b] + rx[i, b] <= 0.0:",
                 "if bounds and x[i, b] < 0.0:",
             ),
@@ -181,7 +192,7 @@ MUTANTS = (
         "double-double exp: the low word LN2_LO of ln 2 dropped from the reduced argument",
         (
             (
-                KERNELS + "dd",
+                "verify.model.double_double.dd_arith",
                 "rh, rl = dd_add_d(rh, rl, -(k * (LN2_LO / EXP_TABLE)))",
                 "rh, rl = dd_add_d(rh, rl, 0.0)",
             ),
@@ -190,14 +201,14 @@ MUTANTS = (
     Mutant(
         "dd_mul_cross_low_word",
         "double-double product: the cross term xh yl of the low word dropped",
-        ((KERNELS + "dd", "tl = xh * yl", "tl = 0.0 * yl"),),
+        (("verify.model.double_double.dd_arith", "tl = xh * yl", "tl = 0.0 * yl"),),
     ),
     Mutant(
         "dd_softmax_denominator",
         "double-double softmax: the denominator's radius p (1 + U) r_tot dropped",
         (
             (
-                KERNELS + "dd_l2",
+                "verify.model.double_double.dd_l2",
                 "pr[j, b] = ((pr[j, b] + ap * (1 + U) * rtot) / gap + ae)",
                 "pr[j, b] = ((pr[j, b]) / gap + ae)",
             ),
@@ -206,14 +217,20 @@ MUTANTS = (
     Mutant(
         "dd_layer_norm_z_error",
         "double-double layer norm: the z-error term |c| r_z dropped",
-        ((KERNELS + "dd_norm", "r = ac * rz + rc * (az + rz)", "r = rc * (az + rz)"),),
+        (
+            (
+                "verify.model.double_double.dd_norm",
+                "r = ac * rz + rc * (az + rz)",
+                "r = rc * (az + rz)",
+            ),
+        ),
     ),
     Mutant(
         "exhaustive_layer0_denominator",
         "exhaustive kernel, layer 0's num / den: the denominator's term a1 e_den dropped",
         (
             (
-                KERNELS + "exhaustive",
+                "verify.model.exhaustive.exhaustive_kernel",
                 "return ((e_num + a1 * e_den) / low + 3 * U * a1)",
                 "return ((e_num) / low + 3 * U * a1)",
             ),
@@ -224,7 +241,7 @@ MUTANTS = (
         "exhaustive layer-0 tables: the sums' rounding (s + 2) U M of E_num and E_G dropped",
         (
             (
-                "verify.model.exhaustive",
+                "verify.model.exhaustive.exhaustive_pass",
                 "err = sum_upper(r_sum + (s + 2) * U * m_sum, 3)",
                 "err = sum_upper(r_sum, 3)",
             ),
@@ -235,7 +252,7 @@ MUTANTS = (
         "exhaustive layer-0 tables: the values' radii (e + r(e)) r(V) dropped from E_num, E_G",
         (
             (
-                "verify.model.exhaustive",
+                "verify.model.exhaustive.exhaustive_pass",
                 "(sce_r * vm + (sce_m + sce_r) * vr)",
                 "(sce_r * vm)",
             ),
@@ -246,7 +263,7 @@ MUTANTS = (
         "exhaustive layer-0 tables: the exp tables' radii R_den dropped from E_den",
         (
             (
-                "verify.model.exhaustive",
+                "verify.model.exhaustive.exhaustive_pass",
                 "e_den = sum_upper(r_den + (s + 1) * U * m_den, 3)",
                 "e_den = sum_upper((s + 1) * U * m_den, 3)",
             ),
@@ -257,7 +274,7 @@ MUTANTS = (
         "exhaustive layer-0 tables: the radius of g0 = M (y0 + b_o) halved",
         (
             (
-                "verify.model.exhaustive",
+                "verify.model.exhaustive.exhaustive_pass",
                 "g0_bound[..., BD_RAD] = g0.rad.max(axis=2)",
                 "g0_bound[..., BD_RAD] = g0.rad.max(axis=2) / 2",
             ),
@@ -266,14 +283,20 @@ MUTANTS = (
     Mutant(
         "exhaustive_quotient_low",
         "exhaustive kernel, layer 0: the argument low without E_den (den instead of den - E_den)",
-        ((KERNELS + "exhaustive", "low = (den[b] - e_den) * (1 - U)", "low = den[b] * (1 - U)"),),
+        (
+            (
+                "verify.model.exhaustive.exhaustive_kernel",
+                "low = (den[b] - e_den) * (1 - U)",
+                "low = den[b] * (1 - U)",
+            ),
+        ),
     ),
     Mutant(
         "exhaustive_quotient_a1",
         "exhaustive kernel, layer 0: the argument A_1 (a bound of |A| over the ball) without E_num",
         (
             (
-                KERNELS + "exhaustive",
+                "verify.model.exhaustive.exhaustive_kernel",
                 "a1 = (a_max * (den[b] + e_den) + e_num) / den[b]",
                 "a1 = (a_max * (den[b] + e_den)) / den[b]",
             ),
@@ -284,7 +307,7 @@ MUTANTS = (
         "exhaustive kernel, layer 0: E_num not passed to the quotient rule (0 instead)",
         (
             (
-                KERNELS + "exhaustive",
+                "verify.model.exhaustive.exhaustive_kernel",
                 "ra_sum[b] += table_quotient_radius(e_num, e_den, a1, low)",
                 "ra_sum[b] += table_quotient_radius(0.0, e_den, a1, low)",
             ),
@@ -295,7 +318,7 @@ MUTANTS = (
         "exhaustive kernel, layer 0: max|b_o| dropped from (H + 2) U (max|b_o| + sum A_1)",
         (
             (
-                KERNELS + "exhaustive",
+                "verify.model.exhaustive.exhaustive_kernel",
                 "(n_heads + 2) * U * (wb.out_bias0_max + a1_sum[b])",
                 "(n_heads + 2) * U * (a1_sum[b])",
             ),
@@ -306,7 +329,7 @@ MUTANTS = (
         "exhaustive kernel, MLP from the tables: the radii of G_h / den_h dropped from r_b",
         (
             (
-                KERNELS + "exhaustive",
+                "verify.model.exhaustive.exhaustive_kernel",
                 "l0.g0_bound[tg, i, BD_RAD] + rg_sum[b]",
                 "l0.g0_bound[tg, i, BD_RAD]",
             ),
@@ -317,7 +340,7 @@ MUTANTS = (
         "exhaustive kernel, MLP from the tables: the z-error term r_z (b_max + r_b) dropped",
         (
             (
-                KERNELS + "exhaustive",
+                "verify.model.exhaustive.exhaustive_kernel",
                 "rz[b] * (bmax + r_b) + z[b] * r_b + c0rad",
                 "z[b] * r_b + c0rad",
             ),
@@ -328,7 +351,7 @@ MUTANTS = (
         "exhaustive kernel, MLP from the tables: the propagated term z r_b dropped",
         (
             (
-                KERNELS + "exhaustive",
+                "verify.model.exhaustive.exhaustive_kernel",
                 "rz[b] * (bmax + r_b) + z[b] * r_b + c0rad",
                 "rz[b] * (bmax + r_b) + c0rad",
             ),
@@ -339,7 +362,7 @@ MUTANTS = (
         "exhaustive kernel, MLP from the tables: the radius of c0 = W_1 bias + b_1 dropped",
         (
             (
-                KERNELS + "exhaustive",
+                "verify.model.exhaustive.exhaustive_kernel",
                 "rz[b] * (bmax + r_b) + z[b] * r_b + c0rad",
                 "rz[b] * (bmax + r_b) + z[b] * r_b",
             ),
@@ -348,19 +371,31 @@ MUTANTS = (
     Mutant(
         "exhaustive_hidden_rounding",
         "exhaustive kernel, MLP from the tables: the rounding 2 U (z b_max + c0max) dropped",
-        ((KERNELS + "exhaustive", "+ 2 * U * (z[b] * bmax + c0max)", "+ 0.0"),),
+        (
+            (
+                "verify.model.exhaustive.exhaustive_kernel",
+                "+ 2 * U * (z[b] * bmax + c0max)",
+                "+ 0.0",
+            ),
+        ),
     ),
     Mutant(
         "exhaustive_readout_propagated",
         "exhaustive kernel, readout: the propagated radius |w| r_y dropped",
-        ((KERNELS + "exhaustive", "w_rad * yr[r, b] + (d + 2) * U", "(d + 2) * U"),),
+        (
+            (
+                "verify.model.exhaustive.exhaustive_kernel",
+                "w_rad * yr[r, b] + (d + 2) * U",
+                "(d + 2) * U",
+            ),
+        ),
     ),
     Mutant(
         "dd_attention_value_term",
         "double-double attention: the values' term sum_j (|p_j| + r_p,j) rho_v,j halved",
         (
             (
-                KERNELS + "dd_l2",
+                "verify.model.double_double.dd_l2",
                 "nk[b] += pw * rq[j, 2 * n_heads + hd, b]",
                 "nk[b] += pw * rq[j, 2 * n_heads + hd, b] / 2",
             ),
@@ -371,7 +406,7 @@ MUTANTS = (
         "double-double attention: the score radius's term |q| r_k dropped",
         (
             (
-                KERNELS + "dd_l2",
+                "verify.model.double_double.dd_l2",
                 "racc = (g_dot * mag[b] + nq[b] * rkj + rqi * nkb + rqi * rkj)",
                 "racc = (g_dot * mag[b] + rqi * nkb + rqi * rkj)",
             ),
@@ -382,7 +417,7 @@ MUTANTS = (
         "double-double attention: the score radius's term r_q |k| dropped",
         (
             (
-                KERNELS + "dd_l2",
+                "verify.model.double_double.dd_l2",
                 "racc = (g_dot * mag[b] + nq[b] * rkj + rqi * nkb + rqi * rkj)",
                 "racc = (g_dot * mag[b] + nq[b] * rkj + rqi * rkj)",
             ),
@@ -393,7 +428,7 @@ MUTANTS = (
         "double-double attention: the softmax Jacobian term sum_j w_j |v_j - a| halved",
         (
             (
-                KERNELS + "dd_l2",
+                "verify.model.double_double.dd_l2",
                 "acc_l[b] += sig[j, b] * dv + p0[j, b]",
                 "acc_l[b] += sig[j, b] * dv / 2 + p0[j, b]",
             ),
@@ -404,7 +439,7 @@ MUTANTS = (
         "double-double tier: the readout's |w|_2 (its spectral-norm bound) halved",
         (
             (
-                "verify.model.double_double",
+                "verify.model.double_double.dd_pass",
                 "readout_norms=f64([spectral_norm_upper(w[None, :]),",
                 "readout_norms=f64([spectral_norm_upper(w[None, :]) / 2,",
             ),
@@ -415,7 +450,7 @@ MUTANTS = (
         "double-double tier: the blocks' Frobenius-norm bounds (matvec_dd's rounding) halved",
         (
             (
-                "verify.model.double_double",
+                "verify.model.double_double.dd_pass",
                 "out[layer, :, c] = norm, l2_upper(w), l2_upper(bias)",
                 "out[layer, :, c] = norm, l2_upper(w) / 2, l2_upper(bias)",
             ),
@@ -426,7 +461,7 @@ MUTANTS = (
         "double-double driver: the readout's |w|_2 passed to matvec_radius halved",
         (
             (
-                KERNELS + "per_string_dd",
+                "verify.model.double_double.dd_kernel",
                 "matvec_radius(ry[r], tmp, d, 1, wr[0], wr[1], wr[2], r1)",
                 "matvec_radius(ry[r], tmp, d, 1, wr[0] / 2, wr[1], wr[2], r1)",
             ),
@@ -437,7 +472,7 @@ MUTANTS = (
         "double-double driver: the embeddings' initial 2-norm radius halved",
         (
             (
-                KERNELS + "per_string_dd",
+                "verify.model.double_double.dd_kernel",
                 "ry[i, b] = math.sqrt(sq * (1 + (d + 3) * U) + SQ_SLACK) * (1 + 2 * U)",
                 "ry[i, b] = math.sqrt(sq * (1 + (d + 3) * U) + SQ_SLACK) * (1 + 2 * U) / 2",
             ),
@@ -448,7 +483,7 @@ MUTANTS = (
         "double-double driver: a residual sum's first radius dropped (_sum3)",
         (
             (
-                KERNELS + "per_string_dd",
+                "verify.model.double_double.dd_kernel",
                 "out[b] = (ra[b] + rb[b] + tmp[b]) * (1 + 2 * U)",
                 "out[b] = (rb[b] + tmp[b]) * (1 + 2 * U)",
             ),
@@ -459,7 +494,7 @@ MUTANTS = (
         "double-double matvec_radius: the propagated term |W|_2 rho halved",
         (
             (
-                KERNELS + "dd_l2",
+                "verify.model.double_double.dd_l2",
                 "out[b] = (spec * rho[b] + rr) * (1 + 2 * U)",
                 "out[b] = (spec * rho[b] / 2 + rr) * (1 + 2 * U)",
             ),
@@ -468,21 +503,27 @@ MUTANTS = (
     Mutant(
         "spectral_root_rounding",
         "spectral-norm bound: the root's rounding up (1 + 2U) after each square root dropped",
-        (("verify.model.matrix_norms", "x = np.sqrt(x) * (1 + 2 * U)", "x = np.sqrt(x)"),),
+        (
+            (
+                "verify.model.arithmetic.matrix_norms",
+                "x = np.sqrt(x) * (1 + 2 * U)",
+                "x = np.sqrt(x)",
+            ),
+        ),
     ),
 )
 
 # ---- issue 44: the annotated-transformer layer norm (ln_form="annotated") -----------------
-# Its formula (verify.model.reference.layer_norm_ctx) and the MidRad rules it adds
-# (verify.model.arith: sqrt_nonneg), and the fail-closed guard of the torch-only passes;
-# killed by tests/test_radius_ln_forms.py.
+# Its formula (verify.model.generic.reference.layer_norm_ctx) and the MidRad rules it adds
+# (verify.model.arithmetic.contexts: sqrt_nonneg), and the fail-closed guard of the torch-only
+# passes; killed by tests/test_radius_ln_forms.py.
 LN_FORM_MUTANTS = (
     Mutant(
         "ln_annotated_biased_std",
         "annotated layer norm: the std divided by D instead of D - 1 (torch's biased variance)",
         (
             (
-                "verify.model.reference",
+                "verify.model.generic.reference",
                 "ctx.sqrt_nonneg(squares / (d - 1))",
                 "ctx.sqrt_nonneg(squares / d)",
             ),
@@ -493,7 +534,7 @@ LN_FORM_MUTANTS = (
         "annotated layer norm: eps inside the square root (torch's place) instead of on the std",
         (
             (
-                "verify.model.reference",
+                "verify.model.generic.reference",
                 "z = ctx.reciprocal(ctx.sqrt_nonneg(squares / (d - 1)) + eps)",
                 "z = ctx.rsqrt(squares / (d - 1) + eps)",
             ),
@@ -504,7 +545,7 @@ LN_FORM_MUTANTS = (
         "MidRad sqrt: the rounding term U mid of the computed square root dropped",
         (
             (
-                "verify.model.arith",
+                "verify.model.arithmetic.contexts",
                 "rad = np.minimum(linear, np.sqrt(x.rad) * (1 + 2 * U)) + U * mid",
                 "rad = np.minimum(linear, np.sqrt(x.rad) * (1 + 2 * U))",
             ),
@@ -513,14 +554,20 @@ LN_FORM_MUTANTS = (
     Mutant(
         "sqrt_nonneg_linear_halved",
         "MidRad sqrt: the linear term r / (sqrt(low) + sqrt(m)) halved",
-        (("verify.model.arith", "x.rad / den * (1 + U)", "x.rad / den * (1 + U) / 2"),),
+        (
+            (
+                "verify.model.arithmetic.contexts",
+                "x.rad / den * (1 + U)",
+                "x.rad / den * (1 + U) / 2",
+            ),
+        ),
     ),
     Mutant(
         "sqrt_nonneg_hoelder_halved",
         "MidRad sqrt: the Hoelder term sqrt(r) halved",
         (
             (
-                "verify.model.arith",
+                "verify.model.arithmetic.contexts",
                 "np.sqrt(x.rad) * (1 + 2 * U)) + U * mid",
                 "np.sqrt(x.rad) * (1 + 2 * U) / 2) + U * mid",
             ),
@@ -531,7 +578,7 @@ LN_FORM_MUTANTS = (
         "MidRad sqrt: the ball's low end replaced by its midpoint (linearised at m)",
         (
             (
-                "verify.model.arith",
+                "verify.model.arithmetic.contexts",
                 "low = np.maximum(x.mid - x.rad, 0.0) * (1 - 2 * U)",
                 "low = np.maximum(x.mid, 0.0) * (1 - 2 * U)",
             ),
@@ -542,7 +589,7 @@ LN_FORM_MUTANTS = (
         "the torch-only passes' guard: require_torch_form lets every form through",
         (
             (
-                "verify.model.ln_forms",
+                "verify.model.spec.ln_forms",
                 'if form != "torch":\n        raise',
                 "if False:\n        raise",
             ),
@@ -556,14 +603,14 @@ MUTANTS = MUTANTS + LN_FORM_MUTANTS
 # the sub-cube bounds (tests/_radius_mutants_tiers.py)
 MUTANTS = MUTANTS + tuple(Mutant(name, what, edits) for name, what, edits in tier_mutants.MUTANTS)
 
-# ---- issue 40: the threshold shift (verify.model.labels.relative_to_threshold) -----------
+# ---- issue 40: the threshold shift (verify.model.spec.label_rule.relative_to_threshold) ----------
 THRESHOLD_MUTANTS = (
     Mutant(
         "threshold_rounding_dropped",
         "T - threshold: the rounding error of the subtraction not added to the radius",
         (
             (
-                "verify.model.labels",
+                "verify.model.spec.label_rule",
                 "r = np.where(err == 0.0, r, np.nextafter(r + err, np.inf))",
                 "r = np.where(err == 0.0, r, r)",
             ),
@@ -574,7 +621,7 @@ THRESHOLD_MUTANTS = (
         "T - threshold: TwoSum's error keeps only the first operand's part",
         (
             (
-                "verify.model.labels",
+                "verify.model.spec.label_rule",
                 "err = np.abs((a - a_virtual) + (b - b_virtual))",
                 "err = np.abs(a - a_virtual)",
             ),
@@ -601,7 +648,7 @@ def _finite(x: float) -> bool:
 def _ln_block(v, out, ls, gain, bias, eps, bounds, affine) -> None:
     """``register_sums.ln_block`` in numpy (its documented sums, each sequential over the rows),
     for the exhaustive kernel without the JIT."""
-    from verify.model.kernels import register_sums as rs
+    from verify.model.stages import register_sums as rs
 
     d = v.shape[0]
     mean = np.zeros(v.shape[1])
@@ -657,8 +704,8 @@ def _mlp_rows(n_rows: int):
 def install_python_intrinsics() -> None:
     """Without the JIT: Python bodies for the register intrinsics the one-layer exhaustive
     kernel calls (``ln_block``, ``mlp_rows*``) and an exact one for dd's ``fma``."""
-    importlib.import_module(KERNELS + "dd")
-    importlib.import_module(KERNELS + "exhaustive")
+    importlib.import_module("verify.model.double_double.dd_arith")
+    importlib.import_module("verify.model.exhaustive.exhaustive_kernel")
     bodies = {"fma": _exact_fma, "ln_block": _ln_block}
     bodies.update({f"mlp_rows{n}": _mlp_rows(n) for n in (16, 8, 4, 1)})
     bodies.update(tier_mutants.INTRINSICS)  # the exhaustive kernel at L >= 2 (issue 41)
@@ -670,7 +717,7 @@ def install_python_intrinsics() -> None:
 
 
 def python_intrinsics_installed() -> bool:
-    from verify.model.kernels import layer_norm
+    from verify.model.stages import layer_norm
 
     return layer_norm.ln_block is _ln_block
 

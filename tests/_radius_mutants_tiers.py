@@ -15,8 +15,6 @@ from __future__ import annotations
 
 import numpy as np
 
-K = "verify.model.kernels."
-
 
 def _dots_rows(a, x, init, out) -> None:
     """out[j, b] = init[b] + sum_k a[k, b] x[j, k, b], sequential over k."""
@@ -83,14 +81,14 @@ INTRINSICS = {
     "norms_rows": _norms_rows,
 }
 
-DD = K + "per_string_dd"
-DL2 = K + "dd_l2"
-L2B = K + "l2_bounds"
-ST = K + "stage_l2"
-POS = K + "position"
-ATT = K + "attention"
-EXH = K + "exhaustive"
-AFF = "verify.model.affine"
+DD = "verify.model.double_double.dd_kernel"
+DL2 = "verify.model.double_double.dd_l2"
+L2B = "verify.model.stages.l2_bounds"
+ST = "verify.model.stages.stage_l2"
+POS = "verify.model.stages.position"
+ATT = "verify.model.stages.attention"
+EXH = "verify.model.exhaustive.exhaustive_kernel"
+AFF = "verify.model.subcube.affine"
 
 # (name, what, edits): the issue's eight first, then the rest by tier
 MUTANTS: tuple[tuple[str, str, tuple[tuple[str, str, str], ...]], ...] = (

@@ -10,6 +10,7 @@ the command line.
 from __future__ import annotations
 
 import ast
+from collections import Counter
 from pathlib import Path
 
 import pytest
@@ -189,3 +190,69 @@ def test_no_command_code_in_the_bottom_layers(package: str) -> None:
 def test_no_module_over_500_lines() -> None:
     long = {m: n for m, p in MODULES.items() if (n := len(p.read_text().splitlines())) > 500}
     assert long == {}
+
+
+# verify/model/ by tier (issue 41): its packages from the bottom. The spec; the plain float64
+# pass; the shared arithmetic; the Numba stages the float64 tiers share; the spec's pass in any
+# context (and the arb tier); the tiers; the orchestration over them. A package imports only
+# from its own row or below (the exhaustive tier reuses the double-double tier's block norms).
+MODEL_LAYERS: list[tuple[str, ...]] = [
+    ("spec",),
+    ("plain",),
+    ("arithmetic",),
+    ("stages",),
+    ("generic",),
+    ("per_string", "subcube"),
+    ("double_double",),
+    ("exhaustive",),
+    ("certified",),
+]
+MODEL = ROOT / "model"
+
+
+def _model_package(module: str) -> str | None:
+    parts = module.split(".")
+    return parts[2] if len(parts) > 3 and parts[:2] == ["verify", "model"] else None
+
+
+def test_every_model_package_has_a_layer() -> None:
+    packages = {p.parent.name for p in MODEL.glob("*/__init__.py")}
+    assert packages == {name for row in MODEL_LAYERS for name in row}
+    assert sorted(p.name for p in MODEL.glob("*.py")) == ["__init__.py"]  # no loose modules
+
+
+def test_no_upward_import_inside_the_model() -> None:
+    row = {name: i for i, names in enumerate(MODEL_LAYERS) for name in names}
+    upward = [
+        f"{m} imports {t}"
+        for m, targets in graph().items()
+        if (a := _model_package(m))
+        for t in sorted(targets)
+        if (b := _model_package(t)) and row[b] > row[a]
+    ]
+    assert upward == []
+
+
+def test_no_two_model_modules_share_a_name() -> None:
+    """A reader finds a module by its name: no two files of verify/model/ are called alike."""
+    names = Counter(p.name for p in MODEL.rglob("*.py") if p.name != "__init__.py")
+    assert sorted(n for n, c in names.items() if c > 1) == []
+
+
+@pytest.mark.parametrize("package", sorted(name for row in MODEL_LAYERS for name in row))
+def test_each_model_package_is_documented(package: str) -> None:
+    """Its __init__ says what it holds; docs/model.md has a section listing its files, and
+    docs/architecture.md's map names it."""
+    doc = ast.get_docstring(ast.parse((MODEL / package / "__init__.py").read_text()))
+    assert doc and len(doc.split()) >= 8, package
+    model_md = (ROOT.parent / "docs" / "model.md").read_text()
+    heading = next((ln for ln in model_md.splitlines() if f"(`{package}/`" in ln), "")
+    assert heading.startswith("### "), f"docs/model.md: no section for {package}/"
+    section = model_md.split(heading, 1)[1].split("\n###", 1)[0]
+    missing = [
+        p.name
+        for p in sorted((MODEL / package).glob("*.py"))
+        if p.name != "__init__.py" and f"`{p.name}`" not in section
+    ]
+    assert missing == [], f"docs/model.md, {package}/: no row for {missing}"
+    assert f"`{package}/" in (ROOT.parent / "docs" / "architecture.md").read_text()

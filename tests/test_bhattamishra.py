@@ -22,7 +22,7 @@ from _cli import run_cli  # noqa: E402
 
 from verify.boolean.function import all_bit_strings  # noqa: E402
 from verify.model import truth_table  # noqa: E402
-from verify.model.rounding import U  # noqa: E402
+from verify.model.arithmetic.rounding import U  # noqa: E402
 from verify.torch.annotated import Choice, convert, recognise  # noqa: E402
 
 N = 6

@@ -1,5 +1,5 @@
-"""check-model's passes over the cube (verify.model.cube): the diagnostics chunk by chunk give
-the numbers of the whole-batch pass bit for bit; a table certified range by range, or in
+"""check-model's passes over the cube (verify.model.certified.cube): the diagnostics chunk by chunk
+give the numbers of the whole-batch pass bit for bit; a table certified range by range, or in
 sub-cubes on an executor (threads, a local pool, a dask LocalCluster), is the local table; a
 failed or wrong sub-cube is computed again, never skipped; and the command's N limits."""
 
@@ -16,7 +16,7 @@ import pytest
 from tests._cli import run_cli
 from verify.boolean.function import all_bit_strings
 from verify.model import ModelConfig, forward, init_params, truth_table
-from verify.model.cube import (
+from verify.model.certified.cube import (
     SubcubeLost,
     certify_on_executor,
     certify_subcube,
@@ -68,7 +68,7 @@ def test_diagnostics_pass_is_the_whole_batch_pass(name: str) -> None:
 def test_layer0_table_changes_no_number(name: str) -> None:
     """The diagnostics kernel's layer-0 projections from the (token, position) table give
     the numbers of the projections computed in every block, bit for bit."""
-    from verify.model.forward_numba import forward_numba
+    from verify.model.plain.forward_numba import forward_numba
 
     params = MODELS[name]()
     bits = all_bit_strings(6 if name == "hr-128" else 8)
@@ -201,7 +201,7 @@ def test_command_stops_on_a_lost_subcube(
 ) -> None:
     """A sub-cube that fails on every attempt ends check-model with exit 1 and one line naming
     it, nothing certified printed."""
-    import verify.model.cube as cube
+    import verify.model.certified.cube as cube
 
     real = cube.certify_on_executor
     monkeypatch.setattr(

@@ -14,7 +14,7 @@ from verify.checks.in_action import majority_params
 from verify.checks.neighbourhood import neighbourhood, neighbourhood_bad_event
 from verify.errors import ValidationError
 from verify.model import ModelConfig, forward, init_params
-from verify.model.truth_table import CertifiedTruthTable, truth_table
+from verify.model.certified.truth_table import CertifiedTruthTable, truth_table
 from verify.theory.cube_covering import (
     certify_bad_measure,
     degenerate_params,

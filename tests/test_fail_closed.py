@@ -24,19 +24,19 @@ from flint import arb
 
 from verify.boolean.function import all_bit_strings
 from verify.model import ModelConfig, Params, init_params, truth_table
-from verify.model.arith import arb_precision
-from verify.model.double_double import _to_dd, dd_T, layer_norms, prepare_dd
-from verify.model.enclosure import enclose_output
-from verify.model.exhaustive import exhaustive_T, exhaustive_weights
-from verify.model.fast import fast_T
-from verify.model.matrix_norms import (
+from verify.model.arithmetic.contexts import arb_precision
+from verify.model.arithmetic.matrix_norms import (
     _spectral_norm_upper_arb,
     finite_or_inf,
     l2_upper,
     spectral_norm_upper,
     spectral_norms_upper,
 )
-from verify.model.truth_table import LABEL_UNCERTAIN, TIER_NAMES
+from verify.model.certified.truth_table import LABEL_UNCERTAIN, TIER_NAMES
+from verify.model.double_double.dd_pass import _to_dd, dd_T, layer_norms, prepare_dd
+from verify.model.exhaustive.exhaustive_pass import exhaustive_T, exhaustive_weights
+from verify.model.generic.enclosure import enclose_output
+from verify.model.per_string.per_string_pass import fast_T
 
 W_STRADDLE = np.array([[1, 1e-300, 1, 1e-310], [1, 1e-300, -1, -1e-310]])
 

@@ -1,5 +1,5 @@
-"""Shared float64 passes (verify.model.float64_pass): memoised kernel output equals fresh calls
-bit for bit; truth tables at several margins from one pass equal separate single-margin tables
+"""Shared float64 passes (verify.model.certified.float64_pass): memoised kernel output equals fresh
+calls bit for bit; truth tables at several margins from one pass equal separate single-margin tables
 field for field; the K_0 survey equals k0_table / k0_at_margin call by call."""
 
 from __future__ import annotations
@@ -17,10 +17,14 @@ from verify.checks.certified_k0 import (
 )
 from verify.errors import ValidationError
 from verify.model import ModelConfig, Params, init_params
-from verify.model.exhaustive import exhaustive_T, exhaustive_weights, prepare_exhaustive
-from verify.model.fast import fast_T
-from verify.model.float64_pass import Float64Pass
-from verify.model.truth_table import CertifiedTruthTable, truth_table, truth_tables
+from verify.model.certified.float64_pass import Float64Pass
+from verify.model.certified.truth_table import CertifiedTruthTable, truth_table, truth_tables
+from verify.model.exhaustive.exhaustive_pass import (
+    exhaustive_T,
+    exhaustive_weights,
+    prepare_exhaustive,
+)
+from verify.model.per_string.per_string_pass import fast_T
 
 CONFIGS = (
     ModelConfig(d_model=16, n_layers=1, n_heads=2, ln_eps=0.0),

@@ -141,13 +141,13 @@ def test_each_environment_keeps_its_own_cache_entries(tmp_path: Path) -> None:
 
 
 def test_the_salt_covers_callees_and_constants() -> None:
-    deps = dependencies("verify.model.kernels.exhaustive")
+    deps = dependencies("verify.model.exhaustive.exhaustive_kernel")
     for mod in (
         "verify._numba",
-        "verify.model.rounding",
-        "verify.model.kernels.simd",
-        "verify.model.kernels.position",
-        "verify.model.kernels.dense",
+        "verify.model.arithmetic.rounding",
+        "verify.model.stages.simd",
+        "verify.model.stages.position",
+        "verify.model.stages.dense",
     ):
         assert mod in deps
 
@@ -159,7 +159,10 @@ def test_the_warm_up_leaves_the_deferred_modules_alone() -> None:
     assert not set(DEFERRED) & imported  # no warm module imports one at module level
     assert set(DEFERRED) <= set(kernel_modules(deferred=True))
     units = kernel_units(warm)
-    assert {"verify.model.kernels.per_string", "verify.model.kernels.exhaustive"} <= set(units)
+    assert {
+        "verify.model.per_string.per_string_kernel",
+        "verify.model.exhaustive.exhaustive_kernel",
+    } <= set(units)
     assert "verify.boolean.kernels" in units
 
 

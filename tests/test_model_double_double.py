@@ -16,15 +16,8 @@ from hypothesis import strategies as st
 
 from verify.boolean.function import all_bit_strings
 from verify.model import ModelConfig, Params, init_params, truth_table
-from verify.model.arith import MidRad, arb_precision
-from verify.model.double_double import dd_T, prepare_dd
-from verify.model.enclosure import enclose_output
-from verify.model.fast import fast_T
-from verify.model.forward import forward
-from verify.model.kernels import dd
-from verify.model.kernels.dd_dense import inverse_dd, rsqrt_dd
-from verify.model.kernels.dd_l2 import attention_l2, layer_norm_lipschitz
-from verify.model.matrix_norms import (
+from verify.model.arithmetic.contexts import MidRad, arb_precision
+from verify.model.arithmetic.matrix_norms import (
     _spectral_norm_upper_arb,
     _spectral_norms_upper_float64,
     frobenius_sq_upper,
@@ -33,8 +26,15 @@ from verify.model.matrix_norms import (
     spectral_norm_upper,
     spectral_norms_upper,
 )
-from verify.model.reference import reference_forward
-from verify.model.truth_table import TIER_DOUBLE_DOUBLE, TIER_NAMES
+from verify.model.certified.truth_table import TIER_DOUBLE_DOUBLE, TIER_NAMES
+from verify.model.double_double import dd_arith as dd
+from verify.model.double_double.dd_dense import inverse_dd, rsqrt_dd
+from verify.model.double_double.dd_l2 import attention_l2, layer_norm_lipschitz
+from verify.model.double_double.dd_pass import dd_T, prepare_dd
+from verify.model.generic.enclosure import enclose_output
+from verify.model.generic.reference import reference_forward
+from verify.model.per_string.per_string_pass import fast_T
+from verify.model.plain.forward import forward
 from verify.strategies import SPEC_OPTION_GRID, adversarial_params
 
 UU = 2.0**-104
@@ -191,8 +191,8 @@ def test_deep_model_skips_the_float64_passes_without_losing_a_bit_or_a_midpoint(
     """Where the float64 passes settle nothing (D = 64, L = 6; the readout bias moved to the
     median of T, so that the function is balanced), after a probe no float64 pass runs and the
     double-double tier supplies every label and every midpoint of T."""
-    from verify.model.exhaustive import exhaustive_T
-    from verify.model.truth_table import LABEL_UNCERTAIN, _float64_stage
+    from verify.model.certified.truth_table import LABEL_UNCERTAIN, _float64_stage
+    from verify.model.exhaustive.exhaustive_pass import exhaustive_T
 
     cfg = ModelConfig(d_model=64, n_layers=6, n_heads=2, ln_eps=0.0)
     base = init_params(cfg, "xavier_uniform", seed=0)

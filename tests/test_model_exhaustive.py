@@ -12,9 +12,9 @@ from hypothesis import strategies as st
 from verify.boolean.function import all_bit_strings
 from verify.errors import ValidationError
 from verify.model import ModelConfig, Params, init_params
-from verify.model.exhaustive import exhaustive_T, prepare_exhaustive
-from verify.model.fast import fast_T
-from verify.model.reference import reference_forward
+from verify.model.exhaustive.exhaustive_pass import exhaustive_T, prepare_exhaustive
+from verify.model.generic.reference import reference_forward
+from verify.model.per_string.per_string_pass import fast_T
 from verify.strategies import SPEC_OPTION_GRID, adversarial_params, configs, params
 
 
@@ -131,9 +131,9 @@ def _finish_layer_1(
 ) -> tuple[np.ndarray, np.ndarray]:
     """``finish_position_l2`` at layer 1 on copies of (y, ry), (a, ra), a the head outputs
     before out_proj: (output, radius)."""
-    from verify.model.kernels.bundles import BS
-    from verify.model.kernels.position import finish_position_l2
-    from verify.model.kernels.register_sums import LS_ROWS
+    from verify.model.stages.bundles import BS
+    from verify.model.stages.position import finish_position_l2
+    from verify.model.stages.register_sums import LS_ROWS
 
     tb = prepare_exhaustive(p, 4)
     d, f = p.config.d_model, p.config.d_ff
@@ -153,7 +153,7 @@ def test_post_attention_radius_bounds_sampled_perturbations(norm_first: bool, ep
     for inputs anywhere in the balls |y' - y|_2 <= ry, |a' - a|_2 <= ra, the layer's output
     stays within 2-norm distance of the output radius from the computed one. Scaled box
     corners and the layer's own worst direction (a gradient step) are sampled."""
-    from verify.model.kernels.bundles import BS
+    from verify.model.stages.bundles import BS
 
     cfg = ModelConfig(d_model=16, n_layers=2, n_heads=2, norm_first=norm_first, ln_eps=eps)
     p = init_params(cfg, "xavier_uniform", seed=3)
@@ -199,7 +199,7 @@ def test_post_attention_radius_is_nearly_attained(norm_first: bool) -> None:
     (the spectral norms multiply exactly, and the MLP adds c c' v v^T to the residual path;
     b_2 = -W_2 b_1, so that no large constant makes the error radial for the last norm), and
     input errors of the full 2-norm radius along v."""
-    from verify.model.kernels.bundles import BS
+    from verify.model.stages.bundles import BS
 
     eps = 1e4
     cfg = ModelConfig(d_model=8, n_layers=2, n_heads=2, norm_first=norm_first, ln_eps=eps)
@@ -256,9 +256,9 @@ def _attention_reference(p: Params, layer: int, x: np.ndarray, i: int) -> np.nda
 
 def _attention_l2(p: Params, x: np.ndarray, rho: np.ndarray, i: int) -> tuple[np.ndarray, ...]:
     """``attention_row_l2`` at layer 1 on (x, rho): (head outputs, their 2-norm radius)."""
-    from verify.model.kernels.attention import SV_ROWS, attention_row_l2
-    from verify.model.kernels.bundles import BS
-    from verify.model.kernels.dd_l2 import abs_l2
+    from verify.model.double_double.dd_l2 import abs_l2
+    from verify.model.stages.attention import SV_ROWS, attention_row_l2
+    from verify.model.stages.bundles import BS
 
     tb = prepare_exhaustive(p, 4)
     sc = tb.per_string.scalars
@@ -284,7 +284,7 @@ def test_attention_radius_bounds_sampled_perturbations(seed: int) -> None:
     x_j|_2 <= rho_j (radii differing per position), the head outputs stay within the 2-norm
     radius of the computed ones. Random directions and the outputs' own worst direction (a
     finite-difference gradient of one output component) are sampled."""
-    from verify.model.kernels.bundles import BS
+    from verify.model.stages.bundles import BS
 
     cfg = ModelConfig(d_model=16, n_layers=2, n_heads=2)
     p = init_params(cfg, "xavier_uniform", seed=seed)
@@ -345,7 +345,7 @@ def test_attention_radius_is_nearly_attained(term: str) -> None:
     - "key": W_q = 0 and q = b_q = 200 e, W_k = e u^T with u orthogonal to v, so the score of
       x_1 moves by |W_k^T q| rho_1 / sqrt(d_h) = 100 rho_1 when x_1 moves along u (rho_0 = 0):
       the Jacobian term (along v) dominates the first (along u)."""
-    from verify.model.kernels.bundles import BS
+    from verify.model.stages.bundles import BS
 
     e, v, u = np.eye(4)[0], np.array([0.0, 1.0, 1.0, 0.0]), np.array([0.0, 0.0, 0.0, 1.0])
     if term == "query":

@@ -20,7 +20,7 @@ from _cli import assert_one_line, run_cli
 
 from verify.errors import ValidationError
 from verify.model import ModelConfig, Params, init_params
-from verify.model.config import CONTRACT_FIELDS
+from verify.model.spec.config import CONTRACT_FIELDS
 
 CONFIG = ModelConfig(d_model=8, n_layers=1, n_heads=4, ln_eps=1e-5)
 

@@ -160,7 +160,9 @@ def test_chunked_blowup_diagnostics_are_the_whole_batchs_bit_for_bit(monkeypatch
     (eps = 0: z = inf), NaN variances and a ragged last chunk."""
     import importlib
 
-    fw = importlib.import_module("verify.model.forward")  # (verify.model.forward: the function)
+    fw = importlib.import_module(
+        "verify.model.plain.forward"
+    )  # (verify.model.forward: the function)
     rng = np.random.default_rng(5)
     var = rng.random((1000, 4, 7)) * 10.0 ** rng.integers(-12, 3, (1000, 4, 7))
     var[3, 1, 2] = 0.0
@@ -196,7 +198,7 @@ def test_eps_zero_constant_layer_norm_input_is_undefined() -> None:
 def test_forward_on_worker_threads_agrees_with_one_string_at_a_time(monkeypatch) -> None:
     """Chunks of 1024 strings on two worker threads (each with a one-thread BLAS) give what a
     single string alone gives, and the caller's numpy error state reaches the workers."""
-    fwd = importlib.import_module("verify.model.forward")
+    fwd = importlib.import_module("verify.model.plain.forward")
     monkeypatch.setattr(fwd, "_cores", lambda: 2)
     cfg = ModelConfig(d_model=8, n_layers=2, n_heads=2, ln_eps=1e-3)
     p = init_params(cfg, "gaussian", seed=5, scale=0.8)

@@ -1,5 +1,5 @@
 """The Numba forward pass with diagnostics (``forward(..., engine="numba")``,
-``verify.model.kernels.diagnostics``) against the numpy pass: T, every layer norm's input
+``verify.model.plain.diagnostics``) against the numpy pass: T, every layer norm's input
 variance at every position and the readout vector agree to rtol 1e-12 on every spec option and
 the extended (final_norm) layouts, and the eps = 0 undefined cases (NaN) fall on the same
 strings and norms."""
@@ -13,7 +13,7 @@ from hypothesis import HealthCheck, given, settings
 from verify.boolean.function import all_bit_strings
 from verify.errors import ValidationError
 from verify.model import ModelConfig, Params, forward, init_params
-from verify.model.kernels.diagnostics import STRINGS_PER_BLOCK, pairwise_sum
+from verify.model.plain.diagnostics import STRINGS_PER_BLOCK, pairwise_sum
 from verify.strategies import SPEC_OPTION_GRID, adversarial_params, configs, params
 
 RTOL = 1e-12

@@ -10,10 +10,10 @@ import pytest
 from flint import arb
 
 from verify.model import ModelConfig, forward, init_params
-from verify.model.arith import MidRadContext, arb_precision
-from verify.model.enclosure import enclose_output
-from verify.model.fast import fast_T, prepare
-from verify.model.reference import run_generic
+from verify.model.arithmetic.contexts import MidRadContext, arb_precision
+from verify.model.generic.enclosure import enclose_output
+from verify.model.generic.reference import run_generic
+from verify.model.per_string.per_string_pass import fast_T, prepare
 
 OPTIONS = list(
     itertools.product([False, True], [True, False], ["add", "concat"], ["sinusoidal", "learned"])

@@ -5,8 +5,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from verify.model.kernels.labels import midrad_labels
-from verify.model.truth_table import LABEL_UNCERTAIN, _labels_from_midrad
+from verify.model.certified.midrad_labels import midrad_labels
+from verify.model.certified.truth_table import LABEL_UNCERTAIN, _labels_from_midrad
 
 
 @pytest.mark.parametrize("xi", [0.0, 1e-3, 0.5])

@@ -20,13 +20,13 @@ from hypothesis import HealthCheck, given, settings
 from verify.boolean.function import all_bit_strings
 from verify.errors import ValidationError
 from verify.model import ModelConfig, Params, init_params, param_shapes, truth_table
-from verify.model.arith import arb_precision
-from verify.model.double_double import dd_T
-from verify.model.enclosure import enclose_output
-from verify.model.exhaustive import exhaustive_T
-from verify.model.fast import fast_T
-from verify.model.reference import reference_forward
-from verify.model.truth_table import LABEL_UNCERTAIN
+from verify.model.arithmetic.contexts import arb_precision
+from verify.model.certified.truth_table import LABEL_UNCERTAIN
+from verify.model.double_double.dd_pass import dd_T
+from verify.model.exhaustive.exhaustive_pass import exhaustive_T
+from verify.model.generic.enclosure import enclose_output
+from verify.model.generic.reference import reference_forward
+from verify.model.per_string.per_string_pass import fast_T
 from verify.strategies import adversarial_params, configs
 from verify.theory.norms import parameter_norms
 from verify.theory.trivial import output_swing_bound

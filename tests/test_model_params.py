@@ -7,7 +7,7 @@ import pytest
 
 from verify.errors import ValidationError
 from verify.model import ModelConfig, Params, init_params, n_params, param_shapes
-from verify.model.init import SCHEMES
+from verify.model.spec.init import SCHEMES
 
 CONFIGS = [
     ModelConfig(),

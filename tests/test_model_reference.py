@@ -8,9 +8,9 @@ import numpy as np
 import pytest
 
 from verify.model import ModelConfig, Params, forward, init_params
-from verify.model.arith import ArbContext, Float64Context, MidRadContext
-from verify.model.enclosure import enclose, enclose_output
-from verify.model.reference import reference_forward, run_generic
+from verify.model.arithmetic.contexts import ArbContext, Float64Context, MidRadContext
+from verify.model.generic.enclosure import enclose, enclose_output
+from verify.model.generic.reference import reference_forward, run_generic
 
 CONFIGS = [
     ModelConfig(d_model=8, n_layers=2, n_heads=2),
@@ -116,7 +116,7 @@ def test_arb_context_rejects_nothing_silently() -> None:
 
 
 def test_midrad_exp_bound_survives_underflow() -> None:
-    from verify.model.arith import MidRad
+    from verify.model.arithmetic.contexts import MidRad
 
     ctx = MidRadContext()
     x = MidRad(np.array([-800.0, -800.0, 3.0]), np.array([700.0, 1.0, 1e-3]))

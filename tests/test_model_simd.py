@@ -1,6 +1,6 @@
-"""The register-blocked product (``kernels.simd`` through ``dense.matvec_mid``) stays within
+"""The register-blocked product (``stages.simd`` through ``dense.matvec_mid``) stays within
 the rounding bound the scalar radii assume: |fl - exact| <= (n + 2) U (|b| + sum |w| |x|); the
-fused MLP and the register sums (``kernels.register_sums``) give bit for bit what the loops
+fused MLP and the register sums (``stages.register_sums``) give bit for bit what the loops
 they replaced give."""
 
 from __future__ import annotations
@@ -10,9 +10,9 @@ from fractions import Fraction
 import numpy as np
 import pytest
 
-from verify.model.kernels.bundles import BS
-from verify.model.kernels.dense import matvec_mid
-from verify.model.rounding import U
+from verify.model.arithmetic.rounding import U
+from verify.model.stages.bundles import BS
+from verify.model.stages.dense import matvec_mid
 
 
 @pytest.mark.parametrize(("rows", "n", "r0"), [(16, 64, 0), (64, 16, 0), (29, 7, 3), (3, 1, 1)])
@@ -38,8 +38,8 @@ def test_matvec_mid_within_bound(rows: int, n: int, r0: int) -> None:
                           (16, 64, 2, 5, False)])  # fmt: skip
 def test_mlp_from_tables_matches_the_passes(d: int, f: int, n_heads: int, i: int, lo_q: bool):
     """The fused layer-0 MLP gives bit for bit what the separate passes give."""
-    from verify.model.kernels.dense import col_absmax, relu_scalar
-    from verify.model.kernels.tables import add_weighted, fill_rows, mlp_from_tables
+    from verify.model.stages.dense import col_absmax, relu_scalar
+    from verify.model.stages.tables import add_weighted, fill_rows, mlp_from_tables
 
     rng = np.random.default_rng(d + f + i)
     width, off = d + 1 + f, d + 1
@@ -97,7 +97,7 @@ def test_ln_block_matches_the_sequential_loops(d: int, nb: int, eps: float, seed
     the DD Lipschitz rule computes them at a zero low part (sums of c + 0 and |c| + |c + 0|)."""
     from numba import njit
 
-    from verify.model.kernels import register_sums as rsum
+    from verify.model.stages import register_sums as rsum
 
     @njit
     def run(v, out, ls, g, b, eps, bounds, affine):  # pragma: no cover - jitted
@@ -150,7 +150,7 @@ def test_column_sums_match_the_sequential_loops(s: int, d: int, nb: int) -> None
     numpy loops (each operation rounded once, the sums in the documented order)."""
     from numba import njit
 
-    from verify.model.kernels import register_sums as rsum
+    from verify.model.stages import register_sums as rsum
 
     @njit
     def run(a, x, init, p, m, o_dots, o_mix, o_dist, o_sq, o_max):  # pragma: no cover
@@ -191,9 +191,9 @@ def test_column_sums_match_the_sequential_loops(s: int, d: int, nb: int) -> None
 def test_layer_norm_l2_lipschitz_is_the_dd_rule(eps: float, seed: int) -> None:
     """``stage_l2.layer_norm_l2`` takes its Lipschitz constant from the sums of
     ``ln_block``; it is ``dd_l2.layer_norm_lipschitz`` at a zero low part, bit for bit."""
-    from verify.model.kernels.dd_l2 import layer_norm_lipschitz
-    from verify.model.kernels.register_sums import LS_ROWS
-    from verify.model.kernels.stage_l2 import layer_norm_l2
+    from verify.model.double_double.dd_l2 import layer_norm_lipschitz
+    from verify.model.stages.register_sums import LS_ROWS
+    from verify.model.stages.stage_l2 import layer_norm_l2
 
     rng = np.random.default_rng(seed)
     d = 16

@@ -9,8 +9,8 @@ import pytest
 from verify.boolean.function import all_bit_strings
 from verify.errors import ValidationError
 from verify.model import ModelConfig, Params, init_params
-from verify.model.reference import reference_forward
-from verify.model.truth_table import truth_table
+from verify.model.certified.truth_table import truth_table
+from verify.model.generic.reference import reference_forward
 
 SMALL = ModelConfig(d_model=4, n_layers=1, n_heads=2, d_ff=6)
 

@@ -5,8 +5,8 @@ leave every containment test green (float64's real errors are far below the wors
 the values are pinned here against their sources, and where the source is a property of this
 machine's arithmetic it is also measured.
 
-- U = 2^-52 (``verify.model.rounding``): IEEE 754 binary64 has precision p = 53, so round to
-  nearest has unit roundoff u = 2^-53 (Higham, Accuracy and Stability of Numerical
+- U = 2^-52 (``verify.model.arithmetic.rounding``): IEEE 754 binary64 has precision p = 53, so round
+  to nearest has unit roundoff u = 2^-53 (Higham, Accuracy and Stability of Numerical
   Algorithms, 2nd ed., 2002, Thm 2.2: fl(x op y) = (x op y)(1 + d), |d| <= u); U = 2u is the
   machine epsilon (the gap from 1 to the next float64), and the rules' gamma_n = n u / (1 - n
   u) <= n U for n U <= 1 (Higham Lemma 3.1).
@@ -21,7 +21,7 @@ machine's arithmetic it is also measured.
   expm1 (the generic MidRad pass) are measured too. The margin of 16 is for other libms.
 - TINY = 1e-322 >= 16 subnormal ulps (16 * 2^-1074 = 7.9e-323): a bound of exp(a) where
   fl(exp(a)) underflows to a subnormal or 0.
-- Double-double (``verify.model.kernels.dd``): UU = U^2 = 4 u^2; DD_ADD = 2 UU >= 2 x
+- Double-double (``verify.model.double_double.dd_arith``): UU = U^2 = 4 u^2; DD_ADD = 2 UU >= 2 x
   Joldes-Muller-Popescu (ACM TOMS 44, 2017) Alg. 6's 3 u^2 / (1 - 4u); DD_MUL = 4 UU >= 2 x
   the 7 u^2 (1 + 4u) derived in ``dd_mul``'s doc; EXP_DD = 2^-80 >= 2^15 x the 1.4e-29
   derived in ``dd_exp``'s doc.
@@ -34,9 +34,9 @@ import math
 import numpy as np
 from flint import arb
 
-from verify.model import rounding
-from verify.model.arith import MidRadContext, arb_precision
-from verify.model.kernels import dd
+from verify.model.arithmetic import rounding
+from verify.model.arithmetic.contexts import MidRadContext, arb_precision
+from verify.model.double_double import dd_arith as dd
 
 u = 2.0**-53  # the unit roundoff of binary64, round to nearest
 

@@ -35,16 +35,16 @@ import pytest
 from flint import arb
 from test_radius_rules import N_BITS, bits_for, model, on_threshold
 
-from verify.model.arith import arb_precision
-from verify.model.enclosure import enclose_output
-from verify.model.fast import fast_T
-from verify.model.kernels.dd_l2 import softmax_l2
-from verify.model.kernels.dd_norm import layer_norm_dd
-from verify.model.kernels.dense import matvec
-from verify.model.kernels.exhaustive import table_quotient_radius
-from verify.model.kernels.layer_norm import layer_norm
-from verify.model.kernels.register_sums import LS_ROWS, LS_RZ, LS_Z
-from verify.model.kernels.softmax import scaled_softmax
+from verify.model.arithmetic.contexts import arb_precision
+from verify.model.double_double.dd_l2 import softmax_l2
+from verify.model.double_double.dd_norm import layer_norm_dd
+from verify.model.exhaustive.exhaustive_kernel import table_quotient_radius
+from verify.model.generic.enclosure import enclose_output
+from verify.model.per_string.per_string_pass import fast_T
+from verify.model.stages.dense import matvec
+from verify.model.stages.layer_norm import layer_norm
+from verify.model.stages.register_sums import LS_ROWS, LS_RZ, LS_Z
+from verify.model.stages.softmax import scaled_softmax
 
 NB = 1  # one string per stage call (not a multiple of 8: no register intrinsics)
 u = 2.0**-53

@@ -1,7 +1,7 @@
 """The double-double tier's glue with teeth (issue 25): constructions where the propagated
-terms of ``kernels.dd_l2.attention_l2`` materialise (measured with arb at the worst corner of
+terms of ``double_double.dd_l2.attention_l2`` materialise (measured with arb at the worst corner of
 the input balls, asserting containment and that the error reaches a stated fraction of the
-radius), and the matrix norms ``verify.model.double_double`` hands the kernel (the readout's
+radius), and the matrix norms ``verify.model.double_double.dd_pass`` hands the kernel (the readout's
 |w|_2 above all) against exact ones.
 
 - value ball: every score 0 (q = 0), so p = 1/s, and each value block of each head moved by
@@ -28,9 +28,9 @@ import pytest
 from flint import arb
 
 from verify.model import ModelConfig, init_params
-from verify.model.arith import arb_precision
-from verify.model.double_double import dd_T, prepare_dd
-from verify.model.kernels.dd_l2 import attention_l2
+from verify.model.arithmetic.contexts import arb_precision
+from verify.model.double_double.dd_l2 import attention_l2
+from verify.model.double_double.dd_pass import dd_T, prepare_dd
 
 D, H = 8, 2
 DH = D // H  # 4: 1 / sqrt(d_h) = 0.5 exactly (cm = 0.5, no radius)

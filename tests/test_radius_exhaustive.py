@@ -1,9 +1,9 @@
 """The exhaustive kernel's layer-0 table rules with teeth (issue 25): its radius against an
 independent implementation (``tests/_exhaustive_reference.py``).
 
-- the bounds ``verify.model.exhaustive`` tabulates for every (query token, position, head):
-  E_num, E_den, A_max, E_G, G_max, and the bounds of g0 = M (y0 + b_o) and c0 = W_1 bias + b_1,
-  each at least the reference's (runs without the JIT too: ``tests/test_radius_mutations.py``
+- the bounds ``verify.model.exhaustive.exhaustive_pass`` tabulates for every (query token, position,
+  head): E_num, E_den, A_max, E_G, G_max, and the bounds of g0 = M (y0 + b_o) and c0 = W_1 bias +
+  b_1, each at least the reference's (runs without the JIT too: ``tests/test_radius_mutations.py``
   runs it against the radius mutants);
 - the kernel's T radius of every string of one-layer models (post-LN, pre-LN with and without
   a final norm, post-LN with one; N = 4 with the query bit inside a block and N = 7 beyond
@@ -31,10 +31,10 @@ import pytest
 from flint import arb
 
 from verify.model import ModelConfig, Params, init_params
-from verify.model.arith import arb_precision
-from verify.model.enclosure import enclose_output
-from verify.model.exhaustive import exhaustive_T, prepare_exhaustive
-from verify.model.params import param_shapes
+from verify.model.arithmetic.contexts import arb_precision
+from verify.model.exhaustive.exhaustive_pass import exhaustive_T, prepare_exhaustive
+from verify.model.generic.enclosure import enclose_output
+from verify.model.spec.params import param_shapes
 
 NO_JIT = os.environ.get("NUMBA_DISABLE_JIT", "0") not in ("", "0")
 # without the JIT the kernel needs Python bodies of its register intrinsics (installed by the
@@ -105,8 +105,8 @@ def build(config: str, construction: str) -> Params:
 
 @pytest.mark.parametrize(("config", "n"), [(c, n) for c in CONFIGS for n in N_VALUES])
 def test_layer0_table_bounds_at_least_independent(config: str, n: int) -> None:
-    """Every bound row of ``verify.model.exhaustive`` >= the reference's, per (query slot,
-    position, head); g0 and c0 bounds likewise."""
+    """Every bound row of ``verify.model.exhaustive.exhaustive_pass`` >= the reference's, per (query
+    slot, position, head); g0 and c0 bounds likewise."""
     p = model(config)
     l0 = prepare_exhaustive(p, n).layer0
     bd = ref.layer0_bounds(p, n)

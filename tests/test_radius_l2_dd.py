@@ -27,9 +27,9 @@ import numpy as np
 import pytest
 from _l2_constructions import assert_at_least, construct, ln_case, settings
 
-from verify.model.double_double import dd_T, prepare_dd
-from verify.model.kernels.dd_l2 import attention_l2, layer_norm_lipschitz, matvec_radius
-from verify.model.matrix_norms import l2_upper, spectral_norm_upper
+from verify.model.arithmetic.matrix_norms import l2_upper, spectral_norm_upper
+from verify.model.double_double.dd_l2 import attention_l2, layer_norm_lipschitz, matvec_radius
+from verify.model.double_double.dd_pass import dd_T, prepare_dd
 
 R = 1e-9  # the double-double kernel's embedding radius, added to its tables' own
 
@@ -110,9 +110,9 @@ def test_double_double_box_corner_inside_the_radius(name: str) -> None:
     of the worst-case chain of Lipschitz constants one corner realises)."""
     from flint import arb
 
-    from verify.model.arith import arb_precision
-    from verify.model.enclosure import enclose_output
-    from verify.model.forward import forward
+    from verify.model.arithmetic.contexts import arb_precision
+    from verify.model.generic.enclosure import enclose_output
+    from verify.model.plain.forward import forward
 
     p = construct(name, False, 0.0)
     bits = np.array([[0, 1, 1], [1, 1, 0]], dtype=np.uint8)

@@ -27,11 +27,11 @@ import numpy as np
 import pytest
 from _l2_constructions import assert_at_least, construct, ln_case, settings
 
-from verify.model.exhaustive import exhaustive_T
-from verify.model.kernels.bundles import BS
-from verify.model.kernels.register_sums import LS_ROWS
-from verify.model.kernels.stage_l2 import layer_norm_l2, matvec_l2
-from verify.model.matrix_norms import spectral_norm_upper
+from verify.model.arithmetic.matrix_norms import spectral_norm_upper
+from verify.model.exhaustive.exhaustive_pass import exhaustive_T
+from verify.model.stages.bundles import BS
+from verify.model.stages.register_sums import LS_ROWS
+from verify.model.stages.stage_l2 import layer_norm_l2, matvec_l2
 
 NO_JIT = os.environ.get("NUMBA_DISABLE_JIT", "0") not in ("", "0")
 needs_intrinsics = pytest.mark.skipif(
@@ -115,8 +115,8 @@ def test_exhaustive_radius_holds_the_exact_value(norm_first: bool) -> None:
     from flint import arb
 
     from verify.boolean.function import all_bit_strings
-    from verify.model.arith import arb_precision
-    from verify.model.enclosure import enclose_output
+    from verify.model.arithmetic.contexts import arb_precision
+    from verify.model.generic.enclosure import enclose_output
 
     for name in ("gains_30_003", "gains_003_30", "out_proj", "ffn_w1", "values", "key_bias",
                  "random"):  # fmt: skip

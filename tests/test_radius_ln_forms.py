@@ -4,8 +4,9 @@ an independent reference written from the formula, and its radius rules with tee
 LN(v) = a (v - mean) / (std_unbiased + eps) + b, std_unbiased = sqrt(sum (v_i - mean)^2 / (D - 1)).
 
 - ``annotated_ln_reference`` below is written from that formula alone (mpmath, 60 digits), not
-  from ``verify.model.reference``; the mpmath context must agree with it to 1e-40, arb's balls
-  and the float64 MidRad balls must contain it, and the plain float64 pass must be close to it;
+  from ``verify.model.generic.reference``; the mpmath context must agree with it to 1e-40, arb's
+  balls and the float64 MidRad balls must contain it, and the plain float64 pass must be close to
+  it;
 - the MidRad rule for sqrt of a non-negative quantity (the unbiased std) is checked against the
   exact worst error over its input ball on constructions that make each of its terms carry the
   bound (its rounding at r = 0, the linear term away from 0, the Hoelder term sqrt(r) at 0, the
@@ -29,11 +30,17 @@ from flint import arb
 
 from verify.errors import ValidationError
 from verify.model import ModelConfig, Params, init_params
-from verify.model.arith import ArbContext, MidRad, MidRadContext, MpmathContext, arb_precision
-from verify.model.dense import layer_norm
-from verify.model.enclosure import enclose_output
-from verify.model.reference import layer_norm_ctx, run_generic
-from verify.model.rounding import U
+from verify.model.arithmetic.contexts import (
+    ArbContext,
+    MidRad,
+    MidRadContext,
+    MpmathContext,
+    arb_precision,
+)
+from verify.model.arithmetic.rounding import U
+from verify.model.generic.enclosure import enclose_output
+from verify.model.generic.reference import layer_norm_ctx, run_generic
+from verify.model.plain.forward_numpy import layer_norm
 
 DPS = 60
 
@@ -204,11 +211,11 @@ def _refuses(fn, *args) -> bool:
 
 
 def test_torch_only_passes_refuse_the_annotated_form() -> None:
-    from verify.model.double_double import prepare_dd
-    from verify.model.exhaustive import prepare_exhaustive
-    from verify.model.fast import prepare
-    from verify.model.forward_numba import forward_numba
-    from verify.model.subcube import certify_subcubes
+    from verify.model.double_double.dd_pass import prepare_dd
+    from verify.model.exhaustive.exhaustive_pass import prepare_exhaustive
+    from verify.model.per_string.per_string_pass import prepare
+    from verify.model.plain.forward_numba import forward_numba
+    from verify.model.subcube.subcube_pass import certify_subcubes
 
     p = annotated_model(1e-6, True, 0, constant_input=False)
     bits = np.zeros((1, 3), dtype=np.uint8)

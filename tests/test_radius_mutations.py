@@ -27,6 +27,7 @@ file by file until one fails.
 from __future__ import annotations
 
 import atexit
+import importlib
 import json
 import os
 import queue
@@ -61,23 +62,35 @@ FILES = (
 # second instead of after the ~5 s of the per-string files); the order changes no verdict
 TARGETED = {
     "test_radius_l2_exhaustive.py": (
-        mutants.KERNELS + "stage_l2", mutants.KERNELS + "position", mutants.KERNELS + "attention",
-        mutants.KERNELS + "exhaustive", mutants.KERNELS + "l2_bounds",
+        "verify.model.stages.stage_l2",
+        "verify.model.stages.position",
+        "verify.model.stages.attention",
+        "verify.model.exhaustive.exhaustive_kernel",
+        "verify.model.stages.l2_bounds",
     ),
     "test_radius_l2_dd.py": (
-        mutants.KERNELS + "per_string_dd", mutants.KERNELS + "dd_l2", mutants.KERNELS + "l2_bounds",
-        "verify.model.double_double",
+        "verify.model.double_double.dd_kernel",
+        "verify.model.double_double.dd_l2",
+        "verify.model.stages.l2_bounds",
+        "verify.model.double_double.dd_pass",
     ),
-    SUBCUBE_OPS: ("verify.model.affine",),
-    "test_radius_exhaustive.py": ("verify.model.exhaustive", mutants.KERNELS + "exhaustive"),
+    SUBCUBE_OPS: ("verify.model.subcube.affine",),
+    "test_radius_exhaustive.py": (
+        "verify.model.exhaustive.exhaustive_pass",
+        "verify.model.exhaustive.exhaustive_kernel",
+    ),
     "test_radius_dd_glue.py": (
-        "verify.model.double_double", mutants.KERNELS + "per_string_dd", mutants.KERNELS + "dd_l2",
+        "verify.model.double_double.dd_pass",
+        "verify.model.double_double.dd_kernel",
+        "verify.model.double_double.dd_l2",
     ),
     "test_radius_ln_forms.py": (
-        "verify.model.arith", "verify.model.reference", "verify.model.ln_forms",
+        "verify.model.arithmetic.contexts",
+        "verify.model.generic.reference",
+        "verify.model.spec.ln_forms",
     ),
-    "test_radius_threshold.py": ("verify.model.labels",),
-}  # fmt: skip
+    "test_radius_threshold.py": ("verify.model.spec.label_rule",),
+}
 WORKERS = min(2, os.cpu_count() or 1)  # mutant processes at a time
 
 
@@ -229,11 +242,14 @@ def killed(outcome: tuple[int, list[dict], str]) -> bool:
 
 
 def test_every_mutant_edit_applies() -> None:
-    """Each mutant's source occurs exactly once where it says (else the suite would test a
-    mutant that no longer exists)."""
+    """Each mutant's source occurs exactly once where it says, and each constant it scales
+    exists in its module (else the suite would test a mutant that no longer exists; a module
+    that moved raises ModuleNotFoundError here)."""
     for m in mutants.MUTANTS:
         for module, old, new in m.edits:
             assert mutants.edit_source(module, old, new) != "", m.name
+        for module, name, _ in m.constants:
+            assert hasattr(importlib.import_module(module), name), m.name
     assert len(mutants.MUTANTS) >= 12
 
 

@@ -30,11 +30,11 @@ import pytest
 from flint import arb
 
 from verify.model import ModelConfig, Params, init_params
-from verify.model.arith import arb_precision
-from verify.model.enclosure import enclose_output
-from verify.model.fast import fast_T, prepare
-from verify.model.kernels import dd
-from verify.model.matrix_norms import root_upper, spectral_norm_upper
+from verify.model.arithmetic.contexts import arb_precision
+from verify.model.arithmetic.matrix_norms import root_upper, spectral_norm_upper
+from verify.model.double_double import dd_arith as dd
+from verify.model.generic.enclosure import enclose_output
+from verify.model.per_string.per_string_pass import fast_T, prepare
 
 N_BITS = 4
 N_STRINGS = 5  # not a multiple of 8: the per-string kernel's pure-Python path (no intrinsics)
@@ -69,7 +69,7 @@ def near_cancel(p: Params) -> Params:
     cfg = dataclasses.replace(p.config, ln_eps=0.0, pos_encoding="learned")
     arrays = dict(p)
     arrays["token_embedding"] = 300.0 + 0.01 * rng.normal(size=p["token_embedding"].shape)
-    from verify.model.params import param_shapes
+    from verify.model.spec.params import param_shapes
 
     arrays["pos_embedding"] = 0.01 * rng.normal(size=param_shapes(cfg)["pos_embedding"])
     for layer in range(cfg.n_layers):

@@ -1,6 +1,6 @@
 """Soundness of the threshold shift (issue 40), in exact arithmetic: the enclosure of
-T(x) - threshold that every tier labels (``verify.model.labels.relative_to_threshold``) contains
-every exact difference. A soundness file of the radius mutation suite
+T(x) - threshold that every tier labels (``verify.model.spec.label_rule.relative_to_threshold``)
+contains every exact difference. A soundness file of the radius mutation suite
 (tests/test_radius_mutations.py): its mutants of the shift (``_radius_mutants``, issue 40's
 block) must fail here."""
 
@@ -10,7 +10,7 @@ from fractions import Fraction
 
 import numpy as np
 
-from verify.model.labels import relative_to_threshold
+from verify.model.spec.label_rule import relative_to_threshold
 
 
 def _exact_enclosed(mid: float, rad: float, thr: float, d: float, r: float) -> bool:

@@ -25,13 +25,13 @@ import numpy as np
 from flint import arb
 from test_radius_constructions import arb_layer_norm
 
-from verify.model.arith import arb_precision
-from verify.model.kernels.bundles import BS
-from verify.model.kernels.dense import matvec_scalar
-from verify.model.kernels.layer_norm import layer_norm_scalar
-from verify.model.kernels.register_sums import LS_ROWS
-from verify.model.kernels.stage_l2 import layer_norm_l2, matvec_l2
-from verify.model.matrix_norms import spectral_norm_upper
+from verify.model.arithmetic.contexts import arb_precision
+from verify.model.arithmetic.matrix_norms import spectral_norm_upper
+from verify.model.stages.bundles import BS
+from verify.model.stages.dense import matvec_scalar
+from verify.model.stages.layer_norm import layer_norm_scalar
+from verify.model.stages.register_sums import LS_ROWS
+from verify.model.stages.stage_l2 import layer_norm_l2, matvec_l2
 
 
 def row_sum_upper(w: np.ndarray) -> float:

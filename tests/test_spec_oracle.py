@@ -1,4 +1,4 @@
-"""An independent oracle for ``docs/model-spec.md``, checked against ``verify.model.forward``.
+"""An independent oracle for ``docs/model-spec.md``, checked against ``verify.model.plain.forward``.
 
 The oracle below is written from the spec text alone, deliberately plain (Python loops over
 positions, heads and coordinates, ``math`` functions), sharing no code with ``verify.model``
@@ -138,7 +138,7 @@ ALL_OPTIONS = list(SPEC_OPTION_GRID)
 
 
 def _random_params(cfg: ModelConfig, seed: int) -> Params:
-    """Gaussian arrays (norm gains around 1), drawn here, not by verify.model.init."""
+    """Gaussian arrays (norm gains around 1), drawn here, not by verify.model.spec.init."""
     rng = np.random.default_rng(seed)
     arrays = {}
     for name, shape in param_shapes(cfg).items():

@@ -11,10 +11,10 @@ from hypothesis import strategies as st
 
 from verify.boolean.function import all_bit_strings
 from verify.model import ModelConfig, Params, forward, init_params
-from verify.model.enclosure import enclose_output
-from verify.model.fast import fast_T
-from verify.model.reference import reference_forward
-from verify.model.truth_table import LABEL_UNCERTAIN, truth_table
+from verify.model.certified.truth_table import LABEL_UNCERTAIN, truth_table
+from verify.model.generic.enclosure import enclose_output
+from verify.model.generic.reference import reference_forward
+from verify.model.per_string.per_string_pass import fast_T
 from verify.strategies import adversarial_params, configs, params
 
 N_BITS = 3

@@ -1,5 +1,5 @@
-"""Sub-cube certification (issue 29, ``verify.model.subcube``): every string's T lies in its
-sub-cube's enclosure (Hypothesis, ordinary and adversarial parameters, eps = 0 included), the
+"""Sub-cube certification (issue 29, ``verify.model.subcube.subcube_pass``): every string's T lies
+in its sub-cube's enclosure (Hypothesis, ordinary and adversarial parameters, eps = 0 included), the
 labels equal the per-string table's, adversarial cases stay open, a constant model takes one
 bound, and mutants of the enclosure rules (a shrunk hull, a dropped remainder term) are caught
 by the containment check."""
@@ -21,12 +21,12 @@ from verify.boolean.function import all_bit_strings
 from verify.checks.exact_constructions import dictator_params, majority_params
 from verify.errors import ValidationError
 from verify.model import ModelConfig, Params, init_params
-from verify.model.affine import AffineContext
-from verify.model.arith import Float64Context, MidRadContext, arb_precision
-from verify.model.enclosure import enclose_output
-from verify.model.reference import run_generic
-from verify.model.subcube import certify_subcubes, subcube_T
-from verify.model.truth_table import LABEL_UNCERTAIN, TIER_SUBCUBE, truth_table
+from verify.model.arithmetic.contexts import Float64Context, MidRadContext, arb_precision
+from verify.model.certified.truth_table import LABEL_UNCERTAIN, TIER_SUBCUBE, truth_table
+from verify.model.generic.enclosure import enclose_output
+from verify.model.generic.reference import run_generic
+from verify.model.subcube.affine import AffineContext
+from verify.model.subcube.subcube_pass import certify_subcubes, subcube_T
 from verify.strategies import adversarial_params, configs, params
 
 N_BITS = 3
@@ -172,8 +172,8 @@ def test_the_probe_rule_needs_two_certified_different_labels(
     crosses a boundary (uncertain) or equal labels decide nothing."""
     import types as pytypes
 
-    import verify.model.subcube as subcube
-    from verify.model.arith import MidRad
+    import verify.model.subcube.subcube_pass as subcube
+    from verify.model.arithmetic.contexts import MidRad
 
     mids = np.array([1.0, -1.0, 1.0, 0.0, 1.0, 1.0, 0.1, 1.0])
     rads = np.array([0.1, 0.1, 0.1, 0.5, 0.1, 0.1, 0.05, 0.1])
@@ -203,7 +203,7 @@ def test_a_probed_hopeless_subcube_has_no_single_label(
     """Every sub-cube the probes call hopeless holds two strings of different certified labels
     in the per-string table (over all its strings): the probes lie inside their sub-cube and
     their balls prove their labels."""
-    from verify.model.subcube import _cubes, _hopeless
+    from verify.model.subcube.subcube_pass import _cubes, _hopeless
 
     n = 5
     rng = np.random.default_rng(seed)
@@ -281,7 +281,8 @@ AFFINE_MUTANTS = {
     "exp_remainder_dropped": ("rest = rest + big * (x.rad + rho)", "rest = rest + big * x.rad"),
     "rsqrt_curvature_dropped": ("* cube * x.rad + curv", "* cube * x.rad"),
 }
-# edits of verify.model.affine_split (the split on the dominant bit and the chord relaxations)
+# edits of verify.model.subcube.affine_split (the split on the dominant bit and the chord
+# relaxations)
 SPLIT_MUTANTS = {
     "split_cross_dropped": ("+ ad * wmax + ac * (rad", "+ ac * (rad"),
     "split_rest_half": ("rest = np.maximum(rp, rm) +", "rest = 0.5 * np.maximum(rp, rm) +"),
@@ -317,10 +318,10 @@ def _mutated(module_name: str, old: str, new: str) -> types.ModuleType:
 
 
 def _split_mutated(name: str) -> types.ModuleType:
-    """verify.model.affine with the split functions of an edited verify.model.affine_split
-    (the copy looks them up in its own namespace at call time)."""
-    split = _mutated("verify.model.affine_split", *SPLIT_MUTANTS[name])
-    mod = _mutated("verify.model.affine", "MAX_SYMBOLS = 1024", "MAX_SYMBOLS = 1024 + 0")
+    """verify.model.subcube.affine with the split functions of an edited
+    verify.model.subcube.affine_split (the copy looks them up in its own namespace at call time)."""
+    split = _mutated("verify.model.subcube.affine_split", *SPLIT_MUTANTS[name])
+    mod = _mutated("verify.model.subcube.affine", "MAX_SYMBOLS = 1024", "MAX_SYMBOLS = 1024 + 0")
     for name, value in vars(split).items():  # every function affine took from the module
         if callable(value) and getattr(value, "__module__", None) == split.__name__:
             if name in vars(mod):
@@ -329,10 +330,10 @@ def _split_mutated(name: str) -> types.ModuleType:
 
 
 def _any_mutated(name: str) -> types.ModuleType:
-    """verify.model.affine with the mutant ``name`` of either table."""
+    """verify.model.subcube.affine with the mutant ``name`` of either table."""
     if name in SPLIT_MUTANTS:
         return _split_mutated(name)
-    return _mutated("verify.model.affine", *AFFINE_MUTANTS[name])
+    return _mutated("verify.model.subcube.affine", *AFFINE_MUTANTS[name])
 
 
 def _kill_cases() -> Iterator[tuple[Params, np.ndarray, np.ndarray]]:
@@ -379,7 +380,7 @@ def test_the_kill_cases_pass_unmutated() -> None:
 def test_an_affine_mutant_is_caught(name: str) -> None:
     """On whole models (the rsqrt curvature mutant survives there, the enclosure being loose
     enough elsewhere: the op-level test below kills it)."""
-    mod = _mutated("verify.model.affine", *AFFINE_MUTANTS[name])
+    mod = _mutated("verify.model.subcube.affine", *AFFINE_MUTANTS[name])
     assert _violations(mod.AffineContext) > 0, f"mutant {name} survived the containment check"
 
 
@@ -428,7 +429,7 @@ def _op_failures(affine_mod: types.ModuleType, op: str) -> int:
 
 @pytest.mark.parametrize("op", ["exp", "rsqrt", "reciprocal", "relu", "square"])
 def test_each_nonlinear_step_contains_the_exact_values(op: str) -> None:
-    import verify.model.affine as affine_mod
+    import verify.model.subcube.affine as affine_mod
 
     assert _op_failures(affine_mod, op) == 0
 
@@ -436,7 +437,9 @@ def test_each_nonlinear_step_contains_the_exact_values(op: str) -> None:
 def test_op_mutants_are_caught() -> None:
     for name, op in (("rsqrt_curvature_dropped", "rsqrt"), ("exp_remainder_dropped", "exp"),
                      ("mul_quadratic_dropped", "square")):  # fmt: skip
-        assert _op_failures(_mutated("verify.model.affine", *AFFINE_MUTANTS[name]), op) > 0, name
+        assert (
+            _op_failures(_mutated("verify.model.subcube.affine", *AFFINE_MUTANTS[name]), op) > 0
+        ), name
 
 
 # op-level containment at the vertices: symbols 0 and 1 are bits (+-1 at every string, where
@@ -505,7 +508,7 @@ def _vertex_op_failures(affine_mod: types.ModuleType, op: str) -> int:
 
 @pytest.mark.parametrize("op", sorted(_VERTEX_OPS))
 def test_each_step_contains_the_exact_values_at_the_vertices(op: str) -> None:
-    import verify.model.affine as affine_mod
+    import verify.model.subcube.affine as affine_mod
 
     assert _vertex_op_failures(affine_mod, op) == 0
 
@@ -541,7 +544,7 @@ def test_midrad_hull_holds_both_rows_exactly() -> None:
     halved-radius mutant fails the same check."""
     from fractions import Fraction
 
-    import verify.model.arith as arith
+    import verify.model.arithmetic.contexts as arith
 
     rng = np.random.default_rng(5)
     a = arith.MidRad(rng.normal(size=64) * 10.0 ** rng.integers(-8, 8, 64), rng.random(64) * 1e-3)
@@ -555,7 +558,7 @@ def test_midrad_hull_holds_both_rows_exactly() -> None:
         )  # fmt: skip
 
     assert holds(arith)
-    assert not holds(_mutated("verify.model.arith", *MIDRAD_MUTANT))
+    assert not holds(_mutated("verify.model.arithmetic.contexts", *MIDRAD_MUTANT))
 
 
 @pytest.mark.parametrize(
@@ -604,7 +607,7 @@ def _ln_readout_model(seed: int) -> Params:
 def test_the_fused_readout_is_sound_and_its_mutants_are_caught() -> None:
     """T = z (c @ (gain w)) + (beta @ w + b) after the last norm (AffineContext.readout) holds
     every string's T; dropping the norm's gain or bias from it is caught."""
-    import verify.model.affine as affine_mod
+    import verify.model.subcube.affine as affine_mod
 
     def violations(mod: types.ModuleType) -> int:
         total = 0
@@ -664,7 +667,7 @@ def _attend_failures(affine_mod: types.ModuleType, sharp: float) -> int:
 
 
 def test_attend_holds_softmax_at_the_vertices_and_its_mutants_are_caught() -> None:
-    import verify.model.affine as affine_mod
+    import verify.model.subcube.affine as affine_mod
 
     for sharp in (0.1, 1.0, 3.0, 6.0):
         assert _attend_failures(affine_mod, sharp) == 0, sharp
@@ -676,7 +679,7 @@ def test_attend_holds_softmax_at_the_vertices_and_its_mutants_are_caught() -> No
 def test_the_sweep_runs_the_pass_where_it_pays_and_records_the_same() -> None:
     """subcube_pays: one layer and N >= 15 (a quarter of the table's cost buys the cube's
     bound), never at L >= 2; a sweep cell's record is the same with and without the pass."""
-    from verify.model.subcube import default_budget, subcube_pays
+    from verify.model.subcube.subcube_pass import default_budget, subcube_pays
     from verify.sweep import RUNNERS
 
     one = init_params(
@@ -721,14 +724,14 @@ def _radius_part_failures(affine_mod: types.ModuleType, op: str) -> int:
 
 @pytest.mark.parametrize("op", ["exp", "rsqrt", "reciprocal", "relu"])
 def test_each_step_holds_the_radius_part(op: str) -> None:
-    import verify.model.affine as affine_mod
+    import verify.model.subcube.affine as affine_mod
 
     assert _radius_part_failures(affine_mod, op) == 0
 
 
 def test_a_dropped_radius_term_of_relu_is_caught() -> None:
     mod = _mutated(
-        "verify.model.affine",
+        "verify.model.subcube.affine",
         "rest = rho + lam * x.rad + U * _gsum(gen)",
         "rest = rho + U * _gsum(gen)",
     )

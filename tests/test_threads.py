@@ -51,9 +51,9 @@ def test_decorated_entry_points_run_blas_on_one_thread() -> None:
 def test_entry_points_prepare_with_blas_on_one_thread(entry: str, monkeypatch) -> None:
     """Each public entry point builds its tables (the BLAS work) with BLAS on one thread, even
     when the caller runs BLAS on two."""
-    import verify.model.double_double as dd
-    import verify.model.exhaustive as ex
-    import verify.model.fast as fa
+    import verify.model.double_double.dd_pass as dd
+    import verify.model.exhaustive.exhaustive_pass as ex
+    import verify.model.per_string.per_string_pass as fa
     from verify.boolean.function import all_bit_strings
 
     seen: list[list[int]] = []
@@ -107,7 +107,7 @@ def test_fast_T_is_the_same_on_one_thread_and_on_all() -> None:
     import numpy as np
 
     from verify.model import ModelConfig, init_params
-    from verify.model.fast import MIN_PARALLEL_STRINGS, fast_T
+    from verify.model.per_string.per_string_pass import MIN_PARALLEL_STRINGS, fast_T
 
     cfg = ModelConfig(d_model=8, n_layers=2, n_heads=2, ln_eps=0.0)
     p = init_params(cfg, "uniform", 4, 1.0)

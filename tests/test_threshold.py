@@ -13,8 +13,8 @@ import pytest
 from verify.boolean.function import all_bit_strings
 from verify.errors import ValidationError
 from verify.model import ModelConfig, Params, forward, init_params, truth_table
-from verify.model.enclosure import enclose_output
-from verify.model.labels import (
+from verify.model.generic.enclosure import enclose_output
+from verify.model.spec.label_rule import (
     LABEL_UNCERTAIN,
     _labels_from_midrad,
     label_arb,
@@ -89,7 +89,7 @@ def test_every_tier_labels_at_the_threshold(model_at_median) -> None:
 
 
 def test_double_double_tier_at_the_threshold(model_at_median) -> None:
-    from verify.model.truth_table import TIER_DOUBLE_DOUBLE, _double_double_stage
+    from verify.model.certified.truth_table import TIER_DOUBLE_DOUBLE, _double_double_stage
 
     params, t, thr = model_at_median
     n = 6

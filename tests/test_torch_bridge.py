@@ -64,7 +64,7 @@ def _params(cfg: ModelConfig, seed: int) -> Params:
 
 
 def _assert_close(t_torch: np.ndarray, params: Params, bits: np.ndarray) -> float:
-    """Compare with verify.model.forward; return the worst error in units of the T scale."""
+    """Compare with verify.model.plain.forward; return the worst error in units of the T scale."""
     ref = forward(params, bits)
     scale = np.abs(ref.y_readout * params["readout.weight"]).sum(axis=1) + abs(
         float(params["readout.bias"])

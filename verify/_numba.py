@@ -9,8 +9,8 @@ The cache is salted. Numba keys a function's cache entry on its own source file 
 caller compiled against a callee in another file (whose code it links in) would load its stale
 machine code after the callee changed. Here each entry's source stamp also carries a hash of
 every module of the same package that the kernel's module imports, directly or not (at module
-level: the callees, constants such as ``verify.model.rounding``, the intrinsics of
-``kernels.simd``, this policy): editing any of them recompiles the kernels that depend on it.
+level: the callees, constants such as ``verify.model.arithmetic.rounding``, the intrinsics of
+``stages.simd``, this policy): editing any of them recompiles the kernels that depend on it.
 
 The cache files are per environment. Numba keeps one index file per function holding one Numba
 version and one source stamp; a process that finds another version there treats the index as

@@ -3,7 +3,7 @@
 Numba reads its variables when it is imported, and a bad one surfaces as a traceback from deep
 inside it (``NUMBA_NUM_THREADS=0``: "Number of threads specified must be > 0"), or, for
 ``NUMBA_DISABLE_JIT=1``, as a NotImplementedError when the first kernel built from Numba
-intrinsics (``kernels.simd``'s ``ln_block``, which has no Python body) runs. Each is one line
+intrinsics (``stages.simd``'s ``ln_block``, which has no Python body) runs. Each is one line
 here, naming the variable, with exit code 2.
 """
 

@@ -25,8 +25,8 @@ from hypothesis import strategies as st
 
 from verify.errors import ValidationError
 from verify.model import ModelConfig, Params, forward, init_params
-from verify.model.config import EMBEDDINGS, POS_ENCODINGS
-from verify.model.init import SCHEMES
+from verify.model.spec.config import EMBEDDINGS, POS_ENCODINGS
+from verify.model.spec.init import SCHEMES
 
 #: Every combination of the spec's discrete options, as tuples
 #: (norm_first, ln_eps, eos, embedding, pos_encoding, ln_affine); eps = 1e-5 (torch's default)

@@ -29,7 +29,7 @@ import numpy as np
 from verify.boolean import all_bit_strings
 from verify.boolean.sampling import clopper_pearson
 from verify.model import Params
-from verify.model.truth_table import certified_float64
+from verify.model.certified.truth_table import certified_float64
 
 __all__ = ["BallCounts", "ball_counts", "count_strings", "test_strings", "verdict"]
 

@@ -16,15 +16,15 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from verify.model import ModelConfig, Params, init_params
-from verify.model.float64_pass import Float64Pass, float64_pass_for
-from verify.model.labels import _labels_from_midrad
-from verify.model.truth_table import (
+from verify.model.certified.float64_pass import Float64Pass, float64_pass_for
+from verify.model.certified.truth_table import (
     LABEL_UNCERTAIN,
     LABEL_UNDECIDED,
     CertifiedTruthTable,
     truth_table,
     truth_tables,
 )
+from verify.model.spec.label_rule import _labels_from_midrad
 
 __all__ = [
     "K0Survey",
@@ -166,7 +166,7 @@ def fit_growth(ns: Sequence[int], k0: Sequence[float]) -> dict[str, float]:
 def certified_nonconstant(params: Params, n: int, passes: Float64Pass | None = None) -> bool | None:
     """Is the computed function 1[T > t] (t the model's threshold, 0 in the spec) on {0,1}^n
     non-constant? True when some string is certified 1 and some certified 0
-    (``verify.model.labels``); False when every string is certified on one side; None when
+    (``verify.model.spec.label_rule``); False when every string is certified on one side; None when
     uncertain bits leave it open. From the exhaustive kernel's (T, r) (of ``passes`` when given:
     it keeps them for later tables)."""
     t, r = float64_pass_for(params, n, passes).exhaustive_all()

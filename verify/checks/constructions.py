@@ -15,9 +15,9 @@ violation of the check that uses it.
   and the list of all steps (``infl_steps``) are in :mod:`verify.checks.infl_constructions`.
   The blocks are evaluated by the numpy transcriptions :func:`layer_norm`, :func:`mha`,
   :func:`ffn` of model-spec (tests/test_constructions.py checks them against
-  ``verify.model.forward``).
+  ``verify.model.plain.forward``).
 - Full-model constructions of Lemma 2.9 (:func:`ln_corner`, :func:`mlp_corner`,
-  :func:`concentrated_attention`) evaluated with ``verify.model.forward``.
+  :func:`concentrated_attention`) evaluated with ``verify.model.plain.forward``.
 - The constructions of Lemma 3.1 and Prop 3.5 are in :mod:`verify.checks.lipschitz_constructions`.
 """
 

@@ -27,7 +27,7 @@ import numpy as np
 
 from verify.checks.neighbourhood import neighbourhood
 from verify.model import ModelConfig, init_params
-from verify.model.truth_table import certified_float64
+from verify.model.certified.truth_table import certified_float64
 from verify.theory.bounds import c_infl_box
 from verify.theory.small_ball import neighbourhood_blowup_bound
 

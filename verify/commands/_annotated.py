@@ -78,7 +78,7 @@ def state_mismatch(want: set[str], state: dict[str, Any], exc: BaseException) ->
 
 def layer_norm_line(config: Any, source: str) -> str:
     """The ``given:`` line of the layer norm the passes compute: its formula and eps."""
-    from verify.model.ln_forms import ln_formula
+    from verify.model.spec.ln_forms import ln_formula
 
     return f"layer norm {config.ln_form}: {ln_formula(config.ln_form, config.ln_eps)} ({source})"
 
@@ -124,7 +124,7 @@ def load_annotated(
     args: argparse.Namespace, state: dict[str, Any], module: Any, n_bits: int | None
 ) -> tuple[Any, dict[str, Any], Any]:
     """(Params, loading info (with ``radius``: the parameter balls), the adapted module)."""
-    from verify.model.ln_forms import ln_formula
+    from verify.model.spec.ln_forms import ln_formula
     from verify.torch.annotated import Choice, convert, recognise
     from verify.torch.annotated_probe import SequenceFirstAdapter, module_attribute, probe
 

@@ -339,7 +339,7 @@ def _layout_fields(
 def load_checkpoint(args: argparse.Namespace) -> tuple[Any, dict[str, Any], Any]:
     """(Params, info about the loading, the user's torch module if one was given)."""
     from verify.model import Params
-    from verify.model.npz_file import regular_file
+    from verify.model.spec.npz_file import regular_file
 
     path = regular_file("CHECKPOINT", args.checkpoint, "an existing file")
     if args.module_kwargs is not None and not args.module:
@@ -453,7 +453,7 @@ def load_reference_logits(path_text: str, n_bits: int) -> tuple[Any, Any, str]:
     or ``.csv`` lines ``0110,0.25`` (x_1 first; taken as float32, the usual training dtype)."""
     import numpy as np
 
-    from verify.model.forward import check_bits
+    from verify.model.plain.forward import check_bits
 
     path = Path(path_text)
     if not path.is_file():

@@ -1,6 +1,6 @@
 """check-model's certified table: what is read off it (:func:`table_results`, whichever way it
-was computed), and ``--executor``: the table in sub-cubes on workers (verify.model.cube), its
-size and time estimate printed before any work, and the N limits of the two ways."""
+was computed), and ``--executor``: the table in sub-cubes on workers (verify.model.certified.cube),
+its size and time estimate printed before any work, and the N limits of the two ways."""
 
 from __future__ import annotations
 
@@ -52,7 +52,7 @@ def cube_estimate(
     import os
     import sys
 
-    from verify.model.cube import choose_prefix_bits
+    from verify.model.certified.cube import choose_prefix_bits
     from verify.sizes import check_model_estimate, check_size
 
     if executor is None:
@@ -86,14 +86,14 @@ def table_on_executor(
     out: dict[str, Any],
 ) -> Any:
     """The certified table of all 2^N strings computed in sub-cubes on ``executor``
-    (``verify.model.cube.certify_on_executor``); how it ran goes to ``out["executor"]``. The
-    per-string diagnostics (blowup, the statements' measurements) are not computed
+    (``verify.model.certified.cube.certify_on_executor``); how it ran goes to ``out["executor"]``.
+    The per-string diagnostics (blowup, the statements' measurements) are not computed
     (:data:`NOT_ON_EXECUTOR`)."""
     import concurrent.futures as cf
     import sys
     import time
 
-    from verify.model.cube import SubcubeLost, certify_on_executor
+    from verify.model.certified.cube import SubcubeLost, certify_on_executor
     from verify.sweep.executors import open_executor
 
     start = time.perf_counter()
@@ -129,7 +129,7 @@ def table_results(
     """What check-model reads off the certified table alone: the counts, the profile, K_0 and
     the average sensitivity (every bit certified), the agreement with ``family`` and with the
     user's module's predictions at ``threshold``. ``table``: a ``CertifiedTruthTable`` or a
-    gathered one (``verify.model.cube.GatheredTable``)."""
+    gathered one (``verify.model.certified.cube.GatheredTable``)."""
     import numpy as np
 
     from verify.boolean import sensitivity_profile

@@ -34,10 +34,10 @@ def _sample(n_bits: int, seed: int) -> np.ndarray:
 
 def _certified_labels(params: Any, bits: np.ndarray) -> np.ndarray:
     """Labels 1/0 at the model's threshold from the rigorous float64 pass; -2 where open."""
-    from verify.model.labels import _labels_from_midrad
-    from verify.model.truth_table import certified_float64
+    from verify.model.certified.truth_table import certified_float64
+    from verify.model.spec.label_rule import _labels_from_midrad
 
-    # the Numba kernels compute torch's layer norm only (verify.model.ln_forms)
+    # the Numba kernels compute torch's layer norm only (verify.model.spec.ln_forms)
     engine = "numba" if getattr(params.config, "ln_form", "torch") == "torch" else "numpy"
     mid, rad = certified_float64(params, bits, engine)
     return _labels_from_midrad(mid, rad, 0.0, params.config.threshold)

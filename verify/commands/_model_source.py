@@ -90,7 +90,7 @@ def model_function(args: argparse.Namespace) -> Any:  # -> BooleanFunction
     import numpy as np
 
     from verify.boolean import BooleanFunction
-    from verify.model.truth_table import truth_table
+    from verify.model.certified.truth_table import truth_table
 
     params = load_or_draw(args)
     tt = truth_table(params, args.n_bits)

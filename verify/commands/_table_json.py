@@ -44,7 +44,7 @@ def packed_table(table: Any) -> dict[str, Any]:
 
 def not_evaluated_for_ln_form(form: str) -> dict[str, Any]:
     """The statements entry of a model whose layer norm is ``form`` (not torch's)."""
-    from verify.model.ln_forms import ln_formula
+    from verify.model.spec.ln_forms import ln_formula
 
     return {
         "statement": "all",

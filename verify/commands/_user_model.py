@@ -67,7 +67,7 @@ def prediction_agreement(outputs: Any, table: Any, threshold: float) -> dict[str
     threshold, the label rule of the model) agree with, and the first strings where not."""
     import numpy as np
 
-    from verify.model.labels import predictions
+    from verify.model.spec.label_rule import predictions
     from verify.torch.compare import bit_string
 
     idx, native = outputs

@@ -113,8 +113,8 @@ def analyse(
 
     from verify.checks.hahn_rofin import measure_tradeoff
     from verify.model import truth_table
-    from verify.model.cube import diagnostics_pass
-    from verify.model.ln_forms import ln_formula
+    from verify.model.certified.cube import diagnostics_pass
+    from verify.model.spec.ln_forms import ln_formula
     from verify.theory import hahn_rofin as hr
     from verify.theory.bounds import (
         c_infl,
@@ -141,7 +141,7 @@ def analyse(
     out.update(table_results(table, n_bits, family, signs, thr))
     if table_out:
         out["table"] = packed_table(table)
-    # the diagnostics of every string, chunk by chunk (verify.model.cube): the numbers of
+    # the diagnostics of every string, chunk by chunk (verify.model.certified.cube): the numbers of
     # forward(params, all_bit_strings(n_bits), diagnostics=True, engine="numba")
     res = diagnostics_pass(params, n_bits)
     # over the strings where it is defined (finite): the max (the paper's statements) and the

@@ -39,8 +39,8 @@ from verify.boolean.sampling import clopper_pearson
 from verify.checks.certified_k0 import k0_bounds
 from verify.checks.neighbourhood import neighbourhood
 from verify.model import SCHEMES, ModelConfig, Params, forward, init_params
-from verify.model.enclosure import enclose_output
-from verify.model.truth_table import certified_float64, truth_table
+from verify.model.certified.truth_table import certified_float64, truth_table
+from verify.model.generic.enclosure import enclose_output
 from verify.registry import FigureData, Outcome, Row
 from verify.theory.random_functions import biased_k0_mean
 from verify.validation import check_choice, check_int

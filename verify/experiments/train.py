@@ -11,11 +11,12 @@ small N every string is seen many times). Torch's RNG is seeded for the initiali
 ``torch.Generator`` for the batches.
 
 Each trained model gives one record (a JSON line, see :func:`evaluate`): the certified truth
-table (``verify.model.truth_table``) over all 2^N strings when N <= ``exhaustive_max``, else a
-sampled table with a Clopper-Pearson interval; accuracy against the target; average sensitivity,
-profile and K_0 of the computed function; beta and beta_hr (``verify.model.forward``
-diagnostics); the parameter norm; H&R's sharpness (mean MSE increase under N(0, 0.02^2) noise on
-every parameter but the positions); the H&R Cor 5 comparison (2 xi as_N(f) against
+table (``verify.model.certified.truth_table``) over all 2^N strings when N <= ``exhaustive_max``,
+else a sampled table with a Clopper-Pearson interval; accuracy against the target; average
+sensitivity, profile and K_0 of the computed function; beta and beta_hr
+(``verify.model.plain.forward`` diagnostics); the parameter norm; H&R's sharpness (mean MSE increase
+under N(0, 0.02^2) noise on every parameter but the positions); the H&R Cor 5 comparison (2 xi
+as_N(f) against
 ||w|| C_infl E[beta^2], exhaustive N only). :func:`figures` draws blowup, sharpness, accuracy
 and sensitivity against N per function.
 

@@ -181,10 +181,10 @@ axiom(
 
 
 def _positionwise(rng: np.random.Generator, n: int) -> np.ndarray:
-    """The model's own embedding (verify.model.dense.embed): two strings that agree at bit j
-    give position j the same embedding."""
+    """The model's own embedding (verify.model.plain.forward_numpy.embed): two strings that agree at
+    bit j give position j the same embedding."""
     from verify.model import ModelConfig, init_params
-    from verify.model.dense import embed
+    from verify.model.plain.forward_numpy import embed
 
     out = np.empty(n)
     for i in range(n):

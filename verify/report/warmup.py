@@ -38,13 +38,13 @@ from verify.report.compile_pool import (
 KERNEL_PACKAGES = ("verify.boolean", "verify.model")
 #: Modules the warm-up leaves alone: kernels no report check calls compile on first use.
 DEFERRED = (
-    "verify.model.kernels.per_string_dd",  # the double-double tier (strings float64 left open)
-    "verify.model.kernels.dd_norm",  # and its stages
-    "verify.model.kernels.dd_l2",
-    "verify.model.kernels.dd_dense",
-    "verify.model.kernels.dd",
-    "verify.model.kernels.diagnostics",  # forward(engine="numba"): check-model, not the report
-    "verify.model.forward_numba",  # (imports diagnostics)
+    "verify.model.double_double.dd_kernel",  # the double-double tier (strings float64 left open)
+    "verify.model.double_double.dd_norm",  # and its stages
+    "verify.model.double_double.dd_l2",
+    "verify.model.double_double.dd_dense",
+    "verify.model.double_double.dd_arith",
+    "verify.model.plain.diagnostics",  # forward(engine="numba"): check-model, not the report
+    "verify.model.plain.forward_numba",  # (imports diagnostics)
 )
 MESSAGE = "compiling kernels (first run only)"
 

@@ -20,7 +20,7 @@ import numpy as np
 from verify.boolean import all_bit_strings, clopper_pearson, make_family
 from verify.checks.ball_recognition import ball_counts
 from verify.checks.exact_constructions import majority_params
-from verify.model.enclosure import enclose_output
+from verify.model.generic.enclosure import enclose_output
 from verify.registry import (
     CheckContext,
     FigureData,

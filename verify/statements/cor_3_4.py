@@ -17,7 +17,7 @@ import numpy as np
 
 from verify.boolean import all_bit_strings, clopper_pearson
 from verify.model import ModelConfig, Params, init_params, param_shapes, truth_table
-from verify.model.fast import fast_T
+from verify.model.per_string.per_string_pass import fast_T
 from verify.registry import (
     CheckContext,
     FigureData,

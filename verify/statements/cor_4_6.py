@@ -16,7 +16,7 @@ from verify.boolean import make_family, zero_sensitivity_count
 from verify.checks.certified_k0 import recognises
 from verify.checks.estimates import frequency_row
 from verify.model import ModelConfig, init_params
-from verify.model.truth_table import CertifiedTruthTable, truth_table
+from verify.model.certified.truth_table import CertifiedTruthTable, truth_table
 from verify.registry import CheckContext, Outcome, Policy, Row, Sizes, define_statement
 from verify.statements._eps_zero import CONFIDENCE, DERIVATION, EPS_ZERO
 from verify.statements.thm_4_5 import THM_4_5

@@ -149,7 +149,7 @@ def derivation_steps(ctx: CheckContext) -> Outcome:
             " the key of n turn apart at p_n = 1/2 (ratio 1.5x/(1 + 1.5x), x = QKY^2/sqrt(d_h));"
             " a query change alone reaches 2/3 of it",
             "blocks evaluated by the numpy transcriptions of model-spec in"
-            " verify.checks.constructions (checked against verify.model.forward in"
+            " verify.checks.constructions (checked against verify.model.plain.forward in"
             " tests/test_constructions.py)",
         ],
         figures=[

@@ -27,7 +27,7 @@ from verify.checks.adversarial import (
 from verify.checks.random_models import MODELS_PER_SCHEME, random_models
 from verify.checks.summaries import Worst, definitional
 from verify.model import ModelConfig, Params, forward, init_params
-from verify.model.rounding import U
+from verify.model.arithmetic.rounding import U
 from verify.registry import (
     COUNTEREXAMPLES,
     CheckContext,

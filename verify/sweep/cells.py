@@ -43,8 +43,8 @@ def random_function_cell(cell: dict[str, Any]) -> dict[str, Any]:
 
 def transformer_cell(cell: dict[str, Any]) -> dict[str, Any]:
     """A random transformer (``init_params(config, scheme, seed, scale)``) on all 2^N strings:
-    its certified truth table (``verify.model.truth_table``; float64 with a certified error
-    bound, undecided strings redone at high precision) and, when every bit is decided, its
+    its certified truth table (``verify.model.certified.truth_table``; float64 with a certified
+    error bound, undecided strings redone at high precision) and, when every bit is decided, its
     sensitivity profile [K_0..K_N], K_0 and average sensitivity (total influence, in [0, N]).
     With undecided bits the profile is not computed (``decided: False``)."""
     from verify.model import ModelConfig, init_params
@@ -58,12 +58,12 @@ def transformer_cell(cell: dict[str, Any]) -> dict[str, Any]:
         **cell.get("model", {}),
     )
     params = init_params(config, cell["scheme"], cell["seed"], cell.get("scale", 1.0))
-    # "subcube": the sub-cube pass first (verify.model.subcube; the same labels and counts
-    # unless it settles a string the per-string tiers leave open). By default it runs where
+    # "subcube": the sub-cube pass first (verify.model.subcube.subcube_pass; the same labels and
+    # counts unless it settles a string the per-string tiers leave open). By default it runs where
     # it can pay (subcube_pays: a quarter of the table's cost buys a bound); true/false force
     subcube = cell.get("subcube")
     if subcube is None:
-        from verify.model.subcube import subcube_pays
+        from verify.model.subcube.subcube_pass import subcube_pays
 
         subcube = subcube_pays(params, cell["n_bits"])
     tt = certified_truth_table(params, cell["n_bits"], subcube=bool(subcube))

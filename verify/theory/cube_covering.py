@@ -29,7 +29,7 @@ import numpy as np
 
 from verify.boolean.sampling import clopper_pearson
 from verify.model import Params, forward
-from verify.model.enclosure import enclose
+from verify.model.generic.enclosure import enclose
 from verify.theory.probability import checked_probability
 from verify.theory.small_ball import bias_block, recover_centred_input, unit_ball_volume
 from verify.validation import check_int, check_real

@@ -25,11 +25,11 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from verify.errors import ValidationError
-from verify.model.config import ModelConfig
-from verify.model.dense import sinusoidal_table
-from verify.model.forward import check_bits
-from verify.model.ln_forms import require_torch_form
-from verify.model.params import Params, param_shapes
+from verify.model.plain.forward import check_bits
+from verify.model.plain.forward_numpy import sinusoidal_table
+from verify.model.spec.config import ModelConfig
+from verify.model.spec.ln_forms import require_torch_form
+from verify.model.spec.params import Params, param_shapes
 from verify.torch.layout import check_supported, module_layout
 from verify.torch.mapping import (
     KeyMapping,

@@ -42,9 +42,9 @@ from typing import Any
 import numpy as np
 
 from verify.errors import ValidationError
-from verify.model.config import ModelConfig
-from verify.model.params import Params
-from verify.model.rounding import ETA, U
+from verify.model.arithmetic.rounding import ETA, U
+from verify.model.spec.config import ModelConfig
+from verify.model.spec.params import Params
 
 _ATTN = {
     "self_attn.linears.0": "q", "self_attn.linears.1": "k", "self_attn.linears.2": "v",

@@ -29,7 +29,7 @@ from typing import Any
 import numpy as np
 
 from verify.errors import ValidationError
-from verify.model.forward import forward
+from verify.model.plain.forward import forward
 from verify.torch.annotated import Choice, Structure, convert
 
 try:  # the optional extra

@@ -17,7 +17,7 @@ from typing import Any
 import numpy as np
 
 from verify.errors import ValidationError
-from verify.model.config import ModelConfig
+from verify.model.spec.config import ModelConfig
 from verify.torch.requirement import require_torch as _require_torch
 
 try:  # the optional extra
