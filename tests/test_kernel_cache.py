@@ -275,7 +275,7 @@ for name in kernel_modules(deferred=True):
               sum(disp.stats.cache_misses.values()), len(disp.overloads))
 """
 #: a process of another environment (ANOTHER_NUMBA) that compiles the Boolean kernels into the
-#: same cache, says so, then goes on compiling the model's kernels until it is stopped
+#: same cache, says how many, goes on compiling the model's kernels, then waits to be stopped
 WRITER = (
     ANOTHER_NUMBA
     + """
@@ -284,6 +284,7 @@ import verify.boolean.kernels as k
 from verify.report.compile_pool import module_dispatchers
 print(sum(sum(d.stats.cache_misses.values()) for d in module_dispatchers(k)), flush=True)
 import verify.model
+sys.stdin.read()
 """
 )
 
@@ -309,16 +310,17 @@ def test_a_second_process_loads_every_kernel_from_the_cache_while_another_runs(
     subprocess.run(cmd, env=shared, capture_output=True, text=True, check=True)  # warm
     env = _private_cache(tmp_path / "cache")
     writer = subprocess.Popen(
-        [sys.executable, "-c", WRITER], env=env, stdout=subprocess.PIPE, text=True
-    )
+        [sys.executable, "-c", WRITER],
+        env=env, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True,
+    )  # fmt: skip
     try:
         compiled = writer.stdout.readline()  # the Boolean kernels' entries are written
-        assert int(compiled) > 0, "the other environment loaded instead of compiling"
+        assert compiled.strip().isdigit() and int(compiled) > 0, f"the writer said {compiled!r}"
         procs = [
             subprocess.Popen(cmd, env=env, stdout=subprocess.PIPE, text=True) for _ in range(2)
         ]
         outs = [p.communicate()[0] for p in procs]
-        assert writer.poll() is None, "the other environment's process ended before the loads"
+        assert writer.poll() is None  # it ran all along (it waits on its stdin to end)
     finally:
         writer.kill()
         writer.communicate()
