@@ -33,9 +33,12 @@ sys.path.insert(0, str(ROOT / "benchmarks"))
 
 from bench_report import uptime  # noqa: E402
 
-WARM = "from verify.report.warmup import compile_kernels; print(compile_kernels({args}).summary())"
+WARM = (
+    "from verify.kernel_cache.warmup import compile_kernels; "
+    "print(compile_kernels({args}).summary())"
+)
 ALL = (
-    "import importlib; from verify.report.warmup import kernel_modules, compile_kernels; "
+    "import importlib; from verify.kernel_cache.warmup import kernel_modules, compile_kernels; "
     "[importlib.import_module(m) for m in kernel_modules(deferred=True)]; "
     "print(compile_kernels(jobs=1).summary())"
 )

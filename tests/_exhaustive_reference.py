@@ -152,14 +152,13 @@ def ln_scalar(v, rv, gain, bias, eps):
     for x in c:
         ss += x * x
     var = ss / d
-    with np.errstate(all="ignore"):
-        z = 1.0 / np.sqrt(var + eps)
+    z = psr.coefficient(ss, var, eps, d)  # the form of eps (``psr.form_eps``)
     cmax = np.abs(c).max()
     gmax, bmax = np.abs(gain).max(), np.abs(bias).max()
     rmean = (rv + (d + 1) * U * np.abs(v).sum() / d + 2 * U * abs(mean)) * (1 + (d + 4) * U)
     rc = (rv + rmean + U * cmax) * (1 + 3 * U)
     acc = 2 * rc * np.abs(c).sum() + d * rc * rc
-    rz = float(psr.rsqrt_radius(np.array([var]), eps, np.array([acc]), d, np.array([z]))[0])
+    rz = float(psr.coefficient_radius(ss, np.array([var]), eps, np.array([acc]), d, z)[0])
     r = cmax * rz + rc * (z + rz) + U * cmax * z
     o = cmax * z * gmax
     return c * z * gain + bias, (r * gmax + U * o + U * (o + bmax)) * (1 + 8 * U) + ETA, z, rz
@@ -193,7 +192,7 @@ def layer0_position(params: Params, bd: dict, toks: list[int], i: int, n: int) -
     t0, valid, mv_mid, g0_mid, c0_mid = bd["tables"]
     s, nh = cfg.seq_len(n), cfg.n_heads
     gains, biases = norm_affine(params)
-    eps = float(cfg.ln_eps)
+    eps = psr.form_eps(cfg.ln_eps, cfg.ln_form == "annotated")
     out_b = params["layers.0.self_attn.out_proj.bias"]
     tq = toks[i]
     slot = 3 if i < min(n, 6) else tq  # the query bit varies within a block of strings
@@ -249,7 +248,7 @@ def certified_T_L1(params: Params, n: int, bd: dict | None = None) -> tuple[np.n
     s, d = cfg.seq_len(n), cfg.d_model
     i = s - 1  # layer 0 at the readout position only
     gains, biases = norm_affine(params)
-    eps = float(cfg.ln_eps)
+    eps = psr.form_eps(cfg.ln_eps, cfg.ln_form == "annotated")
     w2, b2 = params["layers.0.linear2.weight"], params["layers.0.linear2.bias"]
     w = params["readout.weight"].reshape(-1)
     omega = float(params["readout.bias"].reshape(-1)[0])

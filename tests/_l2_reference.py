@@ -70,15 +70,22 @@ def norm(x: np.ndarray) -> float:
 
 
 def lipschitz(v: np.ndarray, rho: float, eps: float, gmax: float) -> float:
-    """max|gain| / sqrt(t^2 / d + eps), t = max(|P v| - rho, 0); inf where that is 1/0."""
+    """max|gain| / sqrt(t^2 / d + eps), t = max(|P v| - rho, 0); the annotated form (eps a
+    ``psr.AnnotatedEps``): max|gain| / (t / sqrt(d - 1) + eps) (docs/model.md: the Jacobian of
+    x / (|x| / sqrt(d - 1) + eps) has norm 1 / (|x| / sqrt(d - 1) + eps)); inf where 1/0."""
     d = v.shape[0]
     t = max(norm(v - v.mean()) - rho, 0.0)
+    if isinstance(eps, psr.AnnotatedEps):
+        den = t / math.sqrt(d - 1) + eps
+        return gmax / den if den > 0 else math.inf
     den = t * t / d + eps
     return gmax / math.sqrt(den) if den > 0 else math.inf
 
 
 def layer_norm(v: np.ndarray, gain: np.ndarray, bias: np.ndarray, eps: float) -> np.ndarray:
     c = v - v.mean()
+    if isinstance(eps, psr.AnnotatedEps):
+        return c / (math.sqrt(float(np.sum(c * c)) / (c.shape[0] - 1)) + eps) * gain + bias
     return c / math.sqrt(float(np.mean(c * c)) + eps) * gain + bias
 
 
@@ -179,7 +186,7 @@ def dd_radius(params: Params, bits: np.ndarray, y0_rad: np.ndarray) -> np.ndarra
     cfg = params.config
     gains, biases = norm_affine(params)
     gmax = np.abs(gains).max(axis=1)
-    eps = float(cfg.ln_eps)
+    eps = psr.form_eps(cfg.ln_eps, cfg.ln_form == "annotated")
     cm = 1 / math.sqrt(cfg.d_head)
     h = cfg.n_heads
     w_r = params["readout.weight"].reshape(-1)
@@ -322,7 +329,7 @@ def finish_position_l2(params, layer, y, ry, att, ratt) -> tuple[np.ndarray, flo
     FFN by the stage rules above."""
     cfg = params.config
     gains, biases = norm_affine(params)
-    eps = float(cfg.ln_eps)
+    eps = psr.form_eps(cfg.ln_eps, cfg.ln_form == "annotated")
     k1 = 2 * layer
     bl = _blocks(params, layer)
     (wo, bo), (w1, b1), (w2, b2) = bl["o"][0], bl["w1"][0], bl["w2"][0]
@@ -351,7 +358,7 @@ def exhaustive_radius(params: Params, n: int) -> np.ndarray:
     assert cfg.n_layers >= 2
     bd = xref.layer0_bounds(params, n)
     gains, biases = norm_affine(params)
-    eps = float(cfg.ln_eps)
+    eps = psr.form_eps(cfg.ln_eps, cfg.ln_form == "annotated")
     d, f = cfg.d_model, cfg.d_ff
     w2, b2 = params["layers.0.linear2.weight"], params["layers.0.linear2.bias"]
     w = params["readout.weight"].reshape(-1)

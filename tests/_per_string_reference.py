@@ -12,6 +12,11 @@ negligible, which is what the constructions of ``tests/test_radius_rules.py`` ar
 
 The constants are pinned here, not imported: a mutated ``verify.model.arithmetic.rounding`` or
 kernel module does not move the reference.
+
+Both layer-norm forms (``verify.model.spec.ln_forms``): an ``eps`` of type :class:`AnnotatedEps`
+(``form_eps``) selects the annotated form a (v - mean) / (std_unbiased + eps) + b in every rule
+that takes eps, so the rules' signatures (and their callers here and in
+``tests/_exhaustive_reference.py``, ``tests/_l2_reference.py``) serve both forms.
 """
 
 from __future__ import annotations
@@ -68,6 +73,53 @@ def relu(x, rx):
     return np.maximum(x, 0.0), np.where(x + rx <= 0.0, 0.0, rx)
 
 
+class AnnotatedEps(float):
+    """The eps of an annotated-form layer norm (LN = a (v - mean) / (std_unbiased + eps) + b):
+    a float that carries its form through the rules' eps arguments."""
+
+
+def form_eps(eps: float, annotated: bool) -> float:
+    """eps as the rules take it: an :class:`AnnotatedEps` for the annotated form."""
+    return AnnotatedEps(eps) if annotated else float(eps)
+
+
+def coefficient(ss, var, eps, d):
+    """z: 1 / sqrt(var + eps) (torch), or 1 / (sqrt(ss / (d - 1)) + eps) (annotated)."""
+    with np.errstate(all="ignore"):
+        if isinstance(eps, AnnotatedEps):
+            return 1.0 / (np.sqrt(ss / (d - 1)) + float(eps))
+        return 1.0 / np.sqrt(var + eps)
+
+
+def annotated_radius(ss, eps, acc, d, z):
+    """|z_exact - z| for the annotated form, from its derivation (docs/model.md): q = ss / (d -
+    1) within r_q = ((acc + (d + 2) U ss) / (d - 1) + 2 U q)(1 + (d + 4) U) + ETA; s =
+    sqrt(q) within r_s = (min(r_q / ((sqrt(l_q) + s)(1 - 4U))(1 + U), sqrt(r_q)(1 + 2U)) + U
+    s)(1 + U), l_q = max(q - r_q, 0)(1 - 2U); t = s + eps within r_t = (r_s + U t)(1 + 2U);
+    with low = (t - r_t)(1 - U) > 0, r_z = r_t / (t low)(1 + 4U) + 2 U z, else inf."""
+    eps = float(eps)
+    with np.errstate(all="ignore"):
+        q = ss / (d - 1)
+        rq = ((acc + (d + 2) * U * ss) / (d - 1) + 2 * U * q) * (1 + (d + 4) * U) + ETA
+        s = np.sqrt(q)
+        lq = np.maximum(q - rq, 0.0) * (1 - 2 * U)
+        den = (np.sqrt(lq) + s) * (1 - 4 * U)
+        lin = np.where(den > 0, rq / den * (1 + U), np.inf)
+        rs = (np.minimum(lin, np.sqrt(rq) * (1 + 2 * U)) + U * s) * (1 + U)
+        t = s + eps
+        rt = (rs + U * t) * (1 + 2 * U)
+        low = (t - rt) * (1 - U)
+        r = rt / (t * low) * (1 + 4 * U) + 2 * U * z
+    return np.where(low > 0, r, np.inf)
+
+
+def coefficient_radius(ss, var, eps, acc, d, z):
+    """``annotated_radius`` or ``rsqrt_radius``, by the form of eps."""
+    if isinstance(eps, AnnotatedEps):
+        return annotated_radius(ss, eps, acc, d, z)
+    return rsqrt_radius(var, eps, acc, d, z)
+
+
 def rsqrt_radius(var, eps, acc, d, z):
     """|z_exact - z| for z = 1/sqrt(var + eps): r_var from acc / d and the rounding of var,
     r_sv = (r_var + U sv)(1 + 2U), low = (sv - r_sv)(1 - U) and r_sv / (2 low^{3/2}(1 - 4U))
@@ -82,9 +134,10 @@ def rsqrt_radius(var, eps, acc, d, z):
 
 
 def layer_norm(v, rv, gain, bias, eps):
-    """LN over axis 0 with the componentwise rule of ``stages.layer_norm.layer_norm``:
-    r_mean, r_c = (r_v + r_mean + U|c|)(1 + 3U), acc = sum (2|c| r_c + r_c^2), r_z, then
-    r = (|c| r_z + r_c (z + r_z) + U |c z|) |g| + U |c z g|, plus U |out|, (1 + 8U) + ETA."""
+    """LN over axis 0 (the form of eps: ``coefficient``) with the componentwise rule of
+    ``stages.layer_norm.layer_norm``: r_mean, r_c = (r_v + r_mean + U|c|)(1 + 3U), acc = sum
+    (2|c| r_c + r_c^2), r_z, then r = (|c| r_z + r_c (z + r_z) + U |c z|) |g| + U |c z g|, plus
+    U |out|, (1 + 8U) + ETA."""
     d = v.shape[0]
     mean = np.zeros(v.shape[1])
     for i in range(d):
@@ -95,14 +148,13 @@ def layer_norm(v, rv, gain, bias, eps):
     for i in range(d):
         ss = ss + c[i] * c[i]
     var = ss / d
-    with np.errstate(all="ignore"):
-        z = 1.0 / np.sqrt(var + eps)
+    z = coefficient(ss, var, eps, d)
     rmean = ((rv.sum(0) + (d + 1) * U * np.abs(v).sum(0)) / d + 2 * U * np.abs(mean)) * (
         1 + (d + 4) * U
     )
     rc = (rv + rmean + U * np.abs(c)) * (1 + 3 * U)
     acc = (2 * np.abs(c) * rc + rc * rc).sum(0)
-    rz = rsqrt_radius(var, eps, acc, d, z)
+    rz = coefficient_radius(ss, var, eps, acc, d, z)
     with np.errstate(all="ignore"):
         cz = c * z
         o = cz * gain[:, None]
@@ -264,7 +316,7 @@ def mlp(layer, lw, x, rx):
 def finish_position(layer, sc, lw, ln, y, ry, a, ra):
     """The residual additions, layer norms and MLP at one position (post-LN or pre-LN)."""
     k1 = 2 * layer
-    eps = sc.eps
+    eps = form_eps(sc.eps, sc.ln_annotated)
     if sc.norm_first:
         y, ry = add(y, ry, a, ra)
         x, rx = layer_norm(y, ry, ln.gains[k1 + 1], ln.biases[k1 + 1], eps)
@@ -311,7 +363,8 @@ def certified_T(tables, bits: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         x = np.stack(ym)
         rx = np.stack(yr)
         if sc.norm_first:
-            pairs = [layer_norm(x[j], rx[j], ln.gains[k1], ln.biases[k1], sc.eps) for j in range(s)]
+            eps = form_eps(sc.eps, sc.ln_annotated)
+            pairs = [layer_norm(x[j], rx[j], ln.gains[k1], ln.biases[k1], eps) for j in range(s)]
             x, rx = np.stack([m for m, _ in pairs]), np.stack([r for _, r in pairs])
         if layer == n_layers - 1:
             att, ratt = readout_attention(x, rx, wint, binv, sc.n_heads, cm, cr)
@@ -328,5 +381,5 @@ def certified_T(tables, bits: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     y, ry = ym[s - 1], yr[s - 1]
     if sc.final_norm:
         k = ln.gains.shape[0] - 1
-        y, ry = layer_norm(y, ry, ln.gains[k], ln.biases[k], sc.eps)
+        y, ry = layer_norm(y, ry, ln.gains[k], ln.biases[k], form_eps(sc.eps, sc.ln_annotated))
     return readout(ro.weight, sc.omega, y, ry)

@@ -645,7 +645,7 @@ def _finite(x: float) -> bool:
     return x == x and abs(x) != float("inf")
 
 
-def _ln_block(v, out, ls, gain, bias, eps, bounds, affine) -> None:
+def _ln_block(v, out, ls, gain, bias, eps, bounds, affine, annotated) -> None:
     """``register_sums.ln_block`` in numpy (its documented sums, each sequential over the rows),
     for the exhaustive kernel without the JIT."""
     from verify.model.stages import register_sums as rs
@@ -664,7 +664,10 @@ def _ln_block(v, out, ls, gain, bias, eps, bounds, affine) -> None:
         cmax = np.where(np.abs(c) > cmax, np.abs(c), cmax)  # NaN skipped
     ls[rs.LS_MEAN], ls[rs.LS_SS], ls[rs.LS_VAR] = mean, ss, ss / d
     with np.errstate(all="ignore"):
-        ls[rs.LS_Z] = 1.0 / np.sqrt(ls[rs.LS_VAR] + eps)
+        if annotated:  # the annotated form: 1 / (std_unbiased + eps)
+            ls[rs.LS_Z] = 1.0 / (np.sqrt(ss / (d - 1)) + eps)
+        else:
+            ls[rs.LS_Z] = 1.0 / np.sqrt(ls[rs.LS_VAR] + eps)
     if bounds:
         ls[rs.LS_SABS], ls[rs.LS_CSUM], ls[rs.LS_SC], ls[rs.LS_CMAX] = sabs, csum, sc, cmax
     if affine:

@@ -89,6 +89,9 @@ POS = "verify.model.stages.position"
 ATT = "verify.model.stages.attention"
 EXH = "verify.model.exhaustive.exhaustive_kernel"
 AFF = "verify.model.subcube.affine"
+LNK = "verify.model.stages.layer_norm"
+DDN = "verify.model.double_double.dd_norm"
+AFS = "verify.model.subcube.affine_split"
 
 # (name, what, edits): the issue's eight first, then the rest by tier
 MUTANTS: tuple[tuple[str, str, tuple[tuple[str, str, str], ...]], ...] = (
@@ -99,8 +102,8 @@ MUTANTS: tuple[tuple[str, str, tuple[tuple[str, str, str], ...]], ...] = (
         (
             (
                 DD,
-                "ln.biases[k1], g1, yh, yl, tr, tmp, ry)",
-                "ln.biases[k1], g2, yh, yl, tr, tmp, ry)",
+                "ln.biases[k1], g1, yh, yl, tr, tmp, ry\n",
+                "ln.biases[k1], g2, yh, yl, tr, tmp, ry\n",
             ),
         ),
     ),
@@ -194,8 +197,8 @@ MUTANTS: tuple[tuple[str, str, tuple[tuple[str, str, str], ...]], ...] = (
         (
             (
                 DD,
-                "ln.biases[k1 + 1], g2, th, tl, tr, tmp, r1)",
-                "ln.biases[k1 + 1], g1, th, tl, tr, tmp, r1)",
+                "ln.biases[k1 + 1], g2, th, tl, tr, tmp, r1\n",
+                "ln.biases[k1 + 1], g1, th, tl, tr, tmp, r1\n",
             ),
         ),
     ),
@@ -205,8 +208,8 @@ MUTANTS: tuple[tuple[str, str, tuple[tuple[str, str, str], ...]], ...] = (
         (
             (
                 DD,
-                "ln.biases[k1 + 1], g2, yh, yl, tr, tmp, ry)",
-                "ln.biases[k1 + 1], g1, yh, yl, tr, tmp, ry)",
+                "ln.biases[k1 + 1], g2, yh, yl, tr, tmp, ry\n",
+                "ln.biases[k1 + 1], g1, yh, yl, tr, tmp, ry\n",
             ),
         ),
     ),
@@ -216,8 +219,8 @@ MUTANTS: tuple[tuple[str, str, tuple[tuple[str, str, str], ...]], ...] = (
         (
             (
                 DD,
-                "_norm_l2(yh[r], yl[r], ry[r], ln.gains[k], sc.eps, ln.biases[k], gm[k],",
-                "_norm_l2(yh[r], yl[r], ry[r], ln.gains[k], sc.eps, ln.biases[k], gm[0],",
+                "sc.ln_annotated, ln.biases[k],\n                         gm[k],",
+                "sc.ln_annotated, ln.biases[k],\n                         gm[0],",
             ),
         ),
     ),
@@ -329,8 +332,8 @@ MUTANTS: tuple[tuple[str, str, tuple[tuple[str, str, str], ...]], ...] = (
         (
             (
                 ST,
-                "ls[LS_SS, b], 2.0 * ls[LS_CSUM, b], ls[LS_SC, b], rv[b], d, eps, gmax",
-                "ls[LS_SS, b], 2.0 * ls[LS_CSUM, b], ls[LS_SC, b], 0.0, d, eps, gmax",
+                "ls[LS_SS, b], 2.0 * ls[LS_CSUM, b], ls[LS_SC, b], rv[b], d, eps, annotated, gmax",
+                "ls[LS_SS, b], 2.0 * ls[LS_CSUM, b], ls[LS_SC, b], 0.0, d, eps, annotated, gmax",
             ),
         ),
     ),
@@ -340,8 +343,8 @@ MUTANTS: tuple[tuple[str, str, tuple[tuple[str, str, str], ...]], ...] = (
         (
             (
                 POS,
-                "a, rho, g1, bb1, nm[NB_LN1_GAIN], nm[NB_LN1_BIAS], eps, y, ry,",
-                "a, rho, g1, bb1, nm[NB_LN2_GAIN], nm[NB_LN1_BIAS], eps, y, ry,",
+                "a, rho, g1, bb1, nm[NB_LN1_GAIN], nm[NB_LN1_BIAS], eps, ann, y, ry,",
+                "a, rho, g1, bb1, nm[NB_LN2_GAIN], nm[NB_LN1_BIAS], eps, ann, y, ry,",
             ),
         ),
     ),
@@ -351,13 +354,13 @@ MUTANTS: tuple[tuple[str, str, tuple[tuple[str, str, str], ...]], ...] = (
         (
             (
                 POS,
-                "y, rho, g2, bb2, nm[NB_LN2_GAIN], nm[NB_LN2_BIAS], eps, tmp, rtmp, ls, zero, lip,",
-                "y, rho, g2, bb2, nm[NB_LN1_GAIN], nm[NB_LN2_BIAS], eps, tmp, rtmp, ls, zero, lip,",
+                "y, rho, g2, bb2, nm[NB_LN2_GAIN], nm[NB_LN2_BIAS], eps, ann, tmp, rtmp, ls, zero,",
+                "y, rho, g2, bb2, nm[NB_LN1_GAIN], nm[NB_LN2_BIAS], eps, ann, tmp, rtmp, ls, zero,",
             ),
             (
                 POS,
-                "tmp, rho, g2, bb2, nm[NB_LN2_GAIN], nm[NB_LN2_BIAS], eps, y, ry, ls, zero, lip,",
-                "tmp, rho, g2, bb2, nm[NB_LN1_GAIN], nm[NB_LN2_BIAS], eps, y, ry, ls, zero, lip,",
+                "tmp, rho, g2, bb2, nm[NB_LN2_GAIN], nm[NB_LN2_BIAS], eps, ann, y, ry, ls, zero,",
+                "tmp, rho, g2, bb2, nm[NB_LN1_GAIN], nm[NB_LN2_BIAS], eps, ann, y, ry, ls, zero,",
             ),
         ),
     ),
@@ -378,9 +381,9 @@ MUTANTS: tuple[tuple[str, str, tuple[tuple[str, str, str], ...]], ...] = (
         (
             (
                 EXH,
-                "ym[r], yr[r], gf, bf, fn[NB_LN2_GAIN], fn[NB_LN2_BIAS], eps, tmp, rtmp,\n"
+                "ym[r], yr[r], gf, bf, fn[NB_LN2_GAIN], fn[NB_LN2_BIAS], eps, ann, tmp, rtmp,\n"
                 "                        ls, zero, lip, bounds,",
-                "ym[r], yr[r], gf, bf, 1.0, fn[NB_LN2_BIAS], eps, tmp, rtmp,\n"
+                "ym[r], yr[r], gf, bf, 1.0, fn[NB_LN2_BIAS], eps, ann, tmp, rtmp,\n"
                 "                        ls, zero, lip, bounds,",
             ),
         ),
@@ -578,5 +581,91 @@ MUTANTS: tuple[tuple[str, str, tuple[tuple[str, str, str], ...]], ...] = (
         "subcube_exp_remainder_halved",
         "sub-cube affine exp: the remainder big (r + rho) halved",
         ((AFF, "rest = rest + big * (x.rad + rho)", "rest = rest + big * (x.rad + rho) / 2"),),
+    ),
+    # ---------------- issue 44: the annotated layer norm (1 / (std_unbiased + eps)) in the
+    # kernels; each killed by a reference or containment test of tests/test_radius_ln_kernels.py
+    (
+        "annotated_variance_radius_over_d",
+        "annotated z radius: the unbiased variance's data radius divided by D (D/(D-1) dropped)",
+        (
+            (
+                LNK,
+                "rq = ((acc + (d + 2) * U * ss) / dm1 + 2 * U * q)",
+                "rq = ((acc + (d + 2) * U * ss) / d + 2 * U * q)",
+            ),
+        ),
+    ),
+    (
+        "annotated_radius_eps_inside_sqrt",
+        "annotated z radius: t = sqrt(q + eps) (torch's place of eps) instead of sqrt(q) + eps",
+        (
+            (
+                LNK,
+                "    t = s + eps\n    return inverse",
+                "    t = math.sqrt(q + eps)\n    return inverse",
+            ),
+        ),
+    ),
+    (
+        "annotated_reciprocal_rounding_dropped",
+        "annotated z radius: the rounding 2 U z of 1 / (s + eps) dropped",
+        ((LNK, "U * s, t, U * t, 2 * U * z)", "U * s, t, U * t, 0.0)"),),
+    ),
+    (
+        "annotated_sqrt_rounding_dropped",
+        "annotated z radius: the rounding U s of the square root dropped",
+        ((LNK, "inverse_std_radius(q, rq, s, U * s,", "inverse_std_radius(q, rq, s, 0.0,"),),
+    ),
+    (
+        "annotated_add_eps_rounding_dropped",
+        "annotated z radius: the rounding U t of s + eps dropped",
+        ((LNK, "s, U * s, t, U * t, 2", "s, U * s, t, 0.0, 2"),),
+    ),
+    (
+        "annotated_sqrt_ball_low_at_midpoint",
+        "sqrt of the variance ball: its low end taken at the midpoint (linear term too small)",
+        ((L2B, "low = max(q_low - rq, 0.0) * (1 - 2 * U)", "low = q_low * (1 - 2 * U)"),),
+    ),
+    (
+        "annotated_sqrt_ball_hoelder_halved",
+        "sqrt of the variance ball: the term sqrt(r) near 0 halved",
+        (
+            (
+                L2B,
+                "return min(lin, math.sqrt(rq) * (1 + 2 * U))",
+                "return min(lin, 0.5 * math.sqrt(rq) * (1 + 2 * U))",
+            ),
+        ),
+    ),
+    (
+        "annotated_reciprocal_low_at_midpoint",
+        "1 / t over the ball of t: its low end t - r_t taken at t",
+        ((L2B, "low = (t_low - rt) * (1 - U)", "low = t_low * (1 - U)"),),
+    ),
+    (
+        "annotated_lipschitz_eps_inside_sqrt",
+        "annotated Lipschitz constant: max|a| / sqrt(t^2 / (D - 1) + eps) (torch's shape)",
+        (
+            (
+                L2B,
+                "den = (t / math.sqrt(d - 1) * (1 - 3 * U) + eps) * (1 - U)",
+                "den = math.sqrt(t * t / (d - 1) + eps) * (1 - U)",
+            ),
+        ),
+    ),
+    (
+        "annotated_dd_variance_radius_over_d",
+        "double-double annotated z radius: the unbiased variance's data radius divided by D",
+        ((DDN, "/ (d - 1) + DD_MUL * au", "/ d + DD_MUL * au"),),
+    ),
+    (
+        "annotated_subcube_sqrt_tangent_halved",
+        "sub-cube sqrt (annotated std): the chord's upper offset 1 / (4 lam) halved",
+        ((AFS, "h_max = 0.25 / lam", "h_max = 0.125 / lam"),),
+    ),
+    (
+        "annotated_subcube_sqrt_range_from_centre",
+        "sub-cube sqrt (annotated std): the range's low end at the centre c, not c - W",
+        ((AFS, "a = np.maximum(np.nextafter(c - w, -np.inf), 0.0)", "a = np.maximum(c, 0.0)"),),
     ),
 )

@@ -1,10 +1,11 @@
 """The package's import graph: no cycle, and no arrow from a lower layer to a higher one.
 
 Every ``import`` counts, also those inside functions (a lazy import hides a cycle, it does not
-remove it). Layers, from the bottom: validation and the kernel policy; Boolean functions; the
-model; Hypothesis strategies and the torch bridge; the registry; the theory (explicit bounds);
-shared check code; experiments; the statements; the proof obligations; report and sweeps;
-the command line.
+remove it). Layers, from the bottom: validation, the kernel policy and strict-JSON values;
+Boolean functions; the model; the kernel cache's warm-up; Hypothesis strategies and the torch
+bridge; the registry; the theory (explicit bounds); shared check code; experiments; the
+statements; the proof obligations; sweeps; the report (which runs its checks on the sweeps'
+executors, so a sweep never imports the report); the command line.
 """
 
 from __future__ import annotations
@@ -30,10 +31,12 @@ LAYERS: list[tuple[str, ...]] = [
         "verify.outputs",
         "verify.interrupts",
         "verify.sizes",
+        "verify.json_values",
         "verify",
     ),
     ("verify.boolean",),
     ("verify.model",),
+    ("verify.kernel_cache",),
     ("verify.strategies", "verify.torch"),
     ("verify.registry",),
     ("verify.theory",),
@@ -41,7 +44,8 @@ LAYERS: list[tuple[str, ...]] = [
     ("verify.experiments",),
     ("verify.statements",),
     ("verify.proofs",),
-    ("verify.report", "verify.sweep"),
+    ("verify.sweep",),
+    ("verify.report",),
     ("verify.commands", "verify.cli", "verify.__main__"),
 ]
 

@@ -15,8 +15,8 @@ import numba
 from numba.core.caching import _CacheLocator
 
 from verify._numba import dependencies, module_file
-from verify.report.compile_pool import compile_units, kernel_units
-from verify.report.warmup import DEFERRED, kernel_modules
+from verify.kernel_cache.compile_pool import compile_units, kernel_units
+from verify.kernel_cache.warmup import DEFERRED, kernel_modules
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -267,8 +267,8 @@ def test_a_damaged_cache_entry_is_discarded_and_compiled_again(tmp_path: Path) -
 #: cache and compiled here; one line per dispatcher "name loaded compiled signatures"
 LOAD_ALL = """
 import importlib
-from verify.report.warmup import kernel_modules
-from verify.report.compile_pool import module_dispatchers
+from verify.kernel_cache.warmup import kernel_modules
+from verify.kernel_cache.compile_pool import module_dispatchers
 for name in kernel_modules(deferred=True):
     for disp in module_dispatchers(importlib.import_module(name)):
         print(name + "." + disp.py_func.__qualname__, sum(disp.stats.cache_hits.values()),
@@ -281,7 +281,7 @@ WRITER = (
     + """
 import sys
 import verify.boolean.kernels as k
-from verify.report.compile_pool import module_dispatchers
+from verify.kernel_cache.compile_pool import module_dispatchers
 print(sum(sum(d.stats.cache_misses.values()) for d in module_dispatchers(k)), flush=True)
 import verify.model
 sys.stdin.read()

@@ -309,7 +309,7 @@ def test_layer_norm_lipschitz_bounds_sampled_perturbations(eps: float) -> None:
         rho = np.array([spread * np.sqrt(d) * 10.0 ** rng.uniform(-8, 0.3)])
         gain = rng.normal(size=d)
         out = np.empty(1)
-        layer_norm_lipschitz(vh, vl, rho, eps, float(np.max(np.abs(gain))), out)
+        layer_norm_lipschitz(vh, vl, rho, eps, False, float(np.max(np.abs(gain))), out)
         if spread * np.sqrt(d) > 2 * rho[0] and eps == 0.0 or eps > 0.0:
             assert np.isfinite(out[0]), trial
         if not np.isfinite(out[0]):

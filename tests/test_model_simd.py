@@ -101,7 +101,7 @@ def test_ln_block_matches_the_sequential_loops(d: int, nb: int, eps: float, seed
 
     @njit
     def run(v, out, ls, g, b, eps, bounds, affine):  # pragma: no cover - jitted
-        rsum.ln_block(v, out, ls, g, b, eps, bounds, affine)
+        rsum.ln_block(v, out, ls, g, b, eps, bounds, affine, 0)
 
     rng = np.random.default_rng(seed)
     v = _hard_values(rng, (d, nb))
@@ -209,8 +209,8 @@ def test_layer_norm_l2_lipschitz_is_the_dd_rule(eps: float, seed: int) -> None:
     zero = np.zeros((d, BS))
     out, rout, lip = np.empty((d, BS)), np.empty(BS), np.empty(BS)
     with np.errstate(all="ignore"):
-        layer_norm_l2(v, rv, g, b, 1.5, 2.0, eps, out, rout, np.empty((LS_ROWS, BS)), zero, lip,
-                      True)  # fmt: skip
+        layer_norm_l2(v, rv, g, b, 1.5, 2.0, eps, False, out, rout, np.empty((LS_ROWS, BS)), zero,
+                      lip, True)  # fmt: skip
         want = np.empty(BS)
-        layer_norm_lipschitz(v, zero, rv, eps, 1.5, want)
+        layer_norm_lipschitz(v, zero, rv, eps, False, 1.5, want)
     assert _eq(lip, want)

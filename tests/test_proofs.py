@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import json
 import math
-import shutil
 import subprocess
 import sys
 from fractions import Fraction
@@ -17,8 +16,8 @@ import pytest
 import sympy as sp
 
 from verify.cli import main
-from verify.proofs import coq, load
-from verify.proofs.core import OBLIGATIONS, Obligation, Verdict
+from verify.proofs import load
+from verify.proofs.core import OBLIGATIONS
 from verify.proofs.interval import Iv, compile_expr, prove_nonnegative
 from verify.proofs.methods import _arb_prove, _z3_prove, _z3_refute, holds_at
 from verify.theory import (
@@ -485,29 +484,6 @@ def test_prove_json_lists_every_selected_obligation() -> None:
     for o in doc:
         assert {"id", "statement", "step", "method", "status"} <= set(o)
         assert o["status"] == "proved" and o["twin"] == "refuted"
-
-
-def test_coq_lemmas(tmp_path) -> None:
-    ob = OBLIGATIONS["hr_thm_6.chi2_integrand"]
-    text = coq.coq_text(ob)
-    assert "interval with (i_bisect t" in text and ob.coq in text
-    false = Obligation(
-        "test.false",
-        "test",
-        "test",
-        "",
-        "arb",
-        "",
-        "",
-        lambda: Verdict("proved"),
-        lambda: Verdict("refuted"),
-        coq="forall t, 0 <= t <= 1 -> exp t <= 2",
-    )
-    results = coq.run_coq([ob, false], tmp_path)
-    if shutil.which("coqc") is None:
-        assert {r.status for r in results} == {"skipped"}
-        pytest.skip("coqc absent: the lemmas were written and skipped with a message")
-    assert [r.status for r in results] == ["proved", "failed"]
 
 
 def test_branch_and_bound_monotone_faces_are_not_unsound() -> None:

@@ -51,7 +51,8 @@ def test_graph_colours_steps_by_how_they_are_checked() -> None:
     assert by_id["axiom.popoviciu"]["status"] == "axiom"
     assert all(by_id[p]["status"] == "prose" for p in PROSE)
     step = by_id["step:Lemma 2.9:Step 6: the constant"]
-    assert step["status"] == "sampled chain"  # the chain to the code, at points
+    # the chain to the code: symbolic, C_infl for every L by induction, H = 1..3 heads
+    assert step["status"] == "instance"
     assert by_id["step:Lemma 2.9:Step 5: recursion"]["status"] == "instance"  # three norms
     assert by_id["step:Lemma 2.9:Step 4: residuals and MLP"]["status"] == "proved"
     assert ("axiom.popoviciu", "step:Lemma 2.9:Step 3: at position n") in g["edges"]

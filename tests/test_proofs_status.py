@@ -37,7 +37,10 @@ def test_classes_and_the_scale() -> None:
     assert obligation_class(OBLIGATIONS["lemma_2_9.softmax_weight_simple"]) == "box"
     assert obligation_class(OBLIGATIONS["thm_4_5.power_mean_instance"]) == "instance"
     assert obligation_class(OBLIGATIONS["thm_4_5.power_mean"]) == "genuine"  # every a >= 1
-    assert obligation_class(OBLIGATIONS["lemma_2_9.chain_c_infl"]) == "chain sampled"
+    assert obligation_class(OBLIGATIONS["trivial_bounds.chain_output_swing"]) == "chain sampled"
+    assert obligation_class(OBLIGATIONS["small_ball.chain_constant"]) == "chain proved"
+    # symbolic, every L by induction, with the heads enumerated: an instance
+    assert obligation_class(OBLIGATIONS["lemma_2_9.chain_c_infl"]) == "instance"
     assert obligation_class(OBLIGATIONS["lemma_2_9.hm_le_gm"]) == "genuine"
     assert weakest(["proved", "box", "instance"]) == "box"
     assert RANKS[0] == "proved" and RANKS[-1] == "failed"
@@ -81,7 +84,9 @@ def test_the_trust_base_lists_axioms_solvers_and_what_is_sampled() -> None:
     t = trust_base("Cor 4.6")
     assert {"Thm 4.5", "Cor 4.3", "Lemma 4.2"} <= set(t["statements"])
     assert "axiom.borel_cantelli" in t["axioms"] and "z3" in t["solvers"]
-    assert "cor_4_6.chain_bound" in t["sampled"] and "prose.thm_4_5.margin_reading" in t["prose"]
+    assert "lemma_4_2.chain_neighbourhood" in t["sampled"]
+    assert "prose.thm_4_5.margin_reading" in t["prose"]
+    assert "cor_4_6.chain_bound" not in t["sampled"]  # proved on symbols
     assert "thm_4_5.power_mean_instance" in t["instances"]
     assert trust_base("Sec 5 MAJORITY")["axioms"] == ["axiom.central_binomial"]
 

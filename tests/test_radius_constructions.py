@@ -99,7 +99,8 @@ def layer_norm_stage(v: np.ndarray, rho: float) -> tuple[np.ndarray, np.ndarray,
     d = v.shape[0]
     out, rout = np.zeros((d, NB)), np.zeros((d, NB))
     ls = np.zeros((LS_ROWS, NB))
-    layer_norm(col(v), col(np.full(d, rho)), np.ones(d), np.zeros(d), 0.0, out, rout, ls, True)
+    layer_norm(col(v), col(np.full(d, rho)), np.ones(d), np.zeros(d), 0.0, False, out, rout, ls,
+               True)  # fmt: skip
     return out[:, 0], rout[:, 0], float(ls[LS_Z, 0]), float(ls[LS_RZ, 0])
 
 
@@ -117,7 +118,7 @@ def layer_norm_dd_stage(v: np.ndarray, rho: float) -> tuple[np.ndarray, np.ndarr
     d = v.shape[0]
     oh, ol, ro = np.zeros((d, NB)), np.zeros((d, NB)), np.zeros((d, NB))
     layer_norm_dd(col(v), np.zeros((d, NB)), col(np.full(d, rho)), np.ones(d), np.zeros(d), 0.0,
-                  oh, ol, ro, True)  # fmt: skip
+                  False, oh, ol, ro, True)  # fmt: skip
     return oh[:, 0], ro[:, 0] + np.abs(ol[:, 0])
 
 

@@ -67,7 +67,7 @@ def test_double_double_layer_norm_lipschitz_at_least_the_reference(eps: float) -
     vh = np.ascontiguousarray(v[:, :nb])
     rho = 0.6 * np.linalg.norm(vh - vh.mean(axis=0), axis=0)
     out = np.zeros(nb)
-    layer_norm_lipschitz(vh, np.zeros_like(vh), rho, eps, float(np.abs(gain).max()), out)
+    layer_norm_lipschitz(vh, np.zeros_like(vh), rho, eps, False, float(np.abs(gain).max()), out)
     want = np.array(
         [ref.lipschitz(vh[:, k], rho[k], eps, float(np.abs(gain).max())) for k in range(nb)]
     )

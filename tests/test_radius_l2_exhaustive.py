@@ -73,7 +73,7 @@ def test_layer_norm_l2_at_least_the_reference(eps: float, frac: float) -> None:
     rho = frac * pv
     out, rout, ls = np.zeros((d, BS)), np.zeros(BS), np.zeros((LS_ROWS, BS))
     gmax, bmax = float(np.abs(gain).max()), float(np.abs(bias).max())
-    layer_norm_l2(v, rho, gain, bias, gmax, bmax, eps, out, rout, ls, np.zeros((d, BS)),
+    layer_norm_l2(v, rho, gain, bias, gmax, bmax, eps, False, out, rout, ls, np.zeros((d, BS)),
                   np.zeros(BS), True)  # fmt: skip
     want = np.array([ref.layer_norm_l2(v[:, k], rho[k], gain, bias, eps)[1] for k in range(BS)])
     assert_at_least(rout, want, f"layer_norm_l2 eps {eps} rho {frac} |Pv|")

@@ -13,7 +13,9 @@ LN(v) = a (v - mean) / (std_unbiased + eps) + b, std_unbiased = sqrt(sum (v_i - 
   low end of the ball);
 - whole models in the annotated form: the MidRad ball of T contains arb's, at eps > 0 and at
   eps = 0 with a nearly constant layer-norm input;
-- fail closed: every Numba kernel and the sub-cube pass refuse the annotated form.
+- fail closed: the Numba forward (diagnostics) kernel refuses the annotated form; the
+  per-string, exhaustive and double-double kernels and the sub-cube pass compute it (their
+  radius rules: ``tests/test_radius_ln_kernels.py``).
 
 Runs without the JIT too (pure numpy / arb): ``tests/test_radius_mutations.py`` runs it against
 the mutants of ``tests/_radius_mutants.py``'s issue-44 block.
@@ -211,6 +213,9 @@ def _refuses(fn, *args) -> bool:
 
 
 def test_torch_only_passes_refuse_the_annotated_form() -> None:
+    """The pass that computes torch's form only refuses the annotated one; the kernels that
+    take the form as a flag (per-string, exhaustive, double-double) accept it and carry it,
+    and the sub-cube pass computes it."""
     from verify.model.double_double.dd_pass import prepare_dd
     from verify.model.exhaustive.exhaustive_pass import prepare_exhaustive
     from verify.model.per_string.per_string_pass import prepare
@@ -219,11 +224,13 @@ def test_torch_only_passes_refuse_the_annotated_form() -> None:
 
     p = annotated_model(1e-6, True, 0, constant_input=False)
     bits = np.zeros((1, 3), dtype=np.uint8)
-    assert _refuses(prepare, p, 3), "per-string kernel"
-    assert _refuses(prepare_exhaustive, p, 3), "exhaustive kernel"
-    assert _refuses(prepare_dd, p, 3), "double-double kernel"
     assert _refuses(forward_numba, p, bits), "Numba forward kernel"
-    assert _refuses(certify_subcubes, p, 3, 0.0), "sub-cube pass"
+    assert certify_subcubes(p, 3, 0.0).label.shape == (8,)
+    assert prepare(p, 3).scalars.ln_annotated
+    assert prepare_exhaustive(p, 3).per_string.scalars.ln_annotated
+    assert prepare_dd(p, 3).scalars.ln_annotated
+    torch_p = Params(dataclasses.replace(p.config, ln_form="torch"), dict(p))
+    assert not prepare(torch_p, 3).scalars.ln_annotated
 
 
 # every layout option with the annotated form: (norm_first, final_norm, eos, pos, embedding, eps)

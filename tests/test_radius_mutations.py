@@ -57,6 +57,7 @@ FILES = (
     "test_radius_l2_exhaustive.py",
     SUBCUBE_OPS,
     "test_radius_threshold.py",
+    "test_radius_ln_kernels.py",
 )
 # a mutant of these modules runs the file written for them first (it is killed there in a
 # second instead of after the ~5 s of the per-string files); the order changes no verdict
@@ -90,7 +91,11 @@ TARGETED = {
         "verify.model.spec.ln_forms",
     ),
     "test_radius_threshold.py": ("verify.model.spec.label_rule",),
-}
+    "test_radius_ln_kernels.py": (
+        "verify.model.stages.layer_norm", "verify.model.double_double.dd_norm",
+        "verify.model.stages.l2_bounds", "verify.model.subcube.affine_split",
+    ),
+}  # fmt: skip
 WORKERS = min(2, os.cpu_count() or 1)  # mutant processes at a time
 
 

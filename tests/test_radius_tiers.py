@@ -70,7 +70,7 @@ def run_layer_norm_scalar(v, rv, gain, bias, eps):
     d = v.shape[0]
     out, rout, ls = np.zeros((d, BS)), np.zeros(BS), np.zeros((LS_ROWS, BS))
     gmax, bmax = float(np.abs(gain).max()), float(np.abs(bias).max())
-    layer_norm_scalar(v, rv, gain, bias, gmax, bmax, eps, out, rout, ls, True)
+    layer_norm_scalar(v, rv, gain, bias, gmax, bmax, eps, False, out, rout, ls, True)
     return out, rout
 
 
@@ -155,8 +155,8 @@ def test_layer_norm_l2_contains_its_steepest_direction() -> None:
     delta = rho * (1 - 1e-9) * t / np.linalg.norm(t)
     vb = np.repeat(v[:, None], BS, axis=1)
     out, rout, ls = np.zeros((d, BS)), np.zeros(BS), np.zeros((LS_ROWS, BS))
-    layer_norm_l2(vb, np.full(BS, rho), np.ones(d), np.zeros(d), 1.0, 0.0, 0.0, out, rout, ls,
-                  np.zeros((d, BS)), np.zeros(BS), True)  # fmt: skip
+    layer_norm_l2(vb, np.full(BS, rho), np.ones(d), np.zeros(d), 1.0, 0.0, 0.0, False, out, rout,
+                  ls, np.zeros((d, BS)), np.zeros(BS), True)  # fmt: skip
     with arb_precision(200):
         ex = arb_layer_norm([arb(float(a)) + float(e) for a, e in zip(v, delta, strict=True)])
         e2 = sum(((ex[i] - arb(float(out[i, 0]))) ** 2 for i in range(d)), arb(0))

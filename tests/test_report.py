@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 
 from verify.cli import main
+from verify.json_values import jsonable
 from verify.registry import (
     CheckContext,
     Counterexample,
@@ -31,7 +32,7 @@ from verify.report import (
     validate_document,
     writer,
 )
-from verify.report.document import jsonable, tightness, worst_row
+from verify.report.document import tightness, worst_row
 from verify.report.overview import overview_figures
 
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"

@@ -14,8 +14,8 @@ from typing import Any
 
 import pytest
 
+from verify.json_values import jsonable
 from verify.proofs.blueprint import NO_OBLIGATIONS, report_derivations
-from verify.report.document import jsonable
 from verify.report.runner import StatementOutcome, run_statements, select_statements
 from verify.report.writer import RunState, _derivations, _tasks, generate_report, start_derivations
 from verify.sweep.executors import local_executor

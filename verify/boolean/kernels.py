@@ -388,5 +388,5 @@ packed_rows_have_zero_sensitive = _serial_and_parallel("boolean[::1](uint64[:, :
     _packed_rows_have_zero_sensitive
 )
 #: the pairs whose parallel build the report calls (Monte Carlo over random functions: large
-#: inputs): the warm-up compiles those builds too (verify.report.compile_pool.warm_parallel)
+#: inputs): the warm-up compiles those builds too (verify.kernel_cache.compile_pool.warm_parallel)
 WARM_PARALLEL = (rows_have_zero_sensitive, packed_rows_have_zero_sensitive)

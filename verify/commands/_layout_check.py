@@ -37,9 +37,7 @@ def _certified_labels(params: Any, bits: np.ndarray) -> np.ndarray:
     from verify.model.certified.truth_table import certified_float64
     from verify.model.spec.label_rule import _labels_from_midrad
 
-    # the Numba kernels compute torch's layer norm only (verify.model.spec.ln_forms)
-    engine = "numba" if getattr(params.config, "ln_form", "torch") == "torch" else "numpy"
-    mid, rad = certified_float64(params, bits, engine)
+    mid, rad = certified_float64(params, bits, "numba")  # both layer-norm forms
     return _labels_from_midrad(mid, rad, 0.0, params.config.threshold)
 
 

@@ -42,6 +42,16 @@ def packed_table(table: Any) -> dict[str, Any]:
     }
 
 
+def table_header(config: Any, n_bits: int) -> dict[str, Any]:
+    """The JSON's first entries: the config, N, the threshold and "layer_norm" (the model's
+    layer-norm form, its formula and eps)."""
+    from verify.model.spec.ln_forms import ln_formula
+
+    form = {"form": config.ln_form, "formula": ln_formula(config.ln_form), "eps": config.ln_eps}
+    return {"config": config.to_dict(), "N": n_bits, "threshold": config.threshold,
+            "layer_norm": form}  # fmt: skip
+
+
 def not_evaluated_for_ln_form(form: str) -> dict[str, Any]:
     """The statements entry of a model whose layer norm is ``form`` (not torch's)."""
     from verify.model.spec.ln_forms import ln_formula
@@ -54,14 +64,13 @@ def not_evaluated_for_ln_form(form: str) -> dict[str, Any]:
     }
 
 
-def refuse_executor(executor: Any, config: Any, radius: Any) -> None:
-    """``--executor`` runs the Numba kernels on sub-cubes: refuse a model they do not compute
-    (another layer-norm form) or parameter balls (which they do not take)."""
-    if executor is not None and (radius or config.ln_form != "torch"):
+def refuse_executor(executor: Any, radius: Any) -> None:
+    """``--executor`` runs the Numba kernels on sub-cubes: refuse parameter balls (which they do
+    not take). Both layer-norm forms run (the kernels take ``ln_form`` as a flag)."""
+    if executor is not None and radius:
         raise ValidationError(
             "--executor",
-            "a model with torch's layer norm and exact parameters (the sub-cube passes run the"
-            " Numba kernels)",
-            "parameter balls" if radius else f"ln_form {config.ln_form}",
+            "a model with exact parameters (the sub-cube passes run the Numba kernels)",
+            "parameter balls",
             "run without --executor (N <= 20)",
         )

@@ -48,6 +48,7 @@ from verify.commands._table_json import (
     not_evaluated_for_ln_form,
     packed_table,
     refuse_executor,
+    table_header,
 )
 from verify.commands._user_model import compare_user_model
 
@@ -114,7 +115,6 @@ def analyse(
     from verify.checks.hahn_rofin import measure_tradeoff
     from verify.model import truth_table
     from verify.model.certified.cube import diagnostics_pass
-    from verify.model.spec.ln_forms import ln_formula
     from verify.theory import hahn_rofin as hr
     from verify.theory.bounds import (
         c_infl,
@@ -129,12 +129,7 @@ def analyse(
 
     cfg = params.config
     thr = cfg.threshold
-    out: dict[str, Any] = {
-        "config": cfg.to_dict(),
-        "N": n_bits,
-        "threshold": thr,
-        "layer_norm": {"form": cfg.ln_form, "formula": ln_formula(cfg.ln_form), "eps": cfg.ln_eps},
-    }
+    out: dict[str, Any] = table_header(cfg, n_bits)
     table_out, table = table, truth_table(params, n_bits, radius=radius)
     if radius:
         out["parameter_radius"] = {k: float(v.max()) for k, v in radius.items()}
@@ -358,7 +353,7 @@ def run(args: argparse.Namespace) -> int:
     n_bits = args.n_bits
     cfg.check_n_bits(n_bits)
     executor = executor_spec(args)
-    refuse_executor(executor, cfg, radius)
+    refuse_executor(executor, radius)
     if executor is None and n_bits > MAX_LOCAL_N:
         raise ValidationError(
             "-N",
@@ -399,7 +394,7 @@ def run(args: argparse.Namespace) -> int:
     else:
         thr = params.config.threshold
         table = table_on_executor(args, params, n_bits, executor, estimate, out)
-        out.update({"config": params.config.to_dict(), "N": n_bits, "threshold": thr})
+        out.update(table_header(params.config, n_bits))
         out.update(table_results(table, n_bits, family, signs, thr))
         if args.table:
             out["table"] = packed_table(table)

@@ -4,8 +4,9 @@ Discharges the derivation obligations of docs/proofs.md (z3, arb branch and boun
 chain to the code) and their weakened twins; prints a table (statement, step, method, status,
 time), the obligations by class and each statement's earned status; attacks every axiom the
 obligations cite. Exit 1 when an obligation is failed, vacuous, degenerate or unknown, a twin is
-not refuted, a cited axiom's attack finds a violation (or, with --coq, a Coq lemma fails); 2 on
-bad input. ``--focus ID`` discharges a statement and every statement it uses and draws them.
+not refuted, a cited axiom's attack finds a violation (or, with --coq, Coq rejects a generated
+lemma's statement: a translation error); 2 on bad input.
+``--focus ID`` discharges a statement and every statement it uses and draws them.
 """
 
 from __future__ import annotations
@@ -40,8 +41,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument(
         "--coq",
         action="store_true",
-        help="also write the exp/sqrt/log scalar obligations as Coq lemmas and check them with"
-        " coqc (skipped with a message when coqc is absent)",
+        help="also translate each z3, arb and sympy-identity obligation's claim into a Coq lemma"
+        " and check it with coqc (counts by status; skipped with a message when coqc is absent)",
     )
     p.add_argument("--coq-dir", default=None, metavar="DIR", help="where the .v files go")
     p.add_argument(
@@ -102,8 +103,10 @@ def run(args: argparse.Namespace) -> int:
         out_dir = (
             Path(args.coq_dir) if args.coq_dir else Path(tempfile.mkdtemp(prefix="verify-coq-"))
         )
+        coq_start = time.perf_counter()
         coq_results = run_coq(obs, out_dir)
-    if args.json:  # a list of obligations (with their Coq lemma's status where one ran)
+        coq_seconds = time.perf_counter() - coq_start
+    if args.json:  # a list of obligations; with --coq an object: the list and the Coq counts
         coq_by_id = {c.id: c for c in coq_results}
         doc = []
         from verify.proofs.status import obligation_class
@@ -112,10 +115,16 @@ def run(args: argparse.Namespace) -> int:
             entry = o.as_dict()
             entry["class"] = obligation_class(o.obligation)
             if o.obligation.id in coq_by_id:
-                c = coq_by_id[o.obligation.id]
-                entry["coq"] = {"file": str(c.path), "status": c.status, "detail": c.detail}
+                entry["coq"] = coq_by_id[o.obligation.id].as_dict()
             doc.append(entry)
-        json.dump(doc, sys.stdout, indent=1)
+        if args.coq:
+            json.dump(
+                {"obligations": doc, "coq": _coq_summary(coq_results, out_dir, coq_seconds)},
+                sys.stdout,
+                indent=1,
+            )
+        else:
+            json.dump(doc, sys.stdout, indent=1)
         print()
         earned = {}
     else:
@@ -134,20 +143,61 @@ def run(args: argparse.Namespace) -> int:
                 f"NOT OK {o.obligation.id}: {o.verdict.detail} {o.verdict.point or ''};"
                 f" twin: {o.twin.detail}"
             )
-        for c in coq_results:
-            print(f"coq {c.status:8s} {c.id}: {c.detail} ({c.path})")
         n_ok = len(outcomes) - len(bad)
         earned = _print_earned(outcomes)
         print(
             f"{n_ok} of {len(outcomes)} obligations proved with their twins refuted"
             f" in {total:.1f} s"
         )
+        if args.coq:
+            _print_coq(coq_results, out_dir, coq_seconds)
     broken_axioms = _attack_axioms(obs, quiet=args.json)
     if args.focus is not None:
         _draw_focus(args, outcomes, focus_scope, earned)
-    if bad or broken_axioms or any(c.status == "failed" for c in coq_results):
+    if bad or broken_axioms or any(c.status == "error" for c in coq_results):
         return 1
     return 0
+
+
+def _coq_summary(results, out_dir, seconds: float) -> dict:
+    """The Coq counts: by status, by status and method, the untranslatable constructs."""
+    from collections import Counter
+
+    from verify.proofs.coq import coq_counts
+
+    return {
+        "dir": str(out_dir),
+        "seconds": round(seconds, 1),
+        "counts": dict(Counter(r.status for r in results)),
+        "by_method": coq_counts(results),
+        "by_class": coq_counts(results, "class"),
+        "untranslatable": dict(Counter(r.detail for r in results if r.status == "untranslatable")),
+    }
+
+
+def _print_coq(results, out_dir, seconds: float) -> None:
+    """One line per translated lemma that is not checked, then the counts."""
+    for c in results:
+        if c.status in ("not closed", "error", "skipped"):
+            print(f"coq {c.status:10s} {c.id}: {c.detail[:160]} ({c.path})")
+    s = _coq_summary(results, out_dir, seconds)
+    by = s["by_method"]
+    parts = [
+        f"{st} {n} ({', '.join(f'{m} {k}' for m, k in sorted(by[st].items()))})"
+        for st, n in sorted(s["counts"].items())
+    ]
+    print(f"coq: {len(results)} obligations: " + "; ".join(parts) + f" in {seconds:.1f} s")
+    checked = s["by_class"].get("checked", {})
+    print(
+        "coq checked by class: "
+        + (", ".join(f"{k} {v}" for k, v in sorted(checked.items())) or "none")
+    )
+    if s["untranslatable"]:
+        print(
+            "coq untranslatable: "
+            + ", ".join(f"{k} {v}" for k, v in sorted(s["untranslatable"].items()))
+        )
+    print(f"coq lemmas: {out_dir}")
 
 
 AXIOM_DRAWS = 1000  # per axiom in prove (the test suite runs 10^4 under Hypothesis)

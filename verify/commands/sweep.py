@@ -267,7 +267,7 @@ def _run_grid(args: argparse.Namespace, grid: Any, executor: str) -> int:
     with InterruptGuard(announce) as guard:
         try:
             if grid.kind == "transformer":  # the kernels, a step of its own (first run: minutes)
-                from verify.report.warmup import compile_kernels
+                from verify.kernel_cache.warmup import compile_kernels
 
                 compile_kernels(_log)
             phase[0] = "cells"
@@ -313,7 +313,7 @@ def _run_grid(args: argparse.Namespace, grid: Any, executor: str) -> int:
     for path in written:
         _log(f"wrote {path}")
     if args.json:
-        from verify.report.document import jsonable
+        from verify.json_values import jsonable
 
         out = {
             "results": str(s.path),

@@ -13,7 +13,8 @@ obligation (docs/proofs.md).
   registration order and re-export their names;
 - the chain to the code: :mod:`~verify.proofs.chain` (the one table ``CODE``) and
   :mod:`~verify.proofs.chain_tails`;
-- :mod:`~verify.proofs.runner` (``python -m verify prove``), :mod:`~verify.proofs.coq`,
+- :mod:`~verify.proofs.runner` (``python -m verify prove``), :mod:`~verify.proofs.coq` (the
+  claims as Coq lemmas: :mod:`~verify.proofs.coq_terms`, :mod:`~verify.proofs.coq_scripts`),
   :mod:`~verify.proofs.blueprint` (the report's section and figure),
   :mod:`~verify.proofs.testing` (the generated theorems/test_derivation_*.py).
 """

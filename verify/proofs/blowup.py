@@ -23,7 +23,6 @@ z3_step(
     [var >= 0, eps > 0],
     sp.Le((var + eps) ** sp.Rational(-1, 2), eps ** sp.Rational(-1, 2)),
     sp.Le((var + eps) ** sp.Rational(-1, 2), eps ** sp.Rational(-1, 2) / 2),
-    coq="forall v, 1/1000 <= v <= 100 -> 1 / sqrt (v + 1/4) < 2",
 )
 z3_step(
     "lemma_3_2.product",

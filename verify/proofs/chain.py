@@ -16,7 +16,6 @@ from __future__ import annotations
 import importlib
 import math
 from collections.abc import Callable, Iterator
-from fractions import Fraction
 from typing import Any
 
 import numpy as np
@@ -98,6 +97,13 @@ CODE: dict[str, str] = {
     "cor_5_2.chain_premise": "verify.boolean:sensitivity",
     "cor_5_3.chain_premise": "verify.boolean:sensitivity",
     "cor_5_4.chain_premise": "verify.boolean:sensitivity",
+    # the norm summaries both sides of the eps > 0 chains read (verify.proofs.chain_norms)
+    "lemma_2_9.chain_parameter_norms": "verify.theory.norms:parameter_norms",
+    "prop_3_5.chain_box_norms": "verify.theory.norms:box_norms",
+    # the searches and estimates (verify.proofs.chain_searches)
+    "thm_4_5.chain_smallest_biting_n": "verify.theory.zero_sensitivity:smallest_biting_n",
+    "thm_4_5.chain_series_order": "verify.theory.zero_sensitivity:bad_event_series_order",
+    "lemma_4_4.chain_monte_carlo_cover": "verify.theory.cube_covering:monte_carlo_cover",
 }
 
 
@@ -260,29 +266,6 @@ def _beta_max(nm: Any) -> Iv:
     return (iv(1) + zmax).ipow(k)
 
 
-def _c_infl_cases() -> Iterator[Case]:
-    for nm in configs():
-        yield (
-            _cfg_point(nm),
-            (lambda nm=nm: code("lemma_2_9.chain_c_infl")(nm)),
-            (lambda nm=nm: c_infl_composed(nm)),
-        )
-
-
-def _lemma_2_9_bound_cases() -> Iterator[Case]:
-    rng = np.random.default_rng(290)
-    for _ in range(N_POINTS):
-        c, b1, b2 = (float(x) for x in 10 ** rng.uniform(0, 3, 3))
-        n, at = int(rng.integers(1, 500)), int(rng.integers(2))
-        pt = {"C": c, "beta": b1, "beta'": b2, "N": n, "at_readout": at}
-        comp = iv(c) * iv(b1) * iv(b2) * (iv(1) * iv(Fraction(1, n)) + iv(at))
-        yield (
-            pt,
-            (lambda a=(c, b1, b2, n, at): float(code("lemma_2_9.chain_bound")(*a))),
-            (lambda comp=comp: comp),
-        )
-
-
 def _lip_cases() -> Iterator[Case]:
     for nm in configs():
 
@@ -311,15 +294,6 @@ def _c_lip_cases() -> Iterator[Case]:
             return sqrt_iv(total)
 
         yield _cfg_point(nm), (lambda nm=nm: code("lemma_3_1.chain_c_lip")(nm)), comp
-
-
-def _lemma_3_2_cases() -> Iterator[Case]:
-    for nm in configs():
-        yield (
-            _cfg_point(nm),
-            (lambda nm=nm: code("lemma_3_2.chain_bound")(nm.config)),
-            (lambda nm=nm: _beta_max(nm)),
-        )
 
 
 def _cor_3_3_cases() -> Iterator[Case]:
@@ -368,37 +342,13 @@ def _prop_3_5_cases() -> Iterator[Case]:
 
 
 _points_step(
-    "lemma_2_9.chain_c_infl",
-    "Lemma 2.9",
-    "Step 6: the constant",
-    "docs/derivations.md#lemma-29",
-    _c_infl_cases,
-    facts=(
-        "lemma_2_9.ln_factor",
-        "lemma_2_9.other_position",
-        "lemma_2_9.flip_position",
-        "lemma_2_9.mlp_residual",
-        "lemma_2_9.recursion_monomials",
-        "axiom.triangle",
-        "lemma_2_9.softmax_weight_simple",
-        "axiom.positionwise_embedding",
-    ),
-)
-_points_step(
-    "lemma_2_9.chain_bound",
-    "Lemma 2.9",
-    "Step 6: the constant",
-    "docs/derivations.md#lemma-29",
-    _lemma_2_9_bound_cases,
-    facts=("lemma_2_9.constant_off_readout", "lemma_2_9.constant_at_readout"),
-)
-_points_step(
     "lemma_3_1.chain_coefficients",
     "Lemma 3.1",
     "Step 5: the constant",
     "docs/derivations.md#lemma-31",
     _lip_cases,
     facts=(
+        "lemma_2_9.chain_parameter_norms",
         "lemma_3_1.ln_step",
         "lemma_3_1.value_term",
         "lemma_3_1.reweighting",
@@ -418,20 +368,12 @@ _points_step(
     facts=("lemma_3_1.group_combine", "lemma_3_1.chain_coefficients"),
 )
 _points_step(
-    "lemma_3_2.chain_bound",
-    "Lemma 3.2",
-    "Derivation: K factors tau^k <= 1 + eps^{-1/2}",
-    "docs/derivations.md#lemma-32",
-    _lemma_3_2_cases,
-    facts=("lemma_3_2.z_max", "lemma_3_2.product"),
-)
-_points_step(
     "cor_3_3.chain_bound",
     "Cor 3.3",
     "Derivation",
     "docs/derivations.md#cor-33",
     _cor_3_3_cases,
-    facts=("cor_3_3.compose", "lemma_2_9.chain_c_infl"),
+    facts=("lemma_2_9.chain_parameter_norms", "cor_3_3.compose", "lemma_2_9.chain_c_infl"),
 )
 _points_step(
     "cor_3_4.chain_n_star",
@@ -439,7 +381,7 @@ _points_step(
     "Derivation",
     "docs/derivations.md#cor-34",
     _cor_3_4_cases,
-    facts=("cor_3_4.n_star", "lemma_2_9.chain_c_infl"),
+    facts=("lemma_2_9.chain_parameter_norms", "cor_3_4.n_star", "lemma_2_9.chain_c_infl"),
 )
 _points_step(
     "prop_3_5.chain_cap",
@@ -447,5 +389,10 @@ _points_step(
     "Derivation, 3: at most (1 + diam/r)^M net points",
     "docs/derivations.md#prop-35",
     _prop_3_5_cases,
-    facts=("prop_3_5.separation", "prop_3_5.volume_ratio", "lemma_3_1.chain_c_lip"),
+    facts=(
+        "prop_3_5.chain_box_norms",
+        "prop_3_5.separation",
+        "prop_3_5.volume_ratio",
+        "lemma_3_1.chain_c_lip",
+    ),
 )

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterator
-from fractions import Fraction
 from typing import Any
 
 import numpy as np
@@ -18,7 +17,6 @@ import sympy as sp
 from flint import arb
 
 from verify.proofs import corollaries as co
-from verify.proofs.blowup import COR_3_3, M_BETA
 from verify.proofs.chain import (
     CODE,
     N_POINTS,
@@ -27,14 +25,11 @@ from verify.proofs.chain import (
     _points_step,
     ball,
     code,
-    configs,
     models,
-    n_norms_composed,
 )
-from verify.proofs.chain_tails import _c_sb, _sequential, _series_composed, _tail_points, _union
-from verify.proofs.compose import c_infl_composed, ev, iv, sqrt_iv
+from verify.proofs.chain_tails import _sequential, _series_composed, _tail_points, _union
+from verify.proofs.compose import ev, iv, sqrt_iv
 from verify.proofs.core import Verdict
-from verify.proofs.eps_zero import MARKOV
 from verify.proofs.interval import Iv
 from verify.proofs.methods import custom_step
 
@@ -57,52 +52,6 @@ def _log10(x: float) -> Iv:
 _X = sp.Symbol("X", positive=True)
 
 
-def _cor_3_3_exponent(k: int) -> int:
-    """The exponent of (1 + eps^{-1/2}) in cor_3_3.compose's bound with m = that^K."""
-    return sp.Poly(COR_3_3.subs(M_BETA, _X**k), _X).degree()
-
-
-def _exponent_cases() -> Iterator[Case]:
-    for nm in configs():
-        k = n_norms_composed(nm.config)
-        yield (
-            _cfg_point(nm),
-            (lambda c=nm.config: code("cor_3_3.chain_exponent")(c)),
-            (lambda k=k: iv(_cor_3_3_exponent(k))),
-        )
-
-
-def _lemma_3_1_cases() -> Iterator[Case]:
-    r = _rng(31)
-    for _ in range(N):
-        c, dth = (float(v) for v in 10 ** r.uniform(-3, 9, 2))
-        yield (
-            {"C_Lip": c, "dtheta": dth},
-            (lambda c=c, dth=dth: code("lemma_3_1.chain_bound")(c, dth)),
-            (lambda c=c, dth=dth: iv(c) * iv(dth)),  # lemma_3_1.group_combine's right side
-        )
-
-
-def _per_layer_cases() -> Iterator[Case]:
-    for nm in configs():
-        cfg = nm.config
-
-        def comp(cfg: Any = cfg) -> Iv:
-            zmax = iv(cfg.ln_eps).rpow(arb(-0.5), positive=False)  # lemma_3_2.z_max
-            return (iv(1) + zmax).ipow(cfg.n_layers)  # per_layer_factor, L times
-
-        yield _cfg_point(nm), (lambda c=cfg: code("lemma_3_2.chain_per_layer_bound")(c)), comp
-
-
-def _c_infl_cases() -> Iterator[Case]:
-    for nm in configs():
-        yield (
-            _cfg_point(nm),
-            (lambda nm=nm: code("lemma_2_9.chain_c_infl_value")(nm)),
-            (lambda nm=nm: max_iv(*c_infl_composed(nm))),
-        )
-
-
 def max_iv(a: Iv, bt: Iv) -> Iv:
     """C_infl = max(a_L, bt_L): the bound at the flipped position and S times the bound
     elsewhere (lemma_2_9.constant_off_readout, constant_at_readout)."""
@@ -110,140 +59,12 @@ def max_iv(a: Iv, bt: Iv) -> Iv:
 
 
 # ----------------------------------------------------------------------------- eps = 0
-def _variance_cases() -> Iterator[Case]:
-    r = _rng(52)
-    for _ in range(N):
-        d, a, delta = (
-            int(r.integers(2, 41)),
-            float(10 ** r.uniform(-1.3, 0.7)),
-            float(10 ** r.uniform(-8, 1)),
-        )
-
-        def comp(d: int = d, a: float = a, delta: float = delta) -> Iv:
-            return (_c_sb(d, a) * iv(delta).rpow(arb(d - 1) / 2, positive=True)).min(iv(1))
-
-        yield (
-            {"delta": delta, "D": d, "a": a},
-            (lambda p=(delta, d, a): code("small_ball.chain_variance_bound")(*p)),
-            comp,
-        )
-
-
 def _tail_cases() -> Iterator[Case]:
     for t, d, a, k, s in _tail_points(53):
         yield (
             {"t": t, "D": d, "a": a, "K": k, "S": s},
             (lambda p=(t, d, a, k, s): code("lemma_4_2.chain_tail")(*p)),
             (lambda p=(t, d, a, k, s): _union(*p).min(_sequential(*p))),
-        )
-
-
-def _markov_cases() -> Iterator[Case]:
-    r = _rng(42)
-    for _ in range(N):
-        n = int(10 ** r.uniform(0, 4))
-        k = int(r.integers(0, n + 1))
-        yield (
-            {"N": n, "k": k},
-            (lambda n=n, k=k: code("lemma_4_2.chain_markov_factor")(n, k)),
-            (lambda n=n, k=k: ev(MARKOV, N=iv(n), k=iv(k))),
-        )
-
-
-def _zeta_points(seed: int) -> Iterator[tuple[Any, ...]]:
-    r = _rng(seed)
-    for _ in range(N):
-        yield (
-            int(10 ** r.uniform(0, 6)),
-            float(r.uniform(0.01, 0.99)),
-            *(float(v) for v in 10 ** r.uniform(-2, 3, 2)),
-        )
-
-
-def _good_event_cases() -> Iterator[Case]:
-    for n, zeta, _, _ in _zeta_points(43):
-        yield (
-            {"N": n, "zeta": zeta},
-            (lambda n=n, z=zeta: code("cor_4_3.chain_good_event")(n, z)),
-            (lambda n=n, z=zeta: ev(co.GOOD_EVENT, N=iv(n), zeta=iv(z))),
-        )
-
-
-def _flip_cases() -> Iterator[Case]:
-    r = _rng(44)
-    for _ in range(N):
-        w, c, b1, b2 = (float(v) for v in 10 ** r.uniform([-1, 0, 0, 0], [1, 8, 4, 4]))
-        n = int(r.integers(1, 5000))
-        env = {"w": iv(w), "C": iv(c), "beta": iv(b1), "beta'": iv(b2), "N": iv(n)}
-        yield (
-            {"w": w, "C": c, "beta": b1, "beta'": b2, "N": n},
-            (lambda a=(w, c, b1, b2, n): float(code("cor_4_3.chain_flip_bound")(*a))),
-            (lambda env=env: ev(co.FLIP, **env)),
-        )
-
-
-def _cor_4_3_cases() -> Iterator[Case]:
-    for n, zeta, w, c in _zeta_points(45):
-        env = {"w": iv(w), "C": iv(c), "N": iv(n), "zeta": iv(zeta)}
-        yield (
-            {"w": w, "C": c, "N": n, "zeta": zeta},
-            (lambda a=(w, c, n, zeta): code("cor_4_3.chain_bound")(*a)),
-            (lambda env=env: ev(co.COR_4_3, **env)),
-        )
-
-
-def _threshold_cases() -> Iterator[Case]:
-    r = _rng(46)
-    for _ in range(N):
-        lg, xi, zeta = (
-            float(r.uniform(-3, 40)),
-            float(10 ** r.uniform(-3, 0)),
-            r.uniform(0.01, 0.99),
-        )
-        zeta = float(zeta)
-
-        def comp(lg: float = lg, xi: float = xi, zeta: float = zeta) -> Iv:
-            big_a = iv(lg) + -_log10(2 * xi)  # log10(||w|| C_infl / (2 xi))
-            return ev(co.THRESHOLD, A=big_a, zeta=iv(zeta))
-
-        yield (
-            {"log10_w_c_infl": lg, "xi": xi, "zeta": zeta},
-            (lambda a=(lg, xi, zeta): code("cor_4_3.chain_threshold")(*a)),
-            comp,
-        )
-
-
-def _cor_4_6_cases() -> Iterator[Case]:
-    r = _rng(47)
-    for _ in range(N):
-        n, thr = int(10 ** r.uniform(0, 8)), float(r.uniform(0, 8))
-        bad = float(10 ** r.uniform(-12, 0.5))
-
-        def comp(n: int = n, thr: float = thr, bad: float = bad) -> Iv:
-            ln = _log10(n)  # cor_4_3.threshold: past N_0 the bound is cor_4_6.bound's
-            if ln.lo > arb(thr):
-                return ev(co.COR_4_6, a_N=iv(bad))
-            if ln.hi <= arb(thr):
-                return iv(1)  # below N_0: a probability (axiom.probability_range)
-            raise ArithmeticError("log10 N straddles the threshold")
-
-        yield (
-            {"N": n, "log10_threshold": thr, "bad_event_bound": bad},
-            (lambda a=(n, thr, bad): code("cor_4_6.chain_bound")(*a)),
-            comp,
-        )
-
-
-def _theorem_bound_cases() -> Iterator[Case]:
-    r = _rng(48)
-    for _ in range(N):
-        d, ll, n = int(r.integers(2, 65)), int(r.integers(1, 5)), int(r.integers(1, 1000))
-        e = Fraction(d - 1, 2 * ll) - 5  # as thm_4_5.chain_exponent composes it
-        ea = arb(e.numerator) / e.denominator
-        yield (
-            {"D": d, "L": ll, "N": n},
-            (lambda a=(d, ll, n): code("thm_4_5.chain_theorem_bound")(*a)),
-            (lambda n=n, ea=ea, pos=e >= 0: iv(n).rpow(ea, positive=pos)),
         )
 
 
@@ -347,35 +168,8 @@ def _all_functions_cases() -> Iterator[Case]:
 
 # ----------------------------------------------------------------------------- registration
 _TABLE = [
-    ("cor_3_3.chain_exponent", "Cor 3.3", "Derivation", "docs/derivations.md#cor-33",
-     _exponent_cases, ("cor_3_3.compose", "lemma_3_2.product_induction")),
-    ("lemma_3_1.chain_bound", "Lemma 3.1", "Step 5: the constant", "docs/derivations.md#lemma-31",
-     _lemma_3_1_cases, ("lemma_3_1.group_combine", "lemma_3_1.chain_c_lip")),
-    ("lemma_3_2.chain_per_layer_bound", "Lemma 3.2", "Convention note: one factor per layer",
-     "docs/derivations.md#lemma-32", _per_layer_cases,
-     ("lemma_3_2.per_layer_factor", "lemma_3_2.z_max", "lemma_3_2.product_induction")),
-    ("lemma_2_9.chain_c_infl_value", "Lemma 2.9", "Step 6: the constant",
-     "docs/derivations.md#lemma-29", _c_infl_cases,
-     ("lemma_2_9.chain_c_infl", "lemma_2_9.constant_off_readout", "lemma_2_9.constant_at_readout")),
-    ("small_ball.chain_variance_bound", "Small-ball bound",
-     "P[var(d) <= delta] <= C_SB delta^{(D-1)/2}", DOC0 + "#1-small-ball-bound-sb",
-     _variance_cases, ("small_ball.compose", "axiom.probability_range")),
     ("lemma_4_2.chain_tail", "Lemma 4.2", "Blowup tail, sequential conditioning",
      DOC0 + "#2-lemma-42", _tail_cases, ("lemma_4_2.chain_union", "lemma_4_2.chain_sequential")),
-    ("lemma_4_2.chain_markov_factor", "Lemma 4.2", "Neighbourhood", DOC0 + "#2-lemma-42",
-     _markov_cases, ("lemma_4_2.neighbourhood",)),
-    ("cor_4_3.chain_good_event", "Cor 4.3", "On the good event",
-     co.DOC3, _good_event_cases, ("cor_4_3.good_event",)),
-    ("cor_4_3.chain_flip_bound", "Cor 4.3", "Per flip", co.DOC3, _flip_cases,
-     ("cor_4_3.per_flip", "lemma_2_9.chain_bound")),
-    ("cor_4_3.chain_bound", "Cor 4.3", "On the good event", co.DOC3,
-     _cor_4_3_cases, ("cor_4_3.good_event", "cor_4_3.power")),
-    ("cor_4_3.chain_threshold", "Cor 4.3", "Threshold: N_0", co.DOC3, _threshold_cases,
-     ("cor_4_3.threshold", "cor_4_3.log_form")),
-    ("cor_4_6.chain_bound", "Cor 4.6", "Finite-N bound", co.DOC6,
-     _cor_4_6_cases, ("cor_4_6.bound", "cor_4_3.threshold")),
-    ("thm_4_5.chain_theorem_bound", "Thm 4.5", "Where it has content",
-     DOC0 + "#5-thm-45-and-borel-cantelli", _theorem_bound_cases, ("thm_4_5.chain_exponent",)),
     ("thm_4_5.chain_bad_event_bound", "Thm 4.5", "Series", DOC0 + "#5-thm-45-and-borel-cantelli",
      _bad_event_cases, ("thm_4_5.chain_series", "axiom.probability_range")),
     ("trivial_bounds.chain_output_swing", "Trivial bounds", "Output swing", co.DOC0,

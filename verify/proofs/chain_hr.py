@@ -12,10 +12,9 @@ from collections.abc import Iterator
 import numpy as np
 from flint import arb
 
-from verify.proofs import corollaries as co
 from verify.proofs.chain import N_POINTS, Case, _points_step, code
 from verify.proofs.chain_tails import _chi2
-from verify.proofs.compose import ev, iv, sqrt_iv
+from verify.proofs.compose import iv
 from verify.proofs.interval import Iv
 
 __all__: list[str] = []
@@ -51,48 +50,6 @@ def _log10_bound_cases() -> Iterator[Case]:
         yield pt, (lambda a=(w, lg, beta, omega): code("hr_cor_5.chain_log10_bound")(*a)), comp
 
 
-def _log10_as_cases() -> Iterator[Case]:
-    r = _rng(61)
-    for _ in range(N):
-        w, lg = float(10 ** r.uniform(-1, 1)), float(r.uniform(0, 600))
-        m, xi = float(10 ** r.uniform(0, 4)), float(10 ** r.uniform(-3, 0))
-        yield (
-            {"w": w, "log10_C": lg, "mean_beta_sq": m, "xi": xi},
-            (lambda a=(w, lg, m, xi): code("hr_cor_5.chain_log10_as_bound")(*a)),
-            (
-                lambda w=w, lg=lg, m=m, xi=xi: (
-                    _log10(iv(w) * iv(m) * (iv(2) * iv(xi)).inv()) + iv(lg)
-                )
-            ),
-        )
-
-
-def _required_cases() -> Iterator[Case]:
-    r = _rng(62)
-    for _ in range(N):
-        a_s, xi = float(r.uniform(0, 12)), float(10 ** r.uniform(-3, 0))
-        w, c = float(10 ** r.uniform(-1, 1)), float(10 ** r.uniform(0, 12))
-        env = {"xi": iv(xi), "as_N": iv(a_s), "wC": iv(w) * iv(c)}
-        yield (
-            {"as_N": a_s, "xi": xi, "w": w, "C": c},
-            (lambda a=(a_s, xi, w, c): code("hr_cor_5.chain_required_blowup")(*a)),
-            (lambda env=env: ev(co.REQUIRED_BLOWUP, **env)),
-        )
-
-
-def _cap_cases() -> Iterator[Case]:
-    r = _rng(63)
-    for _ in range(N):
-        t, eps = float(10 ** r.uniform(-6, 1)), float(r.choice([0.0, 10 ** r.uniform(-6, 0)]))
-        k = int(r.integers(1, 9))
-        yield (
-            {"t": t, "eps": eps, "K": k},
-            (lambda a=(t, eps, k): code("hr_thm_6.chain_blowup_cap")(*a)),
-            # hr_thm_6.cap_threshold's right side, one factor per norm
-            (lambda t=t, eps=eps, k=k: (iv(1) + sqrt_iv(iv(t) + iv(eps)).inv()).ipow(k)),
-        )
-
-
 def _quantile_points(seed: int) -> Iterator[tuple[int, float, float]]:
     r = _rng(seed)
     for _ in range(N):
@@ -124,13 +81,6 @@ def _cap_threshold_cases() -> Iterator[Case]:
 _TABLE = [
     ("hr_cor_5.chain_log10_bound", "H&R Cor 5", "Derivation, 6: together", DOC5,
      _log10_bound_cases, ("hr_cor_5.average", "hr_cor_5.chain_bound", "axiom.log_monotone")),
-    ("hr_cor_5.chain_log10_as_bound", "H&R Cor 5", "Derivation, 5: omega_f <= c_r", DOC5,
-     _log10_as_cases, ("hr_cor_5.omega_le_cr", "hr_cor_5.chain_as_bound", "axiom.log_monotone")),
-    ("hr_cor_5.chain_required_blowup", "H&R Cor 5", "Derivation, 6: together", DOC5,
-     _required_cases, ("hr_cor_5.required_blowup",)),
-    ("hr_thm_6.chain_blowup_cap", "H&R Thm 6",
-     "Derivation: beta reaches the cap only if some (k, n) has var <= t", DOC6, _cap_cases,
-     ("hr_thm_6.cap_threshold",)),
     ("hr_thm_6.chain_variance_threshold", "H&R Thm 6",
      "Derivation: a union bound over K norms and S positions", DOC6,
      _variance_threshold_cases, ("hr_thm_6.chain_variance",)),

@@ -33,36 +33,6 @@ def _rng(seed: int) -> np.random.Generator:
     return np.random.default_rng(seed)
 
 
-def _small_ball_cases() -> Iterator[Case]:
-    r = _rng(1)
-    for _ in range(N):
-        d, a = int(r.integers(2, 41)), float(10 ** r.uniform(-1.3, 0.7))
-        yield (
-            {"D": d, "a": a},
-            (lambda d=d, a=a: code("small_ball.chain_constant")(d, a)),
-            (lambda d=d, a=a: _c_sb(d, a)),
-        )
-
-
-def _z_tail_cases() -> Iterator[Case]:
-    r = _rng(2)
-    for _ in range(N):
-        d, a, s = (
-            int(r.integers(2, 17)),
-            float(10 ** r.uniform(-1, 0.5)),
-            float(10 ** r.uniform(-1, 2)),
-        )
-
-        def comp(d: int = d, a: float = a, s: float = s) -> Iv:
-            return (_c_sb(d, a) * iv(s).ipow(-(d - 1))).min(iv(1))
-
-        yield (
-            {"D": d, "a": a, "s": s},
-            (lambda d=d, a=a, s=s: code("small_ball.chain_z_tail")(s, d, a)),
-            comp,
-        )
-
-
 def _union(t: float, d: int, a: float, k: int, s: int) -> Iv:
     root = arb(t) ** (arb(1) / k) - 1
     if not root > 0:
@@ -95,16 +65,6 @@ def _tail_points(seed: int) -> Iterator[tuple[float, int, float, int, int]]:
             int(r.integers(1, 65)),
         )
         yield float(10 ** r.uniform(0.5, 25)), d, a, k, s
-
-
-def _union_cases() -> Iterator[Case]:
-    for t, d, a, k, s in _tail_points(3):
-        pt = {"t": t, "D": d, "a": a, "K": k, "S": s}
-        yield (
-            pt,
-            (lambda p=(t, d, a, k, s): code("lemma_4_2.chain_union")(*p)),
-            (lambda p=(t, d, a, k, s): _union(*p)),
-        )
 
 
 def _sequential_cases() -> Iterator[Case]:
@@ -158,16 +118,6 @@ def _slice_cases() -> Iterator[Case]:
         yield pt, (lambda p=(delta, d, k, w, s): code("lemma_4_4.chain_slice")(*p)), comp
 
 
-def _exponent_cases() -> Iterator[Case]:
-    for d in range(2, 27):
-        for ll in range(1, 5):
-            yield (
-                {"D": d, "L": ll},
-                (lambda d=d, ll=ll: code("thm_4_5.chain_exponent")(d, ll)),
-                (lambda d=d, ll=ll: iv(Fraction(d - 1, 2 * ll) - 5)),
-            )
-
-
 def _cor_5_cases() -> Iterator[Case]:
     r = _rng(7)
     for _ in range(N):
@@ -219,67 +169,6 @@ def _noise_points(seed: int) -> Iterator[tuple[int, float, float]]:
         yield d, sigma, float(sigma**2 * 10 ** r.uniform(-1.5, 0.5))
 
 
-def _variance_cases() -> Iterator[Case]:
-    for d, sigma, t in _noise_points(9):
-        yield (
-            {"D": d, "sigma": sigma, "t": t},
-            (lambda a=(d, sigma, t): code("hr_thm_6.chain_variance")(*a)),
-            (lambda a=(d, sigma, t): _chi2(*a)),
-        )
-
-
-def _cap_probability_cases() -> Iterator[Case]:
-    r = _rng(10)
-    for d, sigma, t in _noise_points(10):
-        k, s = int(r.integers(1, 7)), int(r.integers(1, 65))
-
-        def comp(d: int = d, sigma: float = sigma, t: float = t, k: int = k, s: int = s) -> Iv:
-            return (iv(k) * iv(s) * _chi2(d, sigma, t)).min(iv(1))
-
-        pt = {"D": d, "K": k, "S": s, "sigma": sigma, "t": t}
-        yield pt, (lambda a=(d, k, s, sigma, t): code("hr_thm_6.chain_cap_probability")(*a)), comp
-
-
-def _cap_growth_cases() -> Iterator[Case]:
-    from verify.proofs.hahn_rofin import t_star
-
-    r = _rng(11)
-    for _ in range(N):
-        d, k, s = int(r.integers(2, 33)), int(r.integers(1, 7)), int(r.integers(1, 65))
-        sigma, p = float(10 ** r.uniform(-2, 0)), float(r.uniform(0.05, 1))
-
-        def comp(d: int = d, k: int = k, s: int = s, sigma: float = sigma, p: float = p) -> Iv:
-            ts = ev(t_star, D=iv(d), sigma=iv(sigma), p=iv(p), K=iv(k), S=iv(s))
-            return (iv(1) + sqrt_iv(ts).inv()).ipow(k)
-
-        pt = {"D": d, "K": k, "S": s, "sigma": sigma, "p": p}
-        yield pt, (lambda a=(d, k, s, sigma, p): code("hr_thm_6.chain_cap_growth")(*a)), comp
-
-
-_points_step(
-    "small_ball.chain_constant",
-    "Small-ball bound",
-    "P[var(d) <= delta] <= C_SB delta^{(D-1)/2}",
-    DOC0 + "#1-small-ball-bound-sb",
-    _small_ball_cases,
-    facts=("small_ball.compose",),
-)
-_points_step(
-    "small_ball.chain_z_tail",
-    "Small-ball bound",
-    "At eps = 0: P[z > s] <= C_SB s^{-(D-1)}",
-    DOC0 + "#1-small-ball-bound-sb",
-    _z_tail_cases,
-    facts=("small_ball.z_tail",),
-)
-_points_step(
-    "lemma_4_2.chain_union",
-    "Lemma 4.2",
-    "Blowup tail, union bound",
-    DOC0 + "#2-lemma-42",
-    _union_cases,
-    facts=("lemma_4_2.union",),
-)
 _points_step(
     "lemma_4_2.chain_sequential",
     "Lemma 4.2",
@@ -305,13 +194,6 @@ _points_step(
     facts=("lemma_4_4.gram_det", "lemma_4_4.slice_quadratic"),
 )
 _points_step(
-    "thm_4_5.chain_exponent",
-    "Thm 4.5",
-    "Where it has content",
-    DOC0 + "#5-thm-45-and-borel-cantelli",
-    _exponent_cases,
-)
-_points_step(
     "hr_cor_5.chain_bound",
     "H&R Cor 5",
     "Derivation, 6: together",
@@ -326,30 +208,6 @@ _points_step(
     "docs/derivations_hahn_rofin.md#cor-5",
     _omega_cases,
     facts=("hr_cor_5.edge_symmetry",),
-)
-_points_step(
-    "hr_thm_6.chain_variance",
-    "H&R Thm 6",
-    "Derivation: a union bound over K norms and S positions",
-    "docs/derivations_hahn_rofin.md#thm-6",
-    _variance_cases,
-    facts=("axiom.anderson",),
-)
-_points_step(
-    "hr_thm_6.chain_cap_probability",
-    "H&R Thm 6",
-    "Derivation: a union bound over K norms and S positions",
-    "docs/derivations_hahn_rofin.md#thm-6",
-    _cap_probability_cases,
-    facts=("hr_thm_6.union", "hr_thm_6.cap_threshold"),
-)
-_points_step(
-    "hr_thm_6.chain_cap_growth",
-    "H&R Thm 6",
-    "Growth in S",
-    "docs/derivations_hahn_rofin.md#thm-6",
-    _cap_growth_cases,
-    facts=("hr_thm_6.cap_growth",),
 )
 
 # ---- Thm 4.5's series term, symbolically
@@ -417,38 +275,6 @@ custom_step(
 
 
 # ---- H&R Cor 5's edge and c_r forms; Lemma 3.2's tightness lower bound
-def _edge_cases() -> Iterator[Case]:
-    r = _rng(12)
-    for _ in range(N):
-        w, c, s, n = (
-            float(10 ** r.uniform(-1, 1)),
-            float(10 ** r.uniform(0, 6)),
-            float(10 ** r.uniform(0, 4)),
-            int(r.integers(1, 200)),
-        )
-        yield (
-            {"w": w, "C": c, "sum_beta_products": s, "N": n},
-            (lambda a=(w, c, s, n): code("hr_cor_5.chain_edge_bound")(*a)),
-            (lambda w=w, c=c, s=s, n=n: iv(w) * iv(c) * iv(s) * iv(n).inv()),
-        )
-
-
-def _as_cases() -> Iterator[Case]:
-    r = _rng(13)
-    for _ in range(N):
-        w, c, m, xi = (
-            float(10 ** r.uniform(-1, 1)),
-            float(10 ** r.uniform(0, 6)),
-            float(10 ** r.uniform(0, 4)),
-            float(10 ** r.uniform(-3, 0)),
-        )
-        yield (
-            {"w": w, "C": c, "mean_beta_sq": m, "xi": xi},
-            (lambda a=(w, c, m, xi): code("hr_cor_5.chain_as_bound")(*a)),
-            (lambda w=w, c=c, m=m, xi=xi: iv(w) * iv(c) * iv(m) * (iv(2) * iv(xi)).inv()),
-        )
-
-
 def _beta_lower_cases() -> Iterator[Case]:
     from verify.proofs.chain import _cfg_point, configs
     from verify.theory.norms import ln_input_norm_bounds
@@ -466,22 +292,6 @@ def _beta_lower_cases() -> Iterator[Case]:
         yield _cfg_point(nm), (lambda nm=nm: code("lemma_3_2.chain_beta_lower")(nm)), comp
 
 
-_points_step(
-    "hr_cor_5.chain_edge_bound",
-    "H&R Cor 5",
-    "Derivation, 3: edge form",
-    "docs/derivations_hahn_rofin.md#cor-5",
-    _edge_cases,
-    facts=("axiom.cauchy_schwarz", "lemma_2_9.constant_off_readout"),
-)
-_points_step(
-    "hr_cor_5.chain_as_bound",
-    "H&R Cor 5",
-    "Derivation, 5: omega_f <= c_r",
-    "docs/derivations_hahn_rofin.md#cor-5",
-    _as_cases,
-    facts=("hr_cor_5.omega_le_cr", "hr_cor_5.average"),
-)
 _points_step(
     "lemma_3_2.chain_beta_lower",
     "Lemma 3.2",

@@ -57,22 +57,76 @@ def _sum_sq_root(xs: list[Iv]) -> Iv:
     return sqrt_iv(total)
 
 
-def _attention(lay: Any, y_in: Iv, d_head: int, a: Iv, bt: Iv) -> tuple[Iv, Iv]:
+class IvArith:
+    """Rigorous interval arithmetic for the compositions (the chains at points)."""
+
+    num = staticmethod(iv)
+    sqrt = staticmethod(sqrt_iv)
+    ev = staticmethod(ev)
+
+    @staticmethod
+    def sq(x: Iv) -> Iv:
+        return x.ipow(2)
+
+    @staticmethod
+    def max(a: Iv, b: Iv) -> Iv:
+        return a.max(b)
+
+
+class SymArith:
+    """Exact symbolic arithmetic for the compositions (the chains proved on symbols)."""
+
+    @staticmethod
+    def num(x: Any) -> sp.Expr:
+        from verify.proofs.symbolic import exact
+
+        return exact(x)
+
+    sqrt = staticmethod(sp.sqrt)
+
+    @staticmethod
+    def ev(expr: sp.Expr, **values: Any) -> sp.Expr:
+        from verify.proofs.symbolic import sub
+
+        return sub(expr, **values)
+
+    @staticmethod
+    def sq(x: sp.Expr) -> sp.Expr:
+        return x**2
+
+    max = staticmethod(sp.Max)
+
+
+def _attention(lay: Any, y_in: Any, d_head: Any, a: Any, bt: Any, ar: Any = IvArith) -> tuple:
     """Lemma 2.9, step 3 composed: (change at n, S times the change elsewhere)."""
-    sd = sqrt_iv(iv(d_head))
-    cols: dict[str, list[Iv]] = {"na": [], "nb": [], "oa": [], "ob": []}
+    sd = ar.sqrt(ar.num(d_head))
+    cols: dict[str, list] = {"na": [], "nb": [], "oa": [], "ob": []}
     for hd in lay.heads:
         env = dict(
-            Q=iv(hd.wq), K=iv(hd.wk), V=iv(hd.wv), b_q=iv(hd.bq), b_k=iv(hd.bk), Y=y_in, sd=sd
+            Q=ar.num(hd.wq),
+            K=ar.num(hd.wk),
+            V=ar.num(hd.wv),
+            b_q=ar.num(hd.bq),
+            b_k=ar.num(hd.bk),
+            Y=y_in,
+            sd=sd,
         )
-        big_e = ev(inf.E_SOFTMAX, **env)
-        cols["na"].append(ev(inf.ATT_N_A, **env))
-        cols["nb"].append(ev(inf.ATT_N_B, **env))
-        cols["oa"].append(ev(inf.ATT_OTHER_A, E=big_e, **env))
-        cols["ob"].append(ev(inf.ATT_OTHER_B, **env))
-    wo = iv(lay.wo)
-    c = {k: wo * _sum_sq_root(v) for k, v in cols.items()}  # heads by Minkowski, then W_o
+        big_e = ar.ev(inf.E_SOFTMAX, **env)
+        cols["na"].append(ar.ev(inf.ATT_N_A, **env))
+        cols["nb"].append(ar.ev(inf.ATT_N_B, **env))
+        cols["oa"].append(ar.ev(inf.ATT_OTHER_A, E=big_e, **env))
+        cols["ob"].append(ar.ev(inf.ATT_OTHER_B, **env))
+    wo = ar.num(lay.wo)
+    # heads by Minkowski, then W_o
+    c = {k: wo * ar.sqrt(_sum(ar.sq(x) for x in v)) for k, v in cols.items()}
     return c["na"] * a + c["nb"] * bt, c["oa"] * a + c["ob"] * bt
+
+
+def _sum(xs: Any) -> Any:
+    total = None
+    for x in xs:
+        total = x if total is None else total + x
+    return total
 
 
 _MEMO_SIZE = 1024
@@ -111,35 +165,54 @@ def _infl_steps() -> tuple:
     )
 
 
+def c_infl_start(nm: Any, ar: Any = IvArith) -> tuple:
+    """Lemma 2.9, step 1: (a, bt) before the first layer, (||E[1] - E[0]||, 0)."""
+    return ar.num(nm.token_diff), ar.num(0)
+
+
+def c_infl_layer(nm: Any, i: Any, a: Any, bt: Any, ar: Any = IvArith) -> tuple:
+    """Lemma 2.9, steps 2-5 composed for layer ``i``: (a, bt) after it from (a, bt) before it.
+    Post-LN (a, bt) <- lambda_2 (1 + F) lambda_1 ((a, bt) + attention(a, bt)); pre-LN
+    (a, bt) <- (1 + lambda_2 F)((a, bt) + attention(lambda_1 a, lambda_1 bt)). Its attention
+    input bound: the first layer's embeddings, else the previous norm's output (post-LN); the
+    layer's first norm's output (pre-LN)."""
+    cfg = nm.config
+    rd = ar.sqrt(ar.num(cfg.d_model))
+    lay = nm.layers[i]
+    one = ar.num(1)
+    lam1, lam2 = ar.ev(inf.LN_FACTOR, g=ar.num(lay.g1)), ar.ev(inf.LN_FACTOR, g=ar.num(lay.g2))
+    ffn = ar.ev(inf.FFN_FACTOR, W1=ar.num(lay.w1), W2=ar.num(lay.w2))
+    if cfg.norm_first:
+        y_in = ar.num(lay.g1) * rd + ar.num(lay.n1)
+        m_n, m_o = _attention(lay, y_in, cfg.d_head, lam1 * a, lam1 * bt, ar)
+        mlp = one + lam2 * ffn
+        return mlp * (a + m_n), mlp * (bt + m_o)
+    if isinstance(i, int) and i == 0:
+        y_in = ar.num(nm.emb_max)
+    else:  # i >= 1 (a symbolic index stands for i >= 1)
+        prev = nm.layers[i - 1]
+        y_in = ar.num(prev.g2) * rd + ar.num(prev.n2)
+    m_n, m_o = _attention(lay, y_in, cfg.d_head, a, bt, ar)
+    mlp = lam2 * (one + ffn) * lam1
+    return mlp * (a + m_n), mlp * (bt + m_o)
+
+
+def c_infl_end(nm: Any, a: Any, bt: Any, ar: Any = IvArith) -> tuple:
+    """Lemma 2.9, step 6 before the max: pre-LN's final norm lambda_f on (a_L, bt_L)."""
+    if nm.config.norm_first:
+        lam_f = ar.ev(inf.LN_FACTOR, g=ar.num(nm.gf))
+        return lam_f * a, lam_f * bt
+    return a, bt
+
+
 @_memoised(_infl_steps)
 def c_infl_composed(nm: Any) -> tuple[Iv, Iv]:
     """(a_L, bt_L) of Lemma 2.9 composed from the steps, for a norm summary ``nm``
-    (memoised: :func:`_memoised`)."""
-    cfg = nm.config
-    rd = sqrt_iv(iv(cfg.d_model))
-    a, bt = iv(nm.token_diff), _ZERO
-    one = iv(1)
-    for i, lay in enumerate(nm.layers):
-        lam1, lam2 = ev(inf.LN_FACTOR, g=iv(lay.g1)), ev(inf.LN_FACTOR, g=iv(lay.g2))
-        ffn = ev(inf.FFN_FACTOR, W1=iv(lay.w1), W2=iv(lay.w2))
-        if cfg.norm_first:
-            y_in = iv(lay.g1) * rd + iv(lay.n1)
-            m_n, m_o = _attention(lay, y_in, cfg.d_head, lam1 * a, lam1 * bt)
-            mlp = one + lam2 * ffn
-            a, bt = mlp * (a + m_n), mlp * (bt + m_o)
-        else:
-            if i == 0:
-                y_in = iv(nm.emb_max)
-            else:
-                prev = nm.layers[i - 1]
-                y_in = iv(prev.g2) * rd + iv(prev.n2)
-            m_n, m_o = _attention(lay, y_in, cfg.d_head, a, bt)
-            mlp = lam2 * (one + ffn) * lam1
-            a, bt = mlp * (a + m_n), mlp * (bt + m_o)
-    if cfg.norm_first:
-        lam_f = ev(inf.LN_FACTOR, g=iv(nm.gf))
-        a, bt = lam_f * a, lam_f * bt
-    return a, bt
+    (memoised: :func:`_memoised`): start, each layer in turn, the end."""
+    a, bt = c_infl_start(nm)
+    for i in range(len(nm.layers)):
+        a, bt = c_infl_layer(nm, i, a, bt)
+    return c_infl_end(nm, a, bt)
 
 
 # ----------------------------------------------------------------------------- C_Lip

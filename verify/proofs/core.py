@@ -94,7 +94,6 @@ class Obligation:
     refute_twin: Callable[[], Verdict]
     facts: tuple[str, ...] = ()
     evidence: str = "symbolic"  # chain obligations: "points" when checked at seeded points
-    coq: str | None = None  # a Coq statement (exp/sqrt/log scalar obligations)
     meta: dict[str, Any] = field(default_factory=dict)
 
 

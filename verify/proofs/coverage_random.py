@@ -6,17 +6,11 @@ from __future__ import annotations
 
 import itertools
 import math
-from collections.abc import Iterator
 
-import numpy as np
 import sympy as sp
-from flint import arb
 
-from verify.proofs.chain import Case, _points_step, code
-from verify.proofs.compose import iv
 from verify.proofs.core import Verdict
 from verify.proofs.coverage_common import DOC9, S6
-from verify.proofs.interval import Iv
 from verify.proofs.methods import custom_step, sympy_identity
 
 __all__ = ["CHEN_STEIN", "biased_mean"]
@@ -83,30 +77,6 @@ sympy_identity(
 )
 
 
-def _radius_cases() -> Iterator[Case]:
-    for n in range(1, 121):
-        yield (
-            {"N": n},
-            (lambda n=n: code("sec_6_random_functions.chain_radius")(n)),
-            (lambda n=n: _chen_stein_composed(n)),
-        )
-
-
-def _chen_stein_composed(n: int) -> Iv:
-    b = (B1 + B2).subs(nn_, n)
-    e1 = 1 - arb(-1).exp()
-    val = e1 * arb(sp.Rational(b).p) / arb(sp.Rational(b).q)
-    return Iv(val.lower(), val.upper())
-
-
-_points_step(
-    "sec_6_random_functions.chain_radius",
-    S6,
-    "Rate of the limit",
-    DOC9,
-    _radius_cases,
-    ("sec_6_random_functions.b2_term", "axiom.chen_stein"),
-)
 pp = sp.symbols("p", positive=True)
 
 
@@ -150,27 +120,4 @@ custom_step(
     "2^N p^(N+1)",
     _biased_prove,
     _biased_twin,
-)
-
-
-def _biased_cases() -> Iterator[Case]:
-    rng = np.random.default_rng(6)
-    for _ in range(100):
-        n, p = int(rng.integers(1, 40)), float(rng.uniform(0, 1))
-        pa = iv(p)
-        comp = iv(2).ipow(n) * (pa.ipow(n + 1) + (iv(1) + -pa).ipow(n + 1))
-        yield (
-            {"N": n, "p": p},
-            (lambda n=n, p=p: code("sec_6_random_functions.chain_biased_mean")(n, p)),
-            (lambda c=comp: c),
-        )
-
-
-_points_step(
-    "sec_6_random_functions.chain_biased_mean",
-    S6,
-    "Biased null",
-    DOC9,
-    _biased_cases,
-    ("sec_6_random_functions.biased_mean",),
 )

@@ -64,7 +64,6 @@ arb_step(
     facts=("lemma_4_2.sequential_shift", "axiom.mean_value"),
     substitution="D = 3 (exponent 2), u = u0 + v, e^{u0} = 1 + c: the exp form of"
     " lemma_4_2.sequential_shift on c in [1/4, 4], v in [0, 8] (all c >= 0: the z3 step)",
-    coq="forall v, 0 <= v <= 8 -> 1 <= exp v",
 )
 y = sp.symbols("y", positive=True)
 

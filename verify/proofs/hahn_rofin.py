@@ -143,7 +143,6 @@ arb_step(
     sp.Le(sp.exp(-tt), sp.Rational(1, 2)),
     facts=("axiom.integral_monotone",),
     substitution="the integrand t^{s-1} e^{-t} <= t^{s-1} of gamma(s, x), x = u/2 <= 64",
-    coq="forall t, 0 <= t <= 64 -> exp (- t) <= 1",
 )
 sp_, xp = sp.symbols("s x", positive=True)
 sympy_identity(

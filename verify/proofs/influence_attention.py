@@ -112,7 +112,6 @@ arb_step(
     facts=("lemma_2_9.softmax_weight", "axiom.mean_value"),
     substitution="sigma = 1/S in (0, 1]; the claim times S; R in [0, 8] (R = q k/sqrt(d_h);"
     " beyond 8 the same monotone argument: e^{2R} grows)",
-    coq="forall R, 0 <= R <= 8 -> 1 <= exp (2 * R)",
 )
 s0, s1_, tt_, rr = sp.symbols("s_0 s_1 t R", real=True)
 z3_step(

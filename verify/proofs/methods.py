@@ -117,13 +117,11 @@ def z3_step(
     *,
     facts: Sequence[str] = (),
     note: str = "",
-    coq: str | None = None,
     pinned: Sequence[sp.Symbol] = (),
     uses: Sequence[Use] = (),
 ) -> Obligation:
-    """A polynomial step: hypotheses imply the conclusion over the reals (z3); ``coq``: a
-    scalar instance with sqrt/exp/log for ``prove --coq``; ``pinned``: variables the
-    hypotheses are meant to fix to one value (any other pinned variable is an error);
+    """A polynomial step: hypotheses imply the conclusion over the reals (z3); ``pinned``:
+    variables the hypotheses are meant to fix to one value (any other pinned variable is an error);
     ``uses``: hypotheses that stand for another obligation's conclusion, each checked
     (:func:`check_uses`) before the step itself."""
     flat: list[sp.Basic] = []
@@ -161,7 +159,6 @@ def z3_step(
             prove=prove,
             refute_twin=lambda: _z3_refute(hyps, twin),
             facts=tuple(dict.fromkeys((*facts, *(u.fact for u in uses)))),
-            coq=coq,
             meta={
                 "hyps": hyps,
                 "concl": concl,
@@ -238,7 +235,6 @@ def arb_step(
     *,
     facts: Sequence[str] = (),
     substitution: str = "",
-    coq: str | None = None,
     max_boxes: int = 20000,
     fixed: Sequence[sp.Symbol] = (),
 ) -> Obligation:
@@ -260,8 +256,7 @@ def arb_step(
             prove=lambda: _arb_prove(box, concl, max_boxes, fixed),
             refute_twin=lambda: _arb_refute(box, twin),
             facts=tuple(facts),
-            coq=coq,
-            meta={"box": box, "concl": concl, "fixed": tuple(fixed)},
+            meta={"box": box, "concl": concl, "twin": twin, "fixed": tuple(fixed)},
         )
     )
 

@@ -21,9 +21,13 @@ _MODULES = (
     "hahn_rofin",
     "corollaries",
     "chain",
+    "chain_norms",
     "chain_tails",
     "chain_bounds",
     "chain_hr",
+    "chain_symbolic",
+    "chain_induction",
+    "chain_searches",
     "coverage",
 )
 # the statements with derivation obligations, in the derivation docs' order

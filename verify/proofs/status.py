@@ -73,7 +73,8 @@ INSTANCE: dict[str, str] = {
 def obligation_class(ob: Obligation) -> str:
     """genuine / instance / box / chain proved / chain sampled (module doc)."""
     if ob.method == "chain":
-        return "chain sampled" if ob.evidence == "points" else "chain proved"
+        # "sizes": symbolic, with a size enumerated (CHAIN_SIZES says which)
+        return {"points": "chain sampled", "sizes": "instance"}.get(ob.evidence, "chain proved")
     if ob.method == "arb":
         return "box"
     if ob.id in INSTANCE:

@@ -12,6 +12,7 @@ import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from verify.json_values import NONFINITE, jsonable
 from verify.registry import VERDICTS, Row
 from verify.report.runner import (
     CHECK_STATUSES,
@@ -27,30 +28,6 @@ SCHEMA = "verify-report"
 SCHEMA_VERSION = 2  # 2: rows carry verdict, shown_relation, tightness (trivial, vacuous);
 # checks and statements carry row_counts and worst_text; worst is the worst *informative* row
 INTERRUPTED_EXIT = 130  # the exit code of a run stopped by Ctrl-C (128 + SIGINT)
-NONFINITE = {"inf": math.inf, "-inf": -math.inf, "nan": math.nan}
-
-
-def jsonable(obj: Any) -> Any:
-    """``obj`` with non-finite floats replaced by the strings "inf", "-inf", "nan" (strict JSON
-    has no such numbers), numpy scalars/arrays turned into Python numbers/lists, tuples into
-    lists and anything else unknown into its ``str``."""
-    if isinstance(obj, bool) or obj is None or isinstance(obj, str):
-        return obj
-    if isinstance(obj, int):
-        return obj
-    if isinstance(obj, float):
-        if math.isnan(obj):
-            return "nan"
-        if math.isinf(obj):
-            return "inf" if obj > 0 else "-inf"
-        return obj
-    if isinstance(obj, Mapping):
-        return {str(k): jsonable(v) for k, v in obj.items()}
-    if isinstance(obj, (list, tuple)):
-        return [jsonable(v) for v in obj]
-    if hasattr(obj, "tolist"):
-        return jsonable(obj.tolist())
-    return str(obj)
 
 
 _N_IN_LABEL = re.compile(r"\bN\s*=\s*(\d+)")
@@ -248,7 +225,7 @@ def build_document(
     kernels: Mapping[str, Any] | None = None,
 ) -> dict[str, Any]:
     """The whole report.json document. ``runtime_s``: the checks and figures, without the
-    kernels' compilation, which ``kernels`` (see verify.report.warmup.KernelStats) times."""
+    kernels' compilation, which ``kernels`` (see verify.kernel_cache.warmup.KernelStats) times."""
     statements = [statement_json(o, figures or {}) for o in outcomes]
     counts = {k: 0 for k in STATUS_ORDER}
     for st in statements:

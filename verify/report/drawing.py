@@ -17,9 +17,9 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from verify.json_values import jsonable
 from verify.outputs import figure_paths
 from verify.registry import FigureData
-from verify.report.document import jsonable
 from verify.report.figures import draw_figure_files, figure_filename
 from verify.report.runner import CheckOutcome, StatementOutcome
 

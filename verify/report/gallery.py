@@ -227,7 +227,7 @@ def build_gallery(report_json: str | Path, docs_dir: str | Path, extra: Sequence
     """Draw every figure of ``report_json`` (and the FigureData in ``extra``) into
     ``docs_dir/figures/`` as PNG with its data as JSON, and write ``docs_dir/figures.md`` with
     one caption each; raise ValidationError when a figure has no caption in CAPTIONS."""
-    from verify.report.document import jsonable
+    from verify.json_values import jsonable
     from verify.report.figure_audit import audit_figure
     from verify.report.figures import render
 

@@ -31,6 +31,7 @@ from pathlib import Path
 from typing import Any
 
 from verify._forkserver import REPORT_PRELOAD, start_fork_server
+from verify.kernel_cache.warmup import compile_kernels
 from verify.outputs import check_replaceable, replace_dir, staging_dir
 from verify.registry import Budget, FigureData
 from verify.report import REPORT_FILES
@@ -52,7 +53,6 @@ from verify.report.runner import (
     select_statements,
 )
 from verify.report.schedule import DERIVATIONS, recorded_costs
-from verify.report.warmup import compile_kernels
 from verify.sweep.executors import local_executor, open_executor, stop_executor
 from verify.validation import check_choice, check_int
 
@@ -290,7 +290,7 @@ def generate_report(
     run was interrupted.
 
     First the Numba kernels are compiled or loaded from the cache, as a step of its own
-    (:func:`verify.report.warmup.compile_kernels`, its time in report.json's ``kernels``), so
+    (:func:`verify.kernel_cache.warmup.compile_kernels`, its time in report.json's ``kernels``), so
     no check's run time includes compilation. ``log`` receives the steps' progress lines.
     ``guard``/``state``: see :func:`write_report` and :class:`RunState` (the command line
     passes them, so that Ctrl-C is answered at once and the report still written).

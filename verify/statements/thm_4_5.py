@@ -38,6 +38,7 @@ from verify.theory.zero_sensitivity import (
     smallest_biting_n,
     theorem_bound,
     theorem_exponent,
+    theorem_exponent_exact,
 )
 
 THM_4_5 = define_statement(
@@ -211,7 +212,7 @@ def k0_growth(ctx: CheckContext) -> Outcome:
     for gi, ((d, layers), ns) in enumerate(grid):
         cfg = ModelConfig(d_model=d, n_layers=layers, n_heads=2, ln_eps=0.0)
         e = theorem_exponent(d, layers)
-        bite = smallest_biting_n(e)
+        bite = smallest_biting_n(theorem_exponent_exact(d, layers))  # exact at a tie
         row_ns = [n for n in ns if bite is not None and n >= bite]
         cond_ns = [n for n in row_ns if n <= ctx.size(CONDITIONING_TOP_N)] or row_ns[:1]
         sample = sample_nonconstant(cfg, cond_ns, want, 10_000 * gi + ctx.seed * 100_000)

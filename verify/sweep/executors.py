@@ -176,7 +176,7 @@ def _call(fn: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
 def _prepare_worker() -> dict[str, Any]:
     """On a worker: one Numba thread per cell, and the kernels compiled or loaded now (timed
     here, not in the first cell; here only: the workers are the parallelism)."""
-    from verify.report.warmup import compile_kernels
+    from verify.kernel_cache.warmup import compile_kernels
 
     threads = limit_numba_threads(1)
     return {"numba_threads": threads, **compile_kernels(jobs=1).as_dict()}

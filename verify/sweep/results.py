@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from verify.errors import ValidationError
-from verify.report.document import jsonable
+from verify.json_values import jsonable
 
 
 # --------------------------------------------------------------------------------- results file

@@ -172,32 +172,47 @@ def log10_c_infl(source: Params | ParamNorms) -> float:
     return float(mpmath.log10(_c_infl_mp(norms_of(source))))
 
 
+def _c_infl_layer_mp(
+    nm: ParamNorms, i: int, a: mpmath.mpf, bt: mpmath.mpf
+) -> tuple[mpmath.mpf, mpmath.mpf]:
+    """Lemma 2.9, steps 2-5 for layer ``i``: (a, bt) after it from (a, bt) before it (the bound
+    at the flipped position and S times the bound at every other position)."""
+    cfg = nm.config
+    lay = nm.layers[i]
+    lam1, lam2 = infl_ln_factor(lay.g1), infl_ln_factor(lay.g2)
+    ffn = infl_ffn_factor(lay)
+    if cfg.norm_first:
+        y_in = lay.g1 * math.sqrt(cfg.d_model) + lay.n1
+        m_n, m_o = _attention_influence(lay, y_in, cfg.d_head, lam1 * a, lam1 * bt)
+        a, bt = infl_residual(a, m_n), infl_residual(bt, m_o)
+        mlp = infl_residual(1, ffn * lam2)  # (1 + lambda_2 F): the MLP's residual
+        return mlp * a, mlp * bt
+    if i == 0:
+        y_in = nm.emb_max
+    else:
+        prev = nm.layers[i - 1]
+        y_in = prev.g2 * math.sqrt(cfg.d_model) + prev.n2
+    m_n, m_o = _attention_influence(lay, y_in, cfg.d_head, a, bt)
+    a, bt = lam1 * infl_residual(a, m_n), lam1 * infl_residual(bt, m_o)
+    mlp = infl_residual(1, ffn)  # (1 + F): the MLP's residual
+    return lam2 * mlp * a, lam2 * mlp * bt
+
+
+def _c_infl_stack_mp(nm: ParamNorms, n_layers: int) -> tuple[mpmath.mpf, mpmath.mpf]:
+    """(a, bt) after the first ``n_layers`` layers, by the recursion on L: (||E[1] - E[0]||, 0)
+    before the first, then :func:`_c_infl_layer_mp` (the chain to the code proves it for every
+    L by induction on this recursion)."""
+    if n_layers == 0:
+        return mpmath.mpf(infl_token_change(nm)), mpmath.mpf(0)
+    a, bt = _c_infl_stack_mp(nm, n_layers - 1)
+    return _c_infl_layer_mp(nm, n_layers - 1, a, bt)
+
+
 def _c_infl_parts_mp(nm: ParamNorms) -> tuple[mpmath.mpf, mpmath.mpf]:
     """(a_L, bt_L) of the recursion of :func:`_c_infl_mp`: the bound at the flipped position and
     S times the bound at every other position, per unit of beta(x) beta(x^n)."""
-    cfg = nm.config
-    dh = cfg.d_head
-    a, bt = mpmath.mpf(infl_token_change(nm)), mpmath.mpf(0)
-    for i, lay in enumerate(nm.layers):
-        lam1, lam2 = infl_ln_factor(lay.g1), infl_ln_factor(lay.g2)
-        ffn = infl_ffn_factor(lay)
-        if cfg.norm_first:
-            y_in = lay.g1 * math.sqrt(cfg.d_model) + lay.n1
-            m_n, m_o = _attention_influence(lay, y_in, dh, lam1 * a, lam1 * bt)
-            a, bt = infl_residual(a, m_n), infl_residual(bt, m_o)
-            mlp = infl_residual(1, ffn * lam2)  # (1 + lambda_2 F): the MLP's residual
-            a, bt = mlp * a, mlp * bt
-        else:
-            if i == 0:
-                y_in = nm.emb_max
-            else:
-                prev = nm.layers[i - 1]
-                y_in = prev.g2 * math.sqrt(cfg.d_model) + prev.n2
-            m_n, m_o = _attention_influence(lay, y_in, dh, a, bt)
-            a, bt = lam1 * infl_residual(a, m_n), lam1 * infl_residual(bt, m_o)
-            mlp = infl_residual(1, ffn)  # (1 + F): the MLP's residual
-            a, bt = lam2 * mlp * a, lam2 * mlp * bt
-    if cfg.norm_first:
+    a, bt = _c_infl_stack_mp(nm, nm.config.n_layers)
+    if nm.config.norm_first:
         lam_f = infl_ln_factor(nm.gf)
         a, bt = lam_f * a, lam_f * bt
     return a, bt

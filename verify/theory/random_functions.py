@@ -18,7 +18,7 @@ def chen_stein_radius(n: int) -> float:
     or 2 cover 2N points), and |P[K_0 = 0] - e^-1| <= (1 - e^-1)(b1 + b2)."""
     pairs = 1 + n + math.comb(n, 2)
     near = n + math.comb(n, 2)
-    return ONE_MINUS_INV_E * (pairs + 2 * near) / 2.0**n
+    return (1.0 - math.exp(-1.0)) * (pairs + 2 * near) / 2.0**n  # = ONE_MINUS_INV_E
 
 
 def biased_k0_mean(n: int, p: float) -> float:

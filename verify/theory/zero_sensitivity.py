@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from fractions import Fraction
 from functools import lru_cache
 
 import sympy as sp
@@ -31,6 +32,7 @@ __all__ = [
     "smallest_biting_n",
     "theorem_bound",
     "theorem_exponent",
+    "theorem_exponent_exact",
 ]
 
 
@@ -49,15 +51,29 @@ def theorem_exponent(d_model: int, n_layers: int) -> float:
     ) - 5
 
 
+def theorem_exponent_exact(d_model: int, n_layers: int) -> Fraction:
+    """Thm 4.5's exponent e = (D - 1)/(2L) - 5 as an exact rational."""
+    d = check_int("d_model", d_model, minimum=2)
+    return Fraction(d - 1, 2 * check_int("n_layers", n_layers, minimum=1)) - 5
+
+
 def theorem_bound(d_model: int, n_layers: int, n_bits: int) -> float:
     """Thm 4.5's bound N^e, e = (D-1)/(2L) - 5 (:func:`theorem_exponent`): K_0(f) >= N^e for
     every f recognised with margin, all large N."""
     return float(check_int("n_bits", n_bits, minimum=1)) ** theorem_exponent(d_model, n_layers)
 
 
-def smallest_biting_n(exponent: float, n_max: int = 100_000) -> int | None:
+def smallest_biting_n(exponent: float | Fraction, n_max: int = 100_000) -> int | None:
     """Smallest N >= 2 with N^e <= 2^N (below it K_0 >= N^e is impossible, so the theorem's
-    "sufficiently large N" cannot have started); None if beyond n_max."""
+    "sufficiently large N" cannot have started); None if beyond n_max. A rational exponent
+    (:func:`theorem_exponent_exact`) is decided exactly, in integers (N^p <= 2^(N q) for
+    e = p/q): at a tie N^e = 2^N (e = 32/5, N = 32) float logarithms can round either way."""
+    if isinstance(exponent, Fraction):
+        p, q = exponent.numerator, exponent.denominator
+        for n in range(2, n_max + 1):
+            if p <= 0 or n**p <= 2 ** (n * q):
+                return n
+        return None
     for n in range(2, n_max + 1):
         if exponent * math.log(n) <= n * math.log(2):
             return n

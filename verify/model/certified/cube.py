@@ -111,10 +111,9 @@ def truth_table_range(
     hi = check_int("hi", hi, minimum=lo + 1, maximum=1 << n)
     xi = check_real("margin", margin, minimum=0.0)
     precs = [check_int("precisions", p, minimum=53) for p in precisions]
-    engine = "numba" if params.config.ln_form == "torch" else "numpy"  # as truth_tables
-    use_dd = double_double and engine == "numba" and (1 << n) >= DOUBLE_DOUBLE_MIN_OPEN
-    ev = float64_pass_for(params, n) if engine == "numba" else None
-    t, label, tier = _float64_stage(params, n, xi, engine, use_dd, ev, lo, hi)
+    use_dd = double_double and (1 << n) >= DOUBLE_DOUBLE_MIN_OPEN  # both layer-norm forms
+    ev = float64_pass_for(params, n)
+    t, label, tier = _float64_stage(params, n, xi, "numba", use_dd, ev, lo, hi)
     method = _higher_tiers(params, n, xi, precs, use_dd, t, label, tier, lo)
     return TableRange(n=n, lo=lo, hi=hi, margin=xi, T=t, label=label, method=method, tier=tier)
 

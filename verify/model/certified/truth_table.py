@@ -22,10 +22,11 @@ numbers), and a string they leave open that a sub-cube settled takes the sub-cub
 (tier ``subcube``) instead of going to double-double / arb. Off by default: callers that read
 per-string T (reports, the torch comparison) keep it off.
 
-A model whose layer norm is not torch's (``ln_form`` "annotated", ``verify.model.spec.ln_forms``)
-runs the tiers that compute its form: the MidRad pass (tier 2's ``engine="numpy"``) and arb; the
-Numba kernels, the double-double tier and the sub-cube pass compute torch's form only (each
-refuses another one), so they are skipped for it whatever the arguments say.
+Both layer-norm forms (``ln_form`` "torch" and "annotated", ``verify.model.spec.ln_forms``) run
+every tier: the Numba kernels and the double-double tier take the form as a flag
+(``stages.bundles.Scalars.ln_annotated``), each with the radius rules of its form, and the
+sub-cube pass's affine arithmetic has the square root of the unbiased variance
+(``AffineContext.sqrt_nonneg``). Parameter balls run the MidRad pass and arb only.
 
 What is still open is reported as uncertain, never guessed. ``method`` keeps three values:
 float64 (tiers 1-2), high precision (tiers 3-4), uncertain; ``tier`` tells the tiers apart.
@@ -194,10 +195,9 @@ def certified_float64(
 ) -> tuple[np.ndarray, np.ndarray]:
     """(midpoint, radius) of T for each string by a rigorous float64 pass: the Numba kernel
     (``engine="numba"``) or the vectorised numpy MidRad pass (``"numpy"``, which also takes
-    parameter balls ``radius``: name -> radius array). A model the kernels do not compute
-    (``ln_form`` other than torch's) or parameter balls run the MidRad pass whatever ``engine``
-    says."""
-    if engine == "numpy" or params.config.ln_form != "torch" or radius:
+    parameter balls ``radius``: name -> radius array). Parameter balls run the MidRad pass
+    whatever ``engine`` says."""
+    if engine == "numpy" or radius:
         res = run_generic(MidRadContext(), params, bits, readout_only=True, radius=radius)
         return res.T.mid, res.T.rad
     from verify.model.per_string.per_string_pass import fast_T  # loads (or compiles) the kernels
@@ -378,8 +378,8 @@ def truth_tables(
     if not isinstance(subcube, bool):
         raise ValidationError("subcube", "True or False", subcube)
     radius = _checked_radius(params, radius)
-    if params.config.ln_form != "torch" or radius is not None:  # the kernels and the sub-cube
-        engine, double_double, subcube = "numpy", False, False  # pass: torch's form, no balls
+    if radius is not None:  # the kernels and the sub-cube pass take no parameter balls
+        engine, double_double, subcube = "numpy", False, False
     ev = float64_pass_for(params, n, passes) if engine == "numba" else None
     return [
         _truth_table(params, n, xi, precs, engine, double_double, subcube, ev, radius) for xi in xis

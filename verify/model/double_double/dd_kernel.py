@@ -63,12 +63,12 @@ def _sum3(r, ra, rb, tmp, out):  # pragma: no cover - jitted
         out[b] = (ra[b] + rb[b] + tmp[b]) * (1 + 2 * U)
 
 
-@kernel(types.void(A2, A2, A1, A1, f8, A1, f8, A2, A2, A2, A1, A1))
-def _norm_l2(vh, vl, rv, gain, eps, bias, gmax, oh, ol, ro, tmp, rout):  # pragma: no cover
+@kernel(types.void(A2, A2, A1, A1, f8, b1, A1, f8, A2, A2, A2, A1, A1))
+def _norm_l2(vh, vl, rv, gain, eps, ann, bias, gmax, oh, ol, ro, tmp, rout):  # pragma: no cover
     """Layer norm of v into o with rout >= Lip rv + |rounding|_2 (gmax = max |gain|)."""
-    layer_norm_lipschitz(vh, vl, rv, eps, gmax, rout)
+    layer_norm_lipschitz(vh, vl, rv, eps, ann, gmax, rout)
     zero = np.zeros_like(vh)
-    layer_norm_dd(vh, vl, zero, gain, bias, eps, oh, ol, ro, True)
+    layer_norm_dd(vh, vl, zero, gain, bias, eps, ann, oh, ol, ro, True)
     l2_rows(ro, 0, ro.shape[0], tmp)
     for b in range(rout.shape[0]):
         rout[b] = (rout[b] * rv[b] + tmp[b]) * (1 + 2 * U)
@@ -131,6 +131,7 @@ def _finish_position(
     at one position, the layer's output there into y and ry; a, ra are overwritten."""
     k1 = 2 * layer
     eps = sc.eps
+    ann = sc.ln_annotated  # the layer-norm form
     nh3 = 3 * sc.n_heads
     zd = np.zeros_like(yh)
     zf = np.zeros_like(hh)
@@ -140,9 +141,13 @@ def _finish_position(
         add_into_dd(yh, yl, tr, ah, al, zd, bounds)  # h = y + MHA(LN1(y))
         if bounds:
             _sum3(tr, ry, ra, tmp, ry)
-            _norm_l2(yh, yl, ry, ln.gains[k1 + 1], eps, ln.biases[k1 + 1], g2, th, tl, tr, tmp, r1)
+            _norm_l2(
+                yh, yl, ry, ln.gains[k1 + 1], eps, ann, ln.biases[k1 + 1], g2, th, tl, tr, tmp, r1
+            )
         else:
-            layer_norm_dd(yh, yl, zd, ln.gains[k1 + 1], ln.biases[k1 + 1], eps, th, tl, tr, bounds)
+            layer_norm_dd(
+                yh, yl, zd, ln.gains[k1 + 1], ln.biases[k1 + 1], eps, ann, th, tl, tr, bounds
+            )
         _mlp_l2(layer, lw, wn, nh3, th, tl, r1, zd, zf, hh, hl, hr, th, tl, tr, scratch, tmp, r1,
                 bounds)  # fmt: skip
         ar[:] = 0.0
@@ -154,19 +159,23 @@ def _finish_position(
         add_into_dd(ah, al, ar, yh, yl, zd, bounds)  # y + MHA(y)
         if bounds:
             _sum3(ar, ra, ry, tmp, ra)
-            _norm_l2(ah, al, ra, ln.gains[k1], eps, ln.biases[k1], g1, yh, yl, tr, tmp, ry)  # h
+            _norm_l2(
+                ah, al, ra, ln.gains[k1], eps, ann, ln.biases[k1], g1, yh, yl, tr, tmp, ry
+            )  # h
         else:
-            layer_norm_dd(ah, al, zd, ln.gains[k1], ln.biases[k1], eps, yh, yl, tr, bounds)
+            layer_norm_dd(ah, al, zd, ln.gains[k1], ln.biases[k1], eps, ann, yh, yl, tr, bounds)
         _mlp_l2(layer, lw, wn, nh3, yh, yl, ry, zd, zf, hh, hl, hr, th, tl, tr, scratch, tmp, r1,
                 bounds)  # fmt: skip
         ar[:] = 0.0
         add_into_dd(th, tl, ar, yh, yl, zd, bounds)  # h + FFN(h)
         if bounds:
             _sum3(ar, r1, ry, tmp, r1)
-            _norm_l2(th, tl, r1, ln.gains[k1 + 1], eps, ln.biases[k1 + 1], g2, yh, yl, tr, tmp, ry)
+            _norm_l2(
+                th, tl, r1, ln.gains[k1 + 1], eps, ann, ln.biases[k1 + 1], g2, yh, yl, tr, tmp, ry
+            )
         else:
             layer_norm_dd(
-                th, tl, zd, ln.gains[k1 + 1], ln.biases[k1 + 1], eps, yh, yl, tr, bounds
+                th, tl, zd, ln.gains[k1 + 1], ln.biases[k1 + 1], eps, ann, yh, yl, tr, bounds
             )  # fmt: skip
 
 
@@ -246,11 +255,11 @@ def certified_T_dd(bits, sc, dt, lw, ln, wn, wr, bounds, t_out, r_out):  # pragm
             for j in range(s):  # queries, keys, values of every position (pre-LN: of LN1(y))
                 if sc.norm_first:
                     if bounds:
-                        _norm_l2(yh[j], yl[j], ry[j], ln.gains[k1], sc.eps, ln.biases[k1],
-                                 gm[k1], xh[j], xl[j], tr, tmp, rx[j])  # fmt: skip
+                        _norm_l2(yh[j], yl[j], ry[j], ln.gains[k1], sc.eps, sc.ln_annotated,
+                                 ln.biases[k1], gm[k1], xh[j], xl[j], tr, tmp, rx[j])  # fmt: skip
                     else:
                         layer_norm_dd(yh[j], yl[j], zd, ln.gains[k1], ln.biases[k1], sc.eps,
-                                      xh[j], xl[j], tr, bounds)  # fmt: skip
+                                      sc.ln_annotated, xh[j], xl[j], tr, bounds)  # fmt: skip
                     matvec_dd(xh[j], xl[j], zd, wint, awint, binv, 0, 3 * d, qh[j], ql[j],
                               qr, scratch, False)  # fmt: skip
                     src = rx[j]
@@ -282,11 +291,11 @@ def certified_T_dd(bits, sc, dt, lw, ln, wn, wr, bounds, t_out, r_out):  # pragm
         if sc.final_norm:
             k = n_norms - 1
             if bounds:
-                _norm_l2(yh[r], yl[r], ry[r], ln.gains[k], sc.eps, ln.biases[k], gm[k],
-                         th, tl, tr, tmp, r1)  # fmt: skip
+                _norm_l2(yh[r], yl[r], ry[r], ln.gains[k], sc.eps, sc.ln_annotated, ln.biases[k],
+                         gm[k], th, tl, tr, tmp, r1)  # fmt: skip
             else:
-                layer_norm_dd(yh[r], yl[r], zd, ln.gains[k], ln.biases[k], sc.eps, th, tl, tr,
-                              bounds)  # fmt: skip
+                layer_norm_dd(yh[r], yl[r], zd, ln.gains[k], ln.biases[k], sc.eps,
+                              sc.ln_annotated, th, tl, tr, bounds)  # fmt: skip
             for e in range(d):
                 for b in range(nb):
                     yh[r, e, b] = th[e, b]

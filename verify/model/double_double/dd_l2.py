@@ -36,7 +36,7 @@ from verify.model.double_double.dd_arith import (
     two_sum,
 )
 from verify.model.double_double.dd_dense import inverse_dd
-from verify.model.stages.bundles import A1, A2, A3, f8, i8
+from verify.model.stages.bundles import A1, A2, A3, b1, f8, i8
 from verify.model.stages.l2_bounds import SQ_SLACK, l2_from_squares, lipschitz_from_sums
 from verify.model.stages.softmax import expm1_upper
 
@@ -54,10 +54,11 @@ def l2_rows(r, r0, r1, out):  # pragma: no cover - jitted
         out[b] = math.sqrt(out[b] * (1 + (r1 - r0 + 3) * U) + SQ_SLACK) * (1 + 2 * U)
 
 
-@kernel(types.void(A2, A2, A1, f8, f8, A1))
-def layer_norm_lipschitz(vh, vl, rho, eps, gmax, out):  # pragma: no cover - jitted
-    """out[b] >= the 2-norm Lipschitz constant of v -> gain (v - mean) / sqrt(var + eps) on the
-    ball |v - v_m|_2 <= rho[b], v_m = vh + vl (column b); inf if it may reach var + eps = 0.
+@kernel(types.void(A2, A2, A1, f8, b1, f8, A1))
+def layer_norm_lipschitz(vh, vl, rho, eps, annotated, gmax, out):  # pragma: no cover - jitted
+    """out[b] >= the 2-norm Lipschitz constant of v -> gain (v - mean) z + bias (z of the form,
+    ``layer_norm.ln_coefficient``) on the ball |v - v_m|_2 <= rho[b], v_m = vh + vl (column
+    b); inf if it may reach a zero denominator.
 
     With P the centring projection and h(t) = (t^2 / d + eps)^-1/2, the map is gain * F(P v)
     with F(x) = x h(|x|); F's Jacobian has eigenvalues h(t) (across x) and eps (t^2/d +
@@ -67,7 +68,13 @@ def layer_norm_lipschitz(vh, vl, rho, eps, gmax, out):  # pragma: no cover - jit
     fl(vh_i - m), c_i = fl(a_i + vl_i) and x_i = v_m,i - m exactly, |c_i - x_i| <= U (|a_i| +
     |c_i|) =: e_i; |x|_2 >= |c|_2 - sum e, |sum x| <= |sum c| + sum e, |P v_m|^2 = |P x|^2 =
     |x|^2 - (sum x)^2 / d; the float64 sum of c is within d u sum |c| of sum c (cancellation:
-    a bound relative to sum |c|, not to |sum c|)."""
+    a bound relative to sum |c|, not to |sum c|).
+
+    The annotated form: F(x) = x / (k |x| + eps), k = 1 / sqrt(d - 1) (|P v| / sqrt(d - 1) is
+    the unbiased std), with Jacobian (I - k |x| / (k |x| + eps) xh xh^T) / (k |x| + eps), xh
+    = x / |x|: eigenvalues 1 / (k |x| + eps) across x and eps / (k |x| + eps)^2 <= that along
+    x, so its norm is 1 / (k |x| + eps), decreasing in |x|, and the constant is max |gain| /
+    (t_min / sqrt(d - 1) + eps) (at eps = 0 and t_min = 0: inf)."""
     d = vh.shape[0]
     nb = vh.shape[1]
     mean = np.zeros(nb)  # the sums run over i for all strings at once (strings innermost:
@@ -87,7 +94,9 @@ def layer_norm_lipschitz(vh, vl, rho, eps, gmax, out):  # pragma: no cover - jit
             sum_ac[b] += abs(a) + abs(c)
             sum_c[b] += c
     for b in range(nb):
-        out[b] = lipschitz_from_sums(sum_c2[b], sum_ac[b], sum_c[b], rho[b], d, eps, gmax)
+        out[b] = lipschitz_from_sums(
+            sum_c2[b], sum_ac[b], sum_c[b], rho[b], d, eps, annotated, gmax
+        )
 
 
 @kernel(types.void(A2, A2, A2, A2, A2))

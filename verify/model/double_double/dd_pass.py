@@ -27,7 +27,6 @@ from verify.model.arithmetic.matrix_norms import (
 from verify.model.arithmetic.rounding import ETA, U
 from verify.model.per_string.per_string_pass import kernel_scalars, layer_weights_t, norm_affine
 from verify.model.plain.forward import check_bits
-from verify.model.spec.ln_forms import require_torch_form
 from verify.model.spec.params import Params
 from verify.model.stages.bundles import (
     DoubleDoubleTables,
@@ -101,7 +100,6 @@ def layer_norms(params: Params, first: int = 0) -> np.ndarray:
 
 def prepare_dd(params: Params, n_bits: int) -> DoubleDoubleInputs:
     """The double-double kernel's inputs for strings of n_bits."""
-    require_torch_form(params.config, "the double-double kernel")
     cfg = params.config
     n = cfg.check_n_bits(n_bits)
     s = cfg.seq_len(n)
@@ -147,7 +145,6 @@ def dd_T(
     """(T, radius) for each string of ``bits`` by the double-double kernel: radius bounds
     |T_exact - T| rigorously with ``bounds`` (else 0). NaN T or infinite/NaN radius: not
     settled."""
-    require_torch_form(params.config, "the double-double kernel")
     from verify.model.double_double.dd_kernel import certified_T_dd  # compiles on first use
 
     arr = check_bits(bits)

@@ -121,6 +121,7 @@ def exhaustive_chunk(
     norm_first = sc.norm_first
     n_heads = sc.n_heads
     eps = sc.eps
+    ann = sc.ln_annotated  # the layer-norm form
     cm = sc.inv_sqrt_dh
     cr = sc.inv_sqrt_dh_rad
     d = l0.y0_mid.shape[2]
@@ -260,12 +261,12 @@ def exhaustive_chunk(
                     add_into_scalar(ym[i], yr[i], am, ar, bounds)  # d = h, the residual stream
                     layer_norm_scalar(
                         ym[i], yr[i], gains[1], biases[1], nm[NB_LN2_GAIN], nm[NB_LN2_BIAS],
-                        eps, tmp, rtmp, ls, bounds,
+                        eps, ann, tmp, rtmp, ls, bounds,
                     )  # fmt: skip
                 else:
                     add_into_scalar(am, ar, ym[i], yr[i], bounds)
                     layer_norm_scalar(
-                        am, ar, gains[0], biases[0], nm[NB_LN1_GAIN], nm[NB_LN1_BIAS], eps,
+                        am, ar, gains[0], biases[0], nm[NB_LN1_GAIN], nm[NB_LN1_BIAS], eps, ann,
                         ym[i], yr[i], ls, bounds,
                     )  # ym[i] <- h = LN1(d)  # fmt: skip
                 z = ls[LS_Z]
@@ -312,12 +313,12 @@ def exhaustive_chunk(
                             to_l2(rho, one, 1.0, rtmp, sq_d, rho)
                         layer_norm_l2(
                             tmp, rho, gains[1], biases[1], nm[NB_LN2_GAIN], nm[NB_LN2_BIAS],
-                            eps, ym[i], yr[i], ls, zero, lip, bounds,
+                            eps, ann, ym[i], yr[i], ls, zero, lip, bounds,
                         )  # fmt: skip
                     else:
                         layer_norm_scalar(
                             tmp, rtmp, gains[1], biases[1], nm[NB_LN2_GAIN], nm[NB_LN2_BIAS],
-                            eps, ym[i], yr[i], ls, bounds,
+                            eps, ann, ym[i], yr[i], ls, bounds,
                         )  # fmt: skip
         for kb in range(nk):  # layers 1.. and the readout, block by block
             ym = yms[kb]
@@ -337,7 +338,7 @@ def exhaustive_chunk(
                     for j in range(s):
                         layer_norm_l2(
                             ym[j], yr[j], gains[k1], biases[k1], nm[NB_LN1_GAIN],
-                            nm[NB_LN1_BIAS], eps, xs[j], xsr[j], ls, zero, lip, bounds,
+                            nm[NB_LN1_BIAS], eps, ann, xs[j], xsr[j], ls, zero, lip, bounds,
                         )  # fmt: skip
                     src = xs
                     srcr = xsr
@@ -374,12 +375,12 @@ def exhaustive_chunk(
                 gf, bf = gains[n_norms - 1], biases[n_norms - 1]
                 if l2:
                     layer_norm_l2(
-                        ym[r], yr[r], gf, bf, fn[NB_LN2_GAIN], fn[NB_LN2_BIAS], eps, tmp, rtmp,
+                        ym[r], yr[r], gf, bf, fn[NB_LN2_GAIN], fn[NB_LN2_BIAS], eps, ann, tmp, rtmp,
                         ls, zero, lip, bounds,
                     )  # fmt: skip
                 else:
                     layer_norm_scalar(
-                        ym[r], yr[r], gf, bf, fn[NB_LN2_GAIN], fn[NB_LN2_BIAS], eps, tmp, rtmp,
+                        ym[r], yr[r], gf, bf, fn[NB_LN2_GAIN], fn[NB_LN2_BIAS], eps, ann, tmp, rtmp,
                         ls, bounds,
                     )  # fmt: skip
                 for e in range(d):

@@ -41,7 +41,6 @@ from verify.model.per_string.per_string_pass import (
     norm_affine,
     prepare,
 )
-from verify.model.spec.ln_forms import require_torch_form
 from verify.model.spec.params import Params
 from verify.model.stages.bundles import (
     BD_MAX,
@@ -281,7 +280,6 @@ def prepare_exhaustive(
     """The layer-0 tables and weight norms of the exhaustive kernel for strings of n_bits.
     ``weights``: ``exhaustive_weights(params)`` computed once for several N (of these very
     params, unchanged since; the same numbers as computing it here)."""
-    require_torch_form(params.config, "the exhaustive float64 kernel")
     cfg = params.config
     n = cfg.check_n_bits(n_bits)
     w = exhaustive_weights(params) if weights is None else weights
@@ -306,7 +304,6 @@ def exhaustive_T(
     """(T, radius) of the strings with index in [start, stop) (default: all 2^n_bits; both
     multiples of 2^min(n_bits, 6)), index sum_n x_n 2^(n-1). With ``bounds`` the radius bounds
     |T_exact - T| rigorously (NaN T or infinite radius: not settled), else it is 0."""
-    require_torch_form(params.config, "the exhaustive float64 kernel")
     if tables is None or tables.n_bits != n_bits:
         tables = prepare_exhaustive(params, n_bits)
     step = 1 << tables.lo_bits

@@ -57,6 +57,7 @@ def certified_block(
     norm_first = sc.norm_first
     n_heads = sc.n_heads
     eps = sc.eps
+    ann = sc.ln_annotated  # the layer-norm form
     cm = sc.inv_sqrt_dh
     cr = sc.inv_sqrt_dh_rad
     s = n + 1 if eos else n
@@ -124,7 +125,7 @@ def certified_block(
             if norm_first:
                 for j in range(s):
                     layer_norm(
-                        ym[j], yr[j], ln.gains[k1], ln.biases[k1], eps, xs[j], xsr[j], ls,
+                        ym[j], yr[j], ln.gains[k1], ln.biases[k1], eps, ann, xs[j], xsr[j], ls,
                         bounds,
                     )  # fmt: skip
                 src = xs
@@ -141,7 +142,9 @@ def certified_block(
             continue
         for j in range(s):  # queries, keys, values of every position (pre-LN: of LN1(y))
             if norm_first:
-                layer_norm(ym[j], yr[j], ln.gains[k1], ln.biases[k1], eps, tmp, rtmp, ls, bounds)
+                layer_norm(
+                    ym[j], yr[j], ln.gains[k1], ln.biases[k1], eps, ann, tmp, rtmp, ls, bounds
+                )
                 matvec(tmp, rtmp, wint, awint, binv, 0, 3 * d, qkvm[j], qkvr[j], scratch,
                        bounds)  # fmt: skip
             else:
@@ -159,7 +162,7 @@ def certified_block(
     r = s - 1
     if sc.final_norm:
         layer_norm(
-            ym[r], yr[r], ln.gains[n_norms - 1], ln.biases[n_norms - 1], eps, tmp, rtmp, ls,
+            ym[r], yr[r], ln.gains[n_norms - 1], ln.biases[n_norms - 1], eps, ann, tmp, rtmp, ls,
             bounds,
         )  # fmt: skip
         for e in range(d):

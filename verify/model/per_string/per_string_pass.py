@@ -13,7 +13,6 @@ from verify.model.arithmetic.contexts import MidRadContext
 from verify.model.generic.reference import layer_norm_ctx
 from verify.model.per_string.per_string_kernel import certified_T
 from verify.model.plain.forward import check_bits
-from verify.model.spec.ln_forms import require_torch_form
 from verify.model.spec.params import Params
 from verify.model.stages.bundles import (
     Layer0Tables,
@@ -90,7 +89,7 @@ def kernel_scalars(params: Params) -> Scalars:
         eos=bool(cfg.eos), norm_first=bool(cfg.norm_first), final_norm=bool(cfg.final_norm),
         n_heads=int(cfg.n_heads),
         eps=float(cfg.ln_eps), omega=float(params["readout.bias"]), inv_sqrt_dh=float(c.mid),
-        inv_sqrt_dh_rad=float(c.rad),
+        inv_sqrt_dh_rad=float(c.rad), ln_annotated=cfg.ln_form == "annotated",
     )  # fmt: skip
 
 
@@ -118,7 +117,6 @@ def prepare(params: Params, n_bits: int, weights: ModelWeights | None = None) ->
     """Tabulate layer 0 over (token, position) in MidRad arithmetic and stack the layers.
     ``weights``: ``model_weights(params)`` computed once for several N (it must be of these
     very params, unchanged since)."""
-    require_torch_form(params.config, "the per-string float64 kernel")
     cfg = params.config
     n = cfg.check_n_bits(n_bits)
     s = cfg.seq_len(n)
@@ -144,7 +142,7 @@ def prepare(params: Params, n_bits: int, weights: ModelWeights | None = None) ->
                     ctx.param(params["layers.0.norm1.weight"]),
                     ctx.param(params["layers.0.norm1.bias"]),
                 )
-            x, _ = layer_norm_ctx(ctx, y0, cfg.ln_eps, affine)
+            x, _ = layer_norm_ctx(ctx, y0, cfg.ln_eps, affine, form=cfg.ln_form)
         wint = ctx.param(np.ascontiguousarray(params["layers.0.self_attn.in_proj_weight"].T))
         bint = ctx.param(params["layers.0.self_attn.in_proj_bias"])
         qkv = ctx.matmul(x, wint) + bint  # (3, s, 3d)
@@ -184,7 +182,6 @@ def fast_T(
 ) -> tuple[np.ndarray, np.ndarray]:
     """(T, radius) for each string of ``bits`` by the Numba kernel; radius is a rigorous bound
     on |T_exact - T| with ``bounds`` (else zeros). NaN T or infinite/NaN radius: not settled."""
-    require_torch_form(params.config, "the per-string float64 kernel")
     arr = check_bits(bits)
     if tables is None or tables.n_bits != arr.shape[1]:
         tables = prepare(params, arr.shape[1])

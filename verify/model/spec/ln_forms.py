@@ -12,10 +12,14 @@ is "z" of the blowup diagnostics for either form (the paper's z = 1/sqrt(var + e
 case): the factor by which the norm scales its centred input. The reported variance stays the
 population variance of the input in both forms.
 
-Only the reference contexts (``verify.model.generic.reference``: mpmath, arb, the float64 MidRad
-pass) and the numpy float64 passes compute the annotated form; the Numba kernels and the sub-cube
-pass compute torch's form only and refuse any other (:func:`require_torch_form`), so a model is
-never certified with a layer norm other than its own.
+The reference contexts (``verify.model.generic.reference``: mpmath, arb, the float64 MidRad
+pass), the numpy float64 passes, the Numba kernels (per-string, exhaustive) and the double-
+double kernel compute both forms (the kernels from the flag
+``stages.bundles.Scalars.ln_annotated``, with the radius rules of docs/model.md), and so does
+the sub-cube pass (its affine arithmetic has the square root of the unbiased variance). The
+Numba forward (diagnostics) kernel and the torch modules compute torch's form only and refuse any
+other (:func:`require_torch_form`), so a model is never certified with a layer norm other than
+its own.
 """
 
 from __future__ import annotations

@@ -49,6 +49,7 @@ class Scalars(NamedTuple):
     omega: float  # readout bias
     inv_sqrt_dh: float  # float64 midpoint of 1 / sqrt(d_head)
     inv_sqrt_dh_rad: float  # a bound of its error
+    ln_annotated: bool  # the layer-norm form (``verify.model.spec.ln_forms``): True "annotated"
 
 
 class NormAffine(NamedTuple):
@@ -188,7 +189,7 @@ def bundle_type(cls: type, *field_types: types.Type) -> types.Type:
     return BaseTuple.from_types(field_types, cls)
 
 
-SCALARS = bundle_type(Scalars, b1, b1, b1, i8, f8, f8, f8, f8)
+SCALARS = bundle_type(Scalars, b1, b1, b1, i8, f8, f8, f8, f8, b1)
 NORM_AFFINE = bundle_type(NormAffine, A2, A2)
 READOUT = bundle_type(Readout, A1, A1)
 LAYER0_TABLES = bundle_type(Layer0Tables, A3, A3, A5, A5, A4, A4)

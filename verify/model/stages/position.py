@@ -54,23 +54,24 @@ def finish_position(
     f = hid.shape[0]
     k1 = 2 * layer
     eps = sc.eps
+    ann = sc.ln_annotated  # the layer-norm form
     w1t, aw1t, b1v = lw.lin1_t[layer], lw.lin1_t_abs[layer], lw.lin1_bias[layer]
     w2t, aw2t, b2v = lw.lin2_t[layer], lw.lin2_t_abs[layer], lw.lin2_bias[layer]
     if sc.norm_first:
         add_into(y, ry, a, ra, bounds)  # h = y + MHA(LN1(y))
-        layer_norm(y, ry, ln.gains[k1 + 1], ln.biases[k1 + 1], eps, tmp, rtmp, ls, bounds)
+        layer_norm(y, ry, ln.gains[k1 + 1], ln.biases[k1 + 1], eps, ann, tmp, rtmp, ls, bounds)
         matvec(tmp, rtmp, w1t, aw1t, b1v, 0, f, hid, rhid, scratch, bounds)
         relu(hid, rhid, bounds)
         matvec(hid, rhid, w2t, aw2t, b2v, 0, d, tmp, rtmp, scratch, bounds)
         add_into(y, ry, tmp, rtmp, bounds)  # y' = h + FFN(LN2(h))
     else:
         add_into(a, ra, y, ry, bounds)  # d1 = y + MHA(y)
-        layer_norm(a, ra, ln.gains[k1], ln.biases[k1], eps, y, ry, ls, bounds)  # y <- h
+        layer_norm(a, ra, ln.gains[k1], ln.biases[k1], eps, ann, y, ry, ls, bounds)  # y <- h
         matvec(y, ry, w1t, aw1t, b1v, 0, f, hid, rhid, scratch, bounds)
         relu(hid, rhid, bounds)
         matvec(hid, rhid, w2t, aw2t, b2v, 0, d, tmp, rtmp, scratch, bounds)
         add_into(tmp, rtmp, y, ry, bounds)  # d2 = h + FFN(h)
-        layer_norm(tmp, rtmp, ln.gains[k1 + 1], ln.biases[k1 + 1], eps, y, ry, ls, bounds)
+        layer_norm(tmp, rtmp, ln.gains[k1 + 1], ln.biases[k1 + 1], eps, ann, y, ry, ls, bounds)
 
 
 @kernel(
@@ -123,6 +124,7 @@ def finish_position_l2(
     k1 = 2 * layer
     d = y.shape[0]
     eps = sc.eps
+    ann = sc.ln_annotated  # the layer-norm form
     g1, bb1 = ln.gains[k1], ln.biases[k1]
     g2, bb2 = ln.gains[k1 + 1], ln.biases[k1 + 1]
     z1 = zero[0]
@@ -142,7 +144,7 @@ def finish_position_l2(
         if bounds:
             to_l2(rho, one, 1.0, ry, sq_d, rho)  # rho: the error of h
         layer_norm_l2(
-            y, rho, g2, bb2, nm[NB_LN2_GAIN], nm[NB_LN2_BIAS], eps, tmp, rtmp, ls, zero, lip,
+            y, rho, g2, bb2, nm[NB_LN2_GAIN], nm[NB_LN2_BIAS], eps, ann, tmp, rtmp, ls, zero, lip,
             bounds,
         )  # fmt: skip  # rtmp: the error of LN2(h)
         _ffn_l2(layer, lw, wb, nh, tmp, rtmp, hid, rhid, tmp, lip, xmax, z1, one, bounds)
@@ -159,8 +161,9 @@ def finish_position_l2(
         if bounds:
             to_l2(rho, one, 1.0, ra, sq_d, rho)  # rho: the error of y + MHA(y)
         layer_norm_l2(
-            a, rho, g1, bb1, nm[NB_LN1_GAIN], nm[NB_LN1_BIAS], eps, y, ry, ls, zero, lip, bounds
-        )  # y <- h; ry: the error of h
+            a, rho, g1, bb1, nm[NB_LN1_GAIN], nm[NB_LN1_BIAS], eps, ann, y, ry, ls, zero, lip,
+            bounds,
+        )  # fmt: skip  # y <- h; ry: the error of h
         _ffn_l2(layer, lw, wb, nh, y, ry, hid, rhid, tmp, lip, xmax, z1, one, bounds)
         # tmp <- FFN(h); lip: its error
         if bounds:
@@ -171,6 +174,6 @@ def finish_position_l2(
         if bounds:
             to_l2(rho, one, 1.0, rtmp, sq_d, rho)  # rho: the error of h + FFN(h)
         layer_norm_l2(
-            tmp, rho, g2, bb2, nm[NB_LN2_GAIN], nm[NB_LN2_BIAS], eps, y, ry, ls, zero, lip,
+            tmp, rho, g2, bb2, nm[NB_LN2_GAIN], nm[NB_LN2_BIAS], eps, ann, y, ry, ls, zero, lip,
             bounds,
         )  # fmt: skip  # ry: the error of the output

@@ -20,7 +20,7 @@ from verify.model.stages.simd import LANES
 # ``ln_block``, read by ``stages.layer_norm`` and its callers
 LS_MEAN = 0  # mean of the input
 LS_VAR = 1  # biased variance
-LS_Z = 2  # z = 1 / sqrt(var + eps)
+LS_Z = 2  # z = 1 / sqrt(var + eps) (torch's form; ``layer_norm.ln_coefficient``)
 LS_RZ = 3  # a bound of |z_exact - z|
 LS_SABS = 4  # sum_i |v_i|
 LS_CMAX = 5  # max_i |c_i|
@@ -90,7 +90,7 @@ def _ln_block_codegen(context, builder, signature, args):  # pragma: no cover - 
     v, out, ls, gain, bias = (
         context.make_array(signature.args[k])(context, builder, args[k]) for k in range(5)
     )
-    eps, bounds, affine = args[5:8]
+    eps, bounds, affine, annotated = args[5:9]
     i64 = ir.IntType(64)
     dbl = ir.DoubleType()
     vec = ir.VectorType(dbl, LANES)
@@ -107,7 +107,9 @@ def _ln_block_codegen(context, builder, signature, args):  # pragma: no cover - 
         builder.store(value, _row_ptr(builder, base, row, col, nb), align=8)
 
     d_vec = _splat(builder, builder.sitofp(d, dbl))
+    dm1_vec = _splat(builder, builder.sitofp(builder.sub(d, ir.Constant(i64, 1)), dbl))
     eps_vec = _splat(builder, eps)
+    is_annotated = builder.icmp_signed("!=", annotated, ir.Constant(i64, 0))
     rows = {"ss": LS_SS, "sabs": LS_SABS, "csum": LS_CSUM, "cmax": LS_CMAX, "sc": LS_SC}
 
     def group(cols, with_bounds, with_affine):
@@ -138,9 +140,13 @@ def _ln_block_codegen(context, builder, signature, args):  # pragma: no cover - 
             store(means[k], ls, ir.Constant(i64, LS_MEAN), col)
             for n in names:
                 store(builder.load(slots[k][n]), ls, ir.Constant(i64, rows[n]), col)
-            var = builder.fdiv(builder.load(slots[k]["ss"]), d_vec)
+            ss = builder.load(slots[k]["ss"])
+            var = builder.fdiv(ss, d_vec)
             store(var, ls, ir.Constant(i64, LS_VAR), col)
-            zs.append(builder.fdiv(one, builder.call(sqrt, [builder.fadd(var, eps_vec)])))
+            z_torch = builder.fdiv(one, builder.call(sqrt, [builder.fadd(var, eps_vec)]))
+            std = builder.call(sqrt, [builder.fdiv(ss, dm1_vec)])  # the unbiased std
+            z_annotated = builder.fdiv(one, builder.fadd(std, eps_vec))
+            zs.append(builder.select(is_annotated, z_annotated, z_torch))
             store(zs[k], ls, ir.Constant(i64, LS_Z), col)
         if with_affine:
             with cgutils.for_range(builder, d) as loop:
@@ -172,20 +178,22 @@ def _ln_block_codegen(context, builder, signature, args):  # pragma: no cover - 
 
 
 @intrinsic
-def ln_block(typingctx, v, out, ls, gain, bias, eps, bounds, affine):  # pragma: no cover
+def ln_block(typingctx, v, out, ls, gain, bias, eps, bounds, affine, annotated):  # pragma: no cover
     """The sums of a layer norm over the rows of v (d, nb), nb a multiple of 8, for LN_GROUP
-    vectors of 8 strings at a time with the sums in registers: ls[LS_MEAN] = (sum_i v_i) / d,
-    out_i = c_i = v_i - mean, ls[LS_SS] = sum_i c_i^2, ls[LS_VAR] = ss / d, ls[LS_Z] = 1 /
-    sqrt(var + eps); with bounds != 0 also the rows LS_SABS = sum |v_i|, LS_CSUM = sum |c_i|,
-    LS_CMAX = max |c_i| (from 0, NaN skipped), LS_SC = sum c_i; with affine != 0, out_i = c_i z
-    gain_i + bias_i instead of c_i. Every sum runs i = 0, 1, ... from 0.0, each value with the
-    operations of the Numba loops it replaces in ``stages.layer_norm`` and
-    ``dd_l2.layer_norm_lipschitz`` at a zero low part (bit-identical to them). There the sums
-    are of c_i + 0 and of |c_i| + |c_i + 0|: a sum from +0.0 never becomes -0.0, so adding
-    c_i + 0 (+0.0 where c_i = -0.0) gives what adding c_i gives (LS_SC), and |c_i| + |c_i| =
-    2 |c_i| with every partial sum doubled exactly (binary scaling; sums of doubles below the
-    normal range are exact; overflow to inf in both or neither): that sum is 2 LS_CSUM."""
-    sig = types.void(v, out, ls, gain, bias, eps, bounds, affine)
+    vectors of 8 strings at a time with the sums in registers: ls[LS_MEAN] = (sum_i v_i) /
+    d, out_i = c_i = v_i - mean, ls[LS_SS] = sum_i c_i^2, ls[LS_VAR] = ss / d, ls[LS_Z] = 1
+    / sqrt(var + eps), or with annotated != 0 1 / (sqrt(ss / (d - 1)) + eps) (the annotated
+    form, ``stages.layer_norm.ln_coefficient``); with bounds != 0 also the rows LS_SABS =
+    sum |v_i|, LS_CSUM = sum |c_i|, LS_CMAX = max |c_i| (from 0, NaN skipped), LS_SC = sum
+    c_i; with affine != 0, out_i = c_i z gain_i + bias_i instead of c_i. Every sum runs i =
+    0, 1, ... from 0.0, each value with the operations of the Numba loops it replaces in
+    ``stages.layer_norm`` and ``dd_l2.layer_norm_lipschitz`` at a zero low part (bit-
+    identical to them). There the sums are of c_i + 0 and of |c_i| + |c_i + 0|: a sum from
+    +0.0 never becomes -0.0, so adding c_i + 0 (+0.0 where c_i = -0.0) gives what adding c_i
+    gives (LS_SC), and |c_i| + |c_i| = 2 |c_i| with every partial sum doubled exactly
+    (binary scaling; sums of doubles below the normal range are exact; overflow to inf in
+    both or neither): that sum is 2 LS_CSUM."""
+    sig = types.void(v, out, ls, gain, bias, eps, bounds, affine, annotated)
     return sig, _ln_block_codegen
 
 

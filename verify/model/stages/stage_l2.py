@@ -44,22 +44,22 @@ def matvec_l2(
         to_l2(rx, one, spec, rout, math.sqrt(r1 - r0) * (1 + 2 * U), rout)
 
 
-@kernel(types.void(A2, A1, A1, A1, f8, f8, f8, A2, A1, A2, A2, A1, b1))
+@kernel(types.void(A2, A1, A1, A1, f8, f8, f8, b1, A2, A1, A2, A2, A1, b1))
 def layer_norm_l2(
-    v, rv, gain, bias, gmax, bmax, eps, out, rout, ls, zero, lip, bounds
+    v, rv, gain, bias, gmax, bmax, eps, annotated, out, rout, ls, zero, lip, bounds
 ):  # pragma: no cover - jitted
-    """out = gain (v - mean) / sqrt(var + eps) + bias (``layer_norm_scalar``); with bounds,
+    """out = gain (v - mean) z + bias (``layer_norm_scalar``, z of the form); with bounds,
     rout >= |exact - out|_2 given |v_exact - v|_2 <= rv: Lip rv + sqrt(d) r0 with Lip the
     2-norm Lipschitz constant on the ball (gmax >= max|gain|) and r0 the scalar rounding bound
     at v. out must not be v, rout not rv. zero: a (d, BS) array of zeros; lip: scratch (BS,).
     Lip is ``dd_l2.layer_norm_lipschitz`` at (v, 0), from the sums ``layer_norm_scalar`` leaves
     in ls (the same sums, in the same order)."""
-    layer_norm_scalar(v, zero[0], gain, bias, gmax, bmax, eps, out, rout, ls, bounds)
+    layer_norm_scalar(v, zero[0], gain, bias, gmax, bmax, eps, annotated, out, rout, ls, bounds)
     if bounds:
         d = v.shape[0]
         for b in range(BS):
             # the rule's sum of |c_i| + |c_i + 0| is 2 sum |c_i|, exactly (``ln_block``)
             lip[b] = lipschitz_from_sums(
-                ls[LS_SS, b], 2.0 * ls[LS_CSUM, b], ls[LS_SC, b], rv[b], d, eps, gmax
+                ls[LS_SS, b], 2.0 * ls[LS_CSUM, b], ls[LS_SC, b], rv[b], d, eps, annotated, gmax
             )
         to_l2(rv, lip, 1.0, rout, math.sqrt(v.shape[0]) * (1 + 2 * U), rout)

@@ -15,6 +15,8 @@ ball hull loses), so the T enclosure of a sub-cube is far tighter than
 - 1/x on a ball with |x| >= gap > 0: 1/m - t/m^2 + R, |R| <= T^2 / (m^2 gap);
 - x^(-1/2) with x >= gap > 0: m^(-1/2) - t m^(-3/2) / 2 + R, |R| <= 3 T^2 gap^(-5/2) / 8;
   a variance enclosure reaching 0 gives radius inf (never a number), as in MidRad;
+- sqrt of a quantity known >= 0 (the annotated std): a chord over the range clipped at 0
+  (``AffineContext.sqrt_nonneg``); the coefficient 1 / (std + eps) is then the 1/x rule;
 - relu on [lo, hi] with lo < 0 < hi: lam x + c, lam = hi / (hi - lo) (any lam in [0, 1]),
   0 <= c <= max(-lam lo, hi (1 - lam)).
 
@@ -46,10 +48,12 @@ from verify.model.subcube.affine_split import (
     align_generators,
     exp_sum_range,
     linearise_in_range,
+    nonneg_range,
     relax_exp,
     relax_reciprocal,
     relax_relu,
     relax_rsqrt,
+    relax_sqrt,
     split_dominant,
     values_hull,
     vertex_square_terms,
@@ -320,11 +324,13 @@ class AffineContext(MidRadContext):
         return Affine(out_mid, gen, out_rad)
 
     def ln_bound(self, z: MidRad, eps: float) -> MidRad:
-        """|z_i| = |c_i| / sqrt(var + eps) <= sqrt(d var / (var + eps)) <= sqrt(d), and for
-        eps > 0 z is always defined (var >= 0): with eps > 0 an element whose enclosure is not
-        finite (inf or NaN after an overflow) becomes the ball [-sqrt(d), sqrt(d)]. Finite
-        enclosures keep their generators (the bit ranking reads them); at eps = 0 a non-finite
-        enclosure stays (z may be undefined there)."""
+        """|z_i| = |c_i| / sqrt(var + eps) <= sqrt(d var / (var + eps)) <= sqrt(d) (the annotated
+        form: |c_i| / (std_unbiased + eps) <= |c_i| sqrt(d - 1) / |c| <= (d - 1) /
+        sqrt(d)), and for eps > 0 z is always defined (var >= 0): with eps > 0 an
+        element whose enclosure is not finite (inf or NaN after an overflow) becomes the
+        ball [-sqrt(d), sqrt(d)]. Finite enclosures keep their generators (the bit
+        ranking reads them); at eps = 0 a non-finite enclosure stays (z may be undefined
+        there)."""
         z = Affine.of(z)
         if z.gen is None or eps == 0.0:
             return z
@@ -447,6 +453,15 @@ class AffineContext(MidRadContext):
             rest = 4 * U * np.abs(mid) + 6 * U * _gsum(gen) + 0.5 * cube * x.rad + curv
             rad = np.where(gap > 0, up(rest, 8), np.inf)
         return self.fresh(_best_of_split(x, Affine(mid, gen, rad), relax_rsqrt))
+
+    def sqrt_nonneg(self, x: MidRad) -> Affine:
+        """sqrt of a quantity known >= 0 (the annotated std): ``affine_split.relax_sqrt`` over
+        ``nonneg_range`` (which holds every value x takes; the form may reach below 0)."""
+        x = Affine.of(x)
+        if x.gen is None:
+            return self._as_ball(super().sqrt_nonneg, x)
+        lo, hi = nonneg_range(x.mid, x.spread)
+        return self.fresh(Affine(*linearise_in_range(x.mid, x.gen, x.rad, lo, hi, relax_sqrt)))
 
     def relu(self, x: MidRad) -> Affine:
         """Identity on lo >= 0, 0 on hi <= 0, else lam x + c (module doc)."""

@@ -102,6 +102,38 @@ def relax_reciprocal(c: np.ndarray, w: np.ndarray) -> tuple[np.ndarray, np.ndarr
         return s * alpha, lam, np.where((np.abs(c) - w) * (1 - U) > 0, rho, np.inf)
 
 
+def nonneg_range(mid: np.ndarray, spread: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """[lo, hi] holding [mid - spread, mid + spread] (rounded outward) with lo clipped at 0: every
+    value of a quantity known >= 0 whose form has this midpoint and spread."""
+    with np.errstate(all="ignore"):
+        slack = U * (np.abs(mid) + spread)
+        return np.maximum((mid - spread) - slack, 0.0), (mid + spread) + slack
+
+
+def relax_sqrt(c: np.ndarray, w: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """sqrt on the values >= 0 of [c - W, c + W] (a quantity known >= 0: the annotated layer
+    norm's unbiased variance), i.e. on [a, b] = [max(c - W, 0), c + W]: sqrt is concave, so
+    with the chord slope lam = (sqrt b - sqrt a) / (b - a) > 0, h(x) = sqrt(x) - lam x is
+    concave, its minimum on [a, b] is at an endpoint and its maximum over all x >= 0 is
+    h(1 / (4 lam^2)) = 1 / (4 lam). So sqrt(c + t) = lam c + lam t + [h_min, 1 / (4 lam)];
+    every product and sum gets a rounding slack. Radius inf when the slope is not finite and
+    positive (b = 0, or a NaN)."""
+    with np.errstate(all="ignore"):
+        a = np.maximum(np.nextafter(c - w, -np.inf), 0.0)
+        b = np.nextafter(c + w, np.inf)
+        fa, fb = np.sqrt(a), np.sqrt(b)
+        lam = (fb - fa) / (b - a)
+        lam = np.where(b > a, lam, 0.5 / fb)
+        h_min = np.minimum(fa - lam * a, fb - lam * b)
+        h_max = 0.25 / lam
+        alpha = lam * c + 0.5 * (h_max + h_min)
+        mag = fa + fb + np.abs(lam) * (np.abs(a) + np.abs(b) + np.abs(c)) + np.abs(h_max)
+        mag = mag + np.abs(h_min) + np.abs(alpha)
+        rho = 0.5 * (h_max - h_min) + 8 * U * mag + TINY
+        ok = np.isfinite(rho) & np.isfinite(alpha) & (lam > 0)
+        return alpha, lam, np.where(ok, up(rho, 8), np.inf)
+
+
 def relax_relu(c: np.ndarray, w: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """relu on [lo, hi] = [c - W, c + W]: the identity (lo >= 0), 0 (hi <= 0), else
     lam (c + t) + top / 2 +- top / 2 with lam = hi / (hi - lo) and 0 <= relu(x) - lam x <= top =

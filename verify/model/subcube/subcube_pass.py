@@ -48,7 +48,6 @@ import numpy as np
 from verify.model.arithmetic.contexts import MidRadContext
 from verify.model.generic.reference import run_generic
 from verify.model.spec.label_rule import LABEL_UNCERTAIN, _labels_from_midrad
-from verify.model.spec.ln_forms import require_torch_form
 from verify.model.spec.params import Params
 from verify.model.subcube.affine import Affine, AffineContext
 
@@ -92,7 +91,6 @@ def subcube_T(
     eps = 0). generators (B, N): each bit's noise-symbol generator in T (the linear part of
     T's dependence on that bit, signed; 0 for fixed bits), used only to rank bits and to aim
     the probes of :func:`certify_subcubes`."""
-    require_torch_form(params.config, "the sub-cube pass")
     n = bits.shape[1]
     mids, rads, weights = [], [], []
     for start in range(0, bits.shape[0], _BATCH):
@@ -187,7 +185,6 @@ def certify_subcubes(
     """Labels settled by sub-cube bounds with the branching policy of the module doc:
     ``budget`` bounds in all (default :func:`default_budget`; unlimited when only ``cap`` is
     given), ``cap`` sub-cubes per level at most (default: the budget)."""
-    require_torch_form(params.config, "the sub-cube pass")
     if budget is None:
         budget = default_budget(params, n) if cap is None else 1 << n + 1
     cap = budget if cap is None else cap

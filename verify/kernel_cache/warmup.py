@@ -7,7 +7,7 @@ module of ``verify.boolean`` and ``verify.model`` but the ``DEFERRED`` ones (ker
 check calls: they compile on first use), times it and reports how many kernels were compiled
 and how many came from the cache, so that the report shows compilation as its own step and no
 check's run time includes it. When the cache lacks a kernel, the kernel modules are compiled
-in parallel processes in the order their imports allow (``verify.report.compile_pool``), and
+in parallel processes in the order their imports allow (``verify.kernel_cache.compile_pool``), and
 this process then loads them from the cache.
 
 The cache lives next to the sources (``verify/**/__pycache__/*.nbi, *.nbc``) when that folder is
@@ -26,7 +26,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from verify.report.compile_pool import (
+from verify.kernel_cache.compile_pool import (
     can_spawn,
     compile_units,
     import_unit,
