@@ -64,6 +64,18 @@ SYMBOLIC = [
     "hr_thm_6.chain_cap_growth",
     "sec_6_random_functions.chain_radius",
     "sec_6_random_functions.chain_biased_mean",
+    "lemma_4_2.chain_sequential",
+    "lemma_4_4.chain_slice",
+]
+# symbolic, with a size enumerated (heads; layers and heads for Lemma 3.1 and 3.2's tightness)
+SIZES = [
+    "lemma_2_9.chain_c_infl",
+    "lemma_2_9.chain_c_infl_value",
+    "cor_3_3.chain_bound",
+    "cor_3_4.chain_n_star",
+    "lemma_3_1.chain_coefficients",
+    "lemma_3_1.chain_c_lip",
+    "lemma_3_2.chain_beta_lower",
 ]
 
 
@@ -73,9 +85,9 @@ def test_the_symbolic_chains_are_proved_symbolically() -> None:
         assert obligation_class(ob) == "chain proved", ob_id
         v = ob.prove()
         assert v.status == "proved" and "symbolically" in v.detail, (ob_id, v)
-    for ob_id in ("lemma_2_9.chain_c_infl", "lemma_2_9.chain_c_infl_value"):
-        assert obligation_class(OBLIGATIONS[ob_id]) == "instance"  # H = 1, 2, 3 heads
-        assert OBLIGATIONS[ob_id].prove().status == "proved"
+    for ob_id in SIZES:
+        assert obligation_class(OBLIGATIONS[ob_id]) == "instance", ob_id
+        assert OBLIGATIONS[ob_id].prove().status == "proved", ob_id
 
 
 def test_the_code_runs_in_the_symbolic_arithmetic_unchanged() -> None:
@@ -146,6 +158,14 @@ WEAKENINGS = [
      "lemma_2_9.chain_c_infl"),
     ("C_infl: the MLP's ||W_1|| dropped", bounds, "infl_ffn_factor", lambda lay: lay.w2,
      "lemma_2_9.chain_c_infl"),
+    ("C_Lip: sqrt(D - 1) -> sqrt(D - 2)", bounds, "lip_ln_gain_coefficient",
+     lambda d: math.sqrt(max(d - 2, 0)), "lemma_3_1.chain_coefficients"),
+    ("Cor 3.3: the exponent 2K -> K", bounds, "cor_3_3_exponent", bounds.lemma_3_2_exponent,
+     "cor_3_3.chain_bound"),
+    ("the sequential bound: u0 without its 1", small_ball, "sequential_shift",
+     lambda d, a, s: math.log((s * _SBC(d, a)) ** (1.0 / (d - 1))), "lemma_4_2.chain_sequential"),
+    ("the slice bound: V_k halved", cube_covering, "unit_ball_volume",
+     _halved(small_ball.unit_ball_volume), "lemma_4_4.chain_slice"),
     ("the spectral norms halved", norms, "parameter_norms", _spectral_halved,
      "lemma_2_9.chain_parameter_norms"),
     ("box_norms: the token difference halved", norms, "box_norms", _box_halved,

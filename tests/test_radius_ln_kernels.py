@@ -13,13 +13,14 @@ lipschitz_from_sums``).
 Constructions (``STAGES``) that make each new term weigh: gains != 1 per coordinate (7, -0.01,
 3, 0.5), the unbiased std comparable to eps (1e-6), D = 2 (D / (D - 1) = 2), an input ball as
 wide as the centred values (the square-root term of the std's radius near 0), zero input radius
-(only the roundings of sqrt, + eps and 1 / t), eps = 0. Each stage kernel's radius must be >= the
-reference's (1 - REL), and the kernel's ball must hold the exact LN (arb, 256 bits) at the
-midpoint and at every corner of the input box; printed: kernel / reference and the largest
-exact error / radius. Whole models: the per-string, exhaustive (L = 1, 2) and double-double
-kernels against the references and arb's exact T. The sub-cube pass: its sqrt of the unbiased
-variance (a chord relaxation, ``subcube.affine_split.relax_sqrt``) against exact values on
-forms away from, touching and near 0, and its bound of T against every string of a sub-cube.
+(only the roundings of sqrt, + eps and 1 / t), eps = 0, an input ball whose variance radius is
+~0.4 of the variance (the low ends of the std's and of 1/t's balls). Each stage kernel's radius
+must be >= the reference's (1 - REL), and the kernel's ball must hold the exact LN (arb, 256
+bits) at the midpoint and at every corner of the input box; printed: kernel / reference and the
+largest exact error / radius. Whole models: the per-string, exhaustive (L = 1, 2) and double-
+double kernels against the references and arb's exact T. The sub-cube pass: its sqrt of the
+unbiased variance (a chord relaxation, ``subcube.affine_split.relax_sqrt``) against exact values
+on forms away from, touching and near 0, and its bound of T against every string of a sub-cube.
 
 Runs without the JIT too (``tests/test_radius_mutations.py`` runs it against the issue-44
 kernel mutants of ``tests/_radius_mutants_tiers.py``).
@@ -74,9 +75,11 @@ def _stage_cases() -> dict[str, tuple]:
         "rounding_only": (np.array([1.25, -0.3, 0.7]), 0.0, np.array([1.5, -2.0, 0.25]),
                           np.array([0.5, 0.0, -1.0]), 1e-6),
         "ball_near_zero": (np.array([1e-8, -1e-8]), 0.7e-8, np.array([3.0, 0.5]), np.zeros(2),
-                           1e-3),
+                           4e-8),
         "eps0": (np.array([0.4, -1.1, 2.3, 0.05]), 1e-12, np.array([1.0, 4.0, -0.3, 2.0]),
                  np.zeros(4), 0.0),
+        "wide_ball": (np.array([1.0, -1.0, 0.2]), 0.09, np.array([1.0, 2.0, -0.5]), np.zeros(3),
+                      1e-6),
     }  # fmt: skip
 
 

@@ -21,7 +21,8 @@ killed by ``tests/test_radius_l2_dd.py``, ``tests/test_radius_l2_exhaustive.py``
 sub-cube's op-level containment test) and issue 40's 2: 105 mutants, 258 s wall at load 6-10
 on 2 cores, 123 CPU-seconds (88 of them with a process per run: 948 s at load 8-9), the runs
 forked from a server that did the imports once (``tests/_radius_forkserver.py``) and going
-file by file until one fails.
+file by file until one fails. Issue 44's 12 mutants of the annotated layer norm in the kernels
+(killed by ``tests/test_radius_ln_kernels.py``): 117 mutants, 432 s wall at load 5-8.
 """
 
 from __future__ import annotations

@@ -21,7 +21,7 @@ from typing import Any
 import numpy as np
 from flint import arb
 
-from verify.proofs.compose import c_infl_composed, iv, lipschitz_composed, sqrt_iv
+from verify.proofs.compose import iv, lipschitz_composed, sqrt_iv
 from verify.proofs.core import Verdict
 from verify.proofs.interval import Iv
 from verify.proofs.methods import custom_step
@@ -266,59 +266,6 @@ def _beta_max(nm: Any) -> Iv:
     return (iv(1) + zmax).ipow(k)
 
 
-def _lip_cases() -> Iterator[Case]:
-    for nm in configs():
-
-        def coded(nm: Any = nm) -> tuple:
-            got = code("lemma_3_1.chain_coefficients")(nm)
-            want = lipschitz_composed(nm)
-            extra = [math.nan] if set(got) != set(want) else []
-            return tuple(got.get(k, math.nan) for k in want) + tuple(extra)
-
-        def comp(nm: Any = nm) -> tuple:
-            want = lipschitz_composed(nm)
-            got = code("lemma_3_1.chain_coefficients")(nm)
-            extra = (iv(0),) if set(got) != set(want) else ()
-            return tuple(want.values()) + extra
-
-        yield _cfg_point(nm), coded, comp
-
-
-def _c_lip_cases() -> Iterator[Case]:
-    for nm in configs():
-
-        def comp(nm: Any = nm) -> Iv:
-            total = iv(0)
-            for v in lipschitz_composed(nm).values():
-                total = total + v.ipow(2)
-            return sqrt_iv(total)
-
-        yield _cfg_point(nm), (lambda nm=nm: code("lemma_3_1.chain_c_lip")(nm)), comp
-
-
-def _cor_3_3_cases() -> Iterator[Case]:
-    for nm in configs():
-
-        def comp(nm: Any = nm) -> Iv:
-            a, bt = c_infl_composed(nm)
-            return iv(nm.w) * a.max(bt) * _beta_max(nm).ipow(2)
-
-        yield _cfg_point(nm), (lambda nm=nm: code("cor_3_3.chain_bound")(nm)), comp
-
-
-def _cor_3_4_cases() -> Iterator[Case]:
-    rng = np.random.default_rng(34)
-    for nm in configs(eos_only=True):
-        xi = float(10 ** rng.uniform(-3, 0))
-
-        def comp(nm: Any = nm, xi: float = xi) -> Iv:
-            a, bt = c_infl_composed(nm)
-            return _log10(iv(nm.w) * a.max(bt) * _beta_max(nm).ipow(2) * (iv(2) * iv(xi)).inv())
-
-        pt = {**_cfg_point(nm), "xi": xi}
-        yield pt, (lambda nm=nm, xi=xi: code("cor_3_4.chain_n_star")(nm, xi)), comp
-
-
 def _prop_3_5_cases() -> Iterator[Case]:
     from verify.model import n_params, param_shapes
     from verify.theory.norms import box_norms
@@ -341,48 +288,6 @@ def _prop_3_5_cases() -> Iterator[Case]:
         yield pt, (lambda cfg=cfg, b=b, xi=xi: code("prop_3_5.chain_cap")(cfg, b, xi)), comp
 
 
-_points_step(
-    "lemma_3_1.chain_coefficients",
-    "Lemma 3.1",
-    "Step 5: the constant",
-    "docs/derivations.md#lemma-31",
-    _lip_cases,
-    facts=(
-        "lemma_2_9.chain_parameter_norms",
-        "lemma_3_1.ln_step",
-        "lemma_3_1.value_term",
-        "lemma_3_1.reweighting",
-        "lemma_3_1.head_output",
-        "lemma_3_1.ffn_identity",
-        "lemma_3_1.readout_identity",
-        "lemma_3_1.out_proj_identity",
-        "axiom.triangle",
-    ),
-)
-_points_step(
-    "lemma_3_1.chain_c_lip",
-    "Lemma 3.1",
-    "Step 5: the constant",
-    "docs/derivations.md#lemma-31",
-    _c_lip_cases,
-    facts=("lemma_3_1.group_combine", "lemma_3_1.chain_coefficients"),
-)
-_points_step(
-    "cor_3_3.chain_bound",
-    "Cor 3.3",
-    "Derivation",
-    "docs/derivations.md#cor-33",
-    _cor_3_3_cases,
-    facts=("lemma_2_9.chain_parameter_norms", "cor_3_3.compose", "lemma_2_9.chain_c_infl"),
-)
-_points_step(
-    "cor_3_4.chain_n_star",
-    "Cor 3.4",
-    "Derivation",
-    "docs/derivations.md#cor-34",
-    _cor_3_4_cases,
-    facts=("lemma_2_9.chain_parameter_norms", "cor_3_4.n_star", "lemma_2_9.chain_c_infl"),
-)
 _points_step(
     "prop_3_5.chain_cap",
     "Prop 3.5",

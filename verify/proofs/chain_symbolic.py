@@ -74,6 +74,33 @@ def _union_cases() -> Iterator[SymCase]:
         yield {"t": str(tt)}, Call(ob, tt, D, a, K, S), lambda: sp.S.One
 
 
+def _slice_composed(dl: sp.Expr, d: sp.Expr, k: sp.Expr, hw: sp.Expr, s_: sp.Expr) -> sp.Expr:
+    """lemma_4_4's slice bound: S V_k (D delta)^{k/2} / sqrt(1 - k/D) / (2w)^k, V_k the unit
+    k-ball's volume (axiom.ball_volume), det = 1 - k/D (lemma_4_4.gram_det), at most 1."""
+    vk = sp.pi ** (k / 2) / sp.gamma(k / 2 + 1)
+    return sp.Min(1, s_ * vk * sp.sqrt(d * dl) ** k / sp.sqrt(1 - k / d) / (2 * hw) ** k)
+
+
+def _sequential_cases() -> Iterator[SymCase]:
+    """Q(K, (D - 1)(log t - K u0)), u0 = log(1 + (S C)^{1/(D-1)}) (lemma_4_2.sequential_shift,
+    lemma_4_2.gamma_tail), with C the coded small_ball_constant on symbols (equal to C_SB:
+    small_ball.chain_constant); log t > K u0 is t = e^{K u0 + v/(D-1)}, v > 0, else the bound
+    is 1."""
+    ob = "lemma_4_2.chain_sequential"
+    d = E + 1
+    u0_ = sp.log(1 + (S * code_on_symbols("small_ball.chain_constant")(d, a)) ** (1 / sp.S(E)))
+    yield (
+        {"t": "exp(K u0 + v/(D-1)), v > 0", "D": "1 + E"},
+        Call(ob, sp.exp(K * u0_ + v / E), d, a, K, S),
+        lambda: sp.uppergamma(K, E * (sp.log(sp.exp(K * u0_ + v / E)) - K * u0_)) / sp.gamma(K),
+    )
+    yield (
+        {"t": "exp(K u0 - u), u >= 0", "D": "1 + E"},
+        Call(ob, sp.exp(K * u0_ - u0), d, a, K, S),
+        lambda: sp.S.One,
+    )
+
+
 _DOM_DA = "D >= 1, a > 0"
 _TABLE = [
     ("small_ball.chain_constant", "Small-ball bound",
@@ -95,6 +122,17 @@ _TABLE = [
     ("lemma_4_2.chain_union", "Lemma 4.2", "Blowup tail, union bound", DOC0 + "#2-lemma-42",
      _union_cases, "t > 1 (and the constant branch at t = 1, 2^-K), integer D, K, S >= 1, a > 0",
      ("lemma_4_2.union", "small_ball.chain_z_tail")),
+    ("lemma_4_2.chain_sequential", "Lemma 4.2", "Blowup tail, sequential conditioning",
+     DOC0 + "#2-lemma-42", _sequential_cases,
+     "t > 0 (both sides of log t = K u0), integer D >= 2, K, S >= 1, a > 0",
+     ("lemma_4_2.sequential_shift", "lemma_4_2.sequential_exp", "lemma_4_2.gamma_tail",
+      "small_ball.chain_constant")),
+    ("lemma_4_4.chain_slice", "Lemma 4.4", "Certified slices: explicit slice bound",
+     DOC0 + "#4-lemma-44",
+     lambda: _one({"k": "k", "D": "D"},
+                  Call("lemma_4_4.chain_slice", delta, D, kk + 1, w, S),
+                  lambda: _slice_composed(delta, D, kk + 1, w, S)),
+     "delta, w > 0, integer D, k, S >= 1", ("lemma_4_4.gram_det", "lemma_4_4.slice_quadratic")),
     ("lemma_4_2.chain_markov_factor", "Lemma 4.2", "Neighbourhood", DOC0 + "#2-lemma-42",
      lambda: _one({"N": "N", "k": "k"},
                   Call("lemma_4_2.chain_markov_factor", N, kk),

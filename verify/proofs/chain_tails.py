@@ -13,7 +13,7 @@ import sympy as sp
 from flint import arb
 
 from verify.proofs.chain import CODE, Case, _points_step, ball, code
-from verify.proofs.compose import ev, iv, sqrt_iv
+from verify.proofs.compose import ev, iv
 from verify.proofs.core import Verdict
 from verify.proofs.eps_zero import C_SB
 from verify.proofs.interval import Iv
@@ -67,16 +67,6 @@ def _tail_points(seed: int) -> Iterator[tuple[float, int, float, int, int]]:
         yield float(10 ** r.uniform(0.5, 25)), d, a, k, s
 
 
-def _sequential_cases() -> Iterator[Case]:
-    for t, d, a, k, s in _tail_points(4):
-        pt = {"t": t, "D": d, "a": a, "K": k, "S": s}
-        yield (
-            pt,
-            (lambda p=(t, d, a, k, s): code("lemma_4_2.chain_sequential")(*p)),
-            (lambda p=(t, d, a, k, s): _sequential(*p)),
-        )
-
-
 def _neighbourhood_cases() -> Iterator[Case]:
     r = _rng(5)
     for t, d, a, k, _ in _tail_points(5):
@@ -96,26 +86,6 @@ def _neighbourhood_cases() -> Iterator[Case]:
             (lambda p=(t, d, a, k, n, kk, eos): code("lemma_4_2.chain_neighbourhood")(*p)),
             comp,
         )
-
-
-def _slice_cases() -> Iterator[Case]:
-    r = _rng(6)
-    for _ in range(N):
-        d = int(r.integers(4, 17))
-        k, w, s = int(r.integers(1, 4)), float(10 ** r.uniform(-2, 0)), int(r.integers(1, 40))
-        delta = float(10 ** r.uniform(-6, -1))
-
-        def comp(d: int = d, k: int = k, w: float = w, s: int = s, delta: float = delta) -> Iv:
-            vk = ball(arb.pi() ** (arb(k) / 2) / (arb(k) / 2 + 1).gamma())
-            per = (
-                vk
-                * sqrt_iv(iv(d) * iv(delta)).ipow(k)
-                * sqrt_iv(iv(1) + -(iv(Fraction(k, d)))).inv()
-            )
-            return (iv(s) * per * (iv(2) * iv(w)).ipow(-k)).min(iv(1))
-
-        pt = {"delta": delta, "D": d, "k": k, "half_width": w, "S": s}
-        yield pt, (lambda p=(delta, d, k, w, s): code("lemma_4_4.chain_slice")(*p)), comp
 
 
 def _cor_5_cases() -> Iterator[Case]:
@@ -170,28 +140,12 @@ def _noise_points(seed: int) -> Iterator[tuple[int, float, float]]:
 
 
 _points_step(
-    "lemma_4_2.chain_sequential",
-    "Lemma 4.2",
-    "Blowup tail, sequential conditioning",
-    DOC0 + "#2-lemma-42",
-    _sequential_cases,
-    facts=("lemma_4_2.sequential_shift", "lemma_4_2.sequential_exp", "lemma_4_2.gamma_tail"),
-)
-_points_step(
     "lemma_4_2.chain_neighbourhood",
     "Lemma 4.2",
     "Neighbourhood",
     DOC0 + "#2-lemma-42",
     _neighbourhood_cases,
     facts=("lemma_4_2.neighbourhood",),
-)
-_points_step(
-    "lemma_4_4.chain_slice",
-    "Lemma 4.4",
-    "Certified slices: explicit slice bound",
-    DOC0 + "#4-lemma-44",
-    _slice_cases,
-    facts=("lemma_4_4.gram_det", "lemma_4_4.slice_quadratic"),
 )
 _points_step(
     "hr_cor_5.chain_bound",
@@ -271,32 +225,4 @@ custom_step(
         "lemma_4_2.neighbourhood",
         "small_ball.chain_constant",
     ),
-)
-
-
-# ---- H&R Cor 5's edge and c_r forms; Lemma 3.2's tightness lower bound
-def _beta_lower_cases() -> Iterator[Case]:
-    from verify.proofs.chain import _cfg_point, configs
-    from verify.theory.norms import ln_input_norm_bounds
-
-    for nm in configs():
-
-        def comp(nm=nm) -> Iv:
-            d, eps = nm.config.d_model, iv(nm.config.ln_eps)
-            out = iv(1)
-            for b in ln_input_norm_bounds(nm):  # var <= B_k^2 / D (lemma_3_2.variance_le_norm)
-                v = iv(b).ipow(2) * iv(d).inv() + eps
-                out = out * (iv(1) + sqrt_iv(v).inv())
-            return out
-
-        yield _cfg_point(nm), (lambda nm=nm: code("lemma_3_2.chain_beta_lower")(nm)), comp
-
-
-_points_step(
-    "lemma_3_2.chain_beta_lower",
-    "Lemma 3.2",
-    "Tightness: var <= B_k^2 / D",
-    "docs/derivations.md#lemma-32",
-    _beta_lower_cases,
-    facts=("lemma_3_2.variance_le_norm",),
 )

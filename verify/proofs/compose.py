@@ -47,16 +47,6 @@ def ev(expr: sp.Expr, **values: Iv) -> Iv:
     return _CACHE[expr](env)
 
 
-_ZERO = iv(0)
-
-
-def _sum_sq_root(xs: list[Iv]) -> Iv:
-    total = _ZERO
-    for x in xs:
-        total = total + x.ipow(2)
-    return sqrt_iv(total)
-
-
 class IvArith:
     """Rigorous interval arithmetic for the compositions (the chains at points)."""
 
@@ -227,10 +217,6 @@ def _add(*forms: Form) -> Form:
     return out
 
 
-def _scale(s: Iv, f: Form) -> Form:
-    return {k: s * v for k, v in f.items()}
-
-
 def lipschitz_composed(nm: Any) -> Form:
     """The per-group coefficients L_g of Lemma 3.1 composed from the steps (group names as
     in ``verify.theory.bounds.lipschitz_coefficients``); groups with coefficient 0 dropped.
@@ -240,70 +226,91 @@ def lipschitz_composed(nm: Any) -> Form:
 
 @_memoised(lambda: tuple(LIP.items()))
 def _lipschitz_composed(nm: Any) -> tuple[tuple[str, Iv], ...]:
+    form = lipschitz_form(nm, IvArith)
+    return tuple((k, v) for k, v in sorted(form.items()) if not (v.lo == 0 and v.hi == 0))
+
+
+def lipschitz_form(nm: Any, ar: Any = IvArith) -> dict[str, Any]:
+    """Every group's coefficient L_g of Lemma 3.1 composed from the steps, in the arithmetic
+    ``ar`` (zero coefficients included)."""
     cfg = nm.config
     d = cfg.d_model
-    rd = sqrt_iv(iv(d))
-    sd = sqrt_iv(iv(cfg.d_head))
-    eps = iv(cfg.ln_eps)
-    gain_c = ev(LIP["ln_gain"], D=iv(d))
+    rd = ar.sqrt(ar.num(d))
+    sd = ar.sqrt(ar.num(cfg.d_head))
+    eps = ar.num(cfg.ln_eps)
+    gain_c = ar.ev(LIP["ln_gain"], D=ar.num(d))
+    one = ar.num(1)
 
-    def norm(name: str, g: float, inp: Form) -> Form:
-        out = _scale(ev(LIP["ln_input"], g=iv(g), epsilon=eps), inp)
+    def scale(s: Any, f: Form) -> Form:
+        return {k: s * v for k, v in f.items()}
+
+    def sum_sq_root(xs: list) -> Any:
+        return ar.sqrt(_sum(ar.sq(x) for x in xs))
+
+    def norm(name: str, g: Any, inp: Form) -> Form:
+        out = scale(ar.ev(LIP["ln_input"], g=ar.num(g), epsilon=eps), inp)
         if cfg.ln_affine:
-            out = _add(out, {name + ".weight": gain_c, name + ".bias": ev(LIP["ln_bias"])})
+            out = _add(out, {name + ".weight": gain_c, name + ".bias": ar.ev(LIP["ln_bias"])})
         return out
 
-    def attention(p: str, lay: Any, y: Iv, inp: Form) -> Form:
+    def attention(p: str, lay: Any, y: Any, inp: Form) -> Form:
         heads, vbar = [], []
         for i, hd in enumerate(lay.heads):
-            qn, kn = iv(hd.wq) * y + iv(hd.bq), iv(hd.wk) * y + iv(hd.bk)
-            dq = _add(_scale(iv(hd.wq), inp), {f"{p}q{i}.w": y, f"{p}q{i}.b": iv(1)})
-            dk = _add(_scale(iv(hd.wk), inp), {f"{p}k{i}.w": y, f"{p}k{i}.b": iv(1)})
+            wq, wk, wv = ar.num(hd.wq), ar.num(hd.wk), ar.num(hd.wv)
+            qn, kn = wq * y + ar.num(hd.bq), wk * y + ar.num(hd.bk)
+            dq = _add(scale(wq, inp), {f"{p}q{i}.w": y, f"{p}q{i}.b": one})
+            dk = _add(scale(wk, inp), {f"{p}k{i}.w": y, f"{p}k{i}.b": one})
             dv = _add(
-                _scale(iv(hd.wv), inp),
-                {f"{p}v{i}.w": ev(LIP["value_w"], Y=y), f"{p}v{i}.b": ev(LIP["value_b"])},
+                scale(wv, inp),
+                {f"{p}v{i}.w": ar.ev(LIP["value_w"], Y=y), f"{p}v{i}.b": ar.ev(LIP["value_b"])},
             )
-            rw = ev(LIP["reweight"], V=iv(hd.wv), Y=y, sd=sd)
-            heads.append(_add(dv, _scale(rw, _add(_scale(kn, dq), _scale(qn, dk)))))
-            vbar.append(iv(hd.wv) * y + iv(hd.bv))
+            rw = ar.ev(LIP["reweight"], V=wv, Y=y, sd=sd)
+            heads.append(_add(dv, scale(rw, _add(scale(kn, dq), scale(qn, dk)))))
+            vbar.append(wv * y + ar.num(hd.bv))
         keys = sorted({k for h in heads for k in h})
-        comb = {k: _sum_sq_root([h.get(k, _ZERO) for h in heads]) for k in keys}
-        out = _scale(iv(lay.wo), comb)
+        zero = ar.num(0)
+        comb = {k: sum_sq_root([h.get(k, zero) for h in heads]) for k in keys}
+        out = scale(ar.num(lay.wo), comb)
         return _add(
             out,
             {
-                p + "self_attn.out_proj.weight": _sum_sq_root(vbar),
-                p + "self_attn.out_proj.bias": iv(1),
+                p + "self_attn.out_proj.weight": sum_sq_root(vbar),
+                p + "self_attn.out_proj.bias": one,
             },
         )
 
-    def ffn(p: str, lay: Any, y: Iv, inp: Form) -> Form:
-        pre = _add(_scale(iv(lay.w1), inp), {p + "linear1.weight": y, p + "linear1.bias": iv(1)})
+    def ffn(p: str, lay: Any, y: Any, inp: Form) -> Form:
+        w1 = ar.num(lay.w1)
+        pre = _add(scale(w1, inp), {p + "linear1.weight": y, p + "linear1.bias": one})
         return _add(
-            _scale(iv(lay.w2), pre),
-            {p + "linear2.weight": iv(lay.w1) * y + iv(lay.b1), p + "linear2.bias": iv(1)},
+            scale(ar.num(lay.w2), pre),
+            {p + "linear2.weight": w1 * y + ar.num(lay.b1), p + "linear2.bias": one},
         )
 
-    e: Form = {"token_embedding": iv(1)}
+    e: Form = {"token_embedding": one}
     if cfg.pos_encoding == "learned":
-        e["pos_embedding"] = iv(1)
-    y_out = iv(nm.emb_max)
+        e["pos_embedding"] = one
+    y_out = ar.num(nm.emb_max)
     for i, lay in enumerate(nm.layers):
         p = f"layers.{i}."
-        y1, y2 = iv(lay.g1) * rd + iv(lay.n1), iv(lay.g2) * rd + iv(lay.n2)
+        y1 = ar.num(lay.g1) * rd + ar.num(lay.n1)
+        y2 = ar.num(lay.g2) * rd + ar.num(lay.n2)
         if cfg.norm_first:
             h = _add(e, attention(p, lay, y1, norm(p + "norm1", lay.g1, e)))
             e = _add(h, ffn(p, lay, y2, norm(p + "norm2", lay.g2, h)))
         else:
-            y_in = iv(nm.emb_max) if i == 0 else y_out
+            y_in = ar.num(nm.emb_max) if i == 0 else y_out
             h = norm(p + "norm1", lay.g1, _add(e, attention(p, lay, y_in, e)))
             e = norm(p + "norm2", lay.g2, _add(h, ffn(p, lay, y1, h)))
             y_out = y2
     if cfg.norm_first:
         e = norm("final_norm", nm.gf, e)
-        y_out = iv(nm.gf) * rd + iv(nm.nf)
+        y_out = ar.num(nm.gf) * rd + ar.num(nm.nf)
     t = _add(
-        _scale(iv(nm.w), e),
-        {"readout.weight": ev(LIP["readout_w"], Y_out=y_out), "readout.bias": ev(LIP["readout_b"])},
+        scale(ar.num(nm.w), e),
+        {
+            "readout.weight": ar.ev(LIP["readout_w"], Y_out=y_out),
+            "readout.bias": ar.ev(LIP["readout_b"]),
+        },
     )
-    return tuple((k, v) for k, v in sorted(t.items()) if not (v.lo == 0 and v.hi == 0))
+    return t

@@ -17,10 +17,13 @@ Script (one shape for all; each piece is tried and only Coq decides):
    sqrt b >= 0, sqrt b * sqrt b = b when b >= 0, sqrt b > 0 when b > 0.
 2. A hypothesis with denominators is also given cleared of them (n <= 0 with l - r = n/d,
    d > 0: the fraction sympy's ``together`` finds over the atoms, checked by ``field``).
-3. The conclusion: with denominators, by the same fraction (``field`` for the identity, the
-   denominator's sign factor by factor, the numerator's sign by ``lra``/``nra``); without, by
-   case splits on Rabs/Rmax/Rmin and ``lra``/``nra``; identities by ``field``/``ring``.
-   Side conditions of the conclusion are proved first, by the same tactics.
+3. Hints nra does not find itself (it multiplies pairs of hypotheses): (x -+ y)^2 >= 0 for the
+   goal's cross terms, 0 <= the monomials (and their sub-products) whose factors are >= 0.
+4. The conclusion: Rmax / Rmin / Rabs at its top split into one goal per argument; a goal
+   with denominators by the same fraction (``field`` for the identity, the signs of d and n
+   factor by factor, in both orientations); else case splits on Rabs/Rmax/Rmin and
+   ``lra``/``nra``; identities by ``field``/``ring``. The conclusion's side conditions are
+   proved first, by the same tactics.
 """
 
 from __future__ import annotations
@@ -50,10 +53,6 @@ Proof.
   intros l r n d E D N. assert (0 < / d) by (apply Rinv_0_lt_compat; lra).
   assert (n / d < 0) by (unfold Rdiv; nra). lra.
 Qed.
-Lemma frac_ge : forall l r n d, r - l = n / d -> 0 < d -> n <= 0 -> l >= r.
-Proof. intros l r n d E D N. apply Rle_ge. apply (frac_le r l n d); assumption. Qed.
-Lemma frac_gt : forall l r n d, r - l = n / d -> 0 < d -> n < 0 -> l > r.
-Proof. intros l r n d E D N. apply (frac_lt r l n d); assumption. Qed.
 Lemma frac_eq : forall l r n d, l - r = n / d -> n = 0 -> l = r.
 Proof. intros l r n d E N. rewrite N in E. unfold Rdiv in E. lra. Qed.
 Lemma clear_le : forall l r n d, l <= r -> l - r = n / d -> 0 < d -> n <= 0.
@@ -321,14 +320,6 @@ def _rational_gcd(cs: Sequence[sp.Rational]) -> sp.Rational:
 
 
 # ----------------------------------------------------------------------------- scripts
-_FRAC = {
-    sp.LessThan: ("frac_le", False, "<="),
-    sp.StrictLessThan: ("frac_lt", False, "<"),
-    sp.GreaterThan: ("frac_ge", True, "<="),
-    sp.StrictGreaterThan: ("frac_gt", True, "<"),
-}
-
-
 def _fraction(atoms: _Atoms, lhs: sp.Expr, rhs: sp.Expr) -> tuple[sp.Expr, sp.Expr] | None:
     """(n, d) with lhs - rhs = n / d over the atoms and d not constant, or None."""
     g = sp.together(atoms.conv(lhs) - atoms.conv(rhs))
@@ -382,40 +373,72 @@ def _hints(atoms: _Atoms, names: CoqNames, claim: Claim) -> list[str]:
 def _goal_script(claim: Claim, atoms: _Atoms, names: CoqNames) -> list[str]:
     r = claim.goal
     t = lambda e: coq_term(e, names)  # noqa: E731
-    rw = f"rewrite {', '.join(n for n, _ in atoms.equations)} in *" if atoms.equations else ""
-    rewrite = [rw + "."] if rw else []
+    rw = _rw_in(atoms)
     if isinstance(r, sp.Equality):
         frac = _fraction(atoms, r.lhs, r.rhs)
         if frac is None:
-            return [*rewrite, "first [ ring | field_close | (split_nonsmooth; close) ]."]
+            return [f"{rw}first [ ring | field_close | (split_nonsmooth; close) ]."]
         n, d = frac
-        eq = f"{t(r.lhs)} - {t(r.rhs)} = {t(n)} / {t(d)}"
         return [
-            f"assert (FE : {eq}) by ({_rw(atoms)}field_close).",
-            *rewrite,
-            f"apply (frac_eq _ _ ({t(n)}) ({t(d)}) FE).",
-            "first [ ring | field_close | (split_nonsmooth; close) ].",
+            f"first [ (apply (frac_eq _ _ ({t(n)}) ({t(d)})); [ {_rw(atoms)}field_close"
+            f" | {rw}first [ ring | field_close | (split_nonsmooth; close) ] ])"
+            f" | ({rw}first [ ring | field_close | (split_nonsmooth; close) ]) ]."
         ]
     if isinstance(r, sp.Unequality):
-        return [*rewrite, "intro.", "subst_defs; split_nonsmooth; close."]
-    kind = next((k for k in _FRAC if isinstance(r, k)), None)
-    if kind is None:
-        raise Untranslatable(f"goal {type(r).__name__}", r)
-    lemma, flip, _ = _FRAC[kind]
-    frac = _fraction(atoms, r.rhs, r.lhs) if flip else _fraction(atoms, r.lhs, r.rhs)
-    plain = "subst_defs; split_nonsmooth; close."
-    if frac is None:
-        return [*rewrite, plain]
-    tries = []
-    for n, d in _sign_variants(*frac):
-        l, rr = (r.rhs, r.lhs) if flip else (r.lhs, r.rhs)
-        eq = f"{t(l)} - {t(rr)} = {t(n)} / {t(d)}"
-        tries.append(
-            f"(assert (FE : {eq}) by ({_rw(atoms)}field_close);"
-            f" {rw + ';' if rw else ''} apply ({lemma} _ _ ({t(n)}) ({t(d)}) FE);"
-            " [ sgn | split_nonsmooth; sgn ])"
+        return [f"{rw}intro.", "subst_defs; split_nonsmooth; close."]
+    return [_ineq_tactic(r, atoms, names) + "."]
+
+
+def _ineq_tactic(r: sp.Basic, atoms: _Atoms, names: CoqNames) -> str:
+    """A tactic for the inequality ``r``: >= and > turned into <= and <; Rmax on the small
+    side and Rmin on the large side split into one goal per argument, Rabs on the small side
+    into two (Rabs_le, Rabs_def1); then the fraction n/d (the sign of d and of n, factor by
+    factor, in both orientations); else case splits and lra/nra."""
+    ne = dict(evaluate=False)
+    if isinstance(r, sp.GreaterThan):
+        return f"(apply Rle_ge; {_ineq_tactic(sp.LessThan(r.rhs, r.lhs, **ne), atoms, names)})"
+    if isinstance(r, sp.StrictGreaterThan):
+        return (
+            f"(apply Rlt_gt; {_ineq_tactic(sp.StrictLessThan(r.rhs, r.lhs, **ne), atoms, names)})"
         )
-    return [f"first [ {' | '.join(tries)} | ({rw + ';' if rw else ''} {plain[:-1]}) ]."]
+    if not isinstance(r, (sp.LessThan, sp.StrictLessThan)):
+        raise Untranslatable(f"goal {type(r).__name__}", r)
+    strict = isinstance(r, sp.StrictLessThan)
+    rel = sp.StrictLessThan if strict else sp.LessThan
+    sub = lambda a, b: _ineq_tactic(rel(a, b, **ne), atoms, names)  # noqa: E731
+    small, big = r.lhs, r.rhs
+    tries = []
+    if isinstance(small, sp.Max):
+        head = sp.Max(*small.args[:-1], **ne) if len(small.args) > 2 else small.args[0]
+        lub = "Rmax_lub_lt" if strict else "Rmax_lub"
+        tries.append(f"(apply {lub}; [ {sub(head, big)} | {sub(small.args[-1], big)} ])")
+    elif isinstance(big, sp.Min):
+        head = sp.Min(*big.args[:-1], **ne) if len(big.args) > 2 else big.args[0]
+        glb = "Rmin_glb_lt" if strict else "Rmin_glb"
+        tries.append(f"(apply {glb}; [ {sub(small, head)} | {sub(small, big.args[-1])} ])")
+    elif isinstance(small, sp.Abs):
+        a = small.args[0]
+        neg = sp.Mul(-1, big, evaluate=False)
+        if strict:
+            tries.append(f"(apply Rabs_def1; [ {sub(a, big)} | {sub(neg, a)} ])")
+        else:
+            tries.append(f"(apply Rabs_le; split; [ {sub(neg, a)} | {sub(a, big)} ])")
+    frac = _fraction(atoms, small, big)
+    if frac is not None:
+        t = lambda e: coq_term(e, names)  # noqa: E731
+        lemma = "frac_lt" if strict else "frac_le"
+        for n, d in _sign_variants(*frac):
+            tries.append(
+                f"(apply ({lemma} _ _ ({t(n)}) ({t(d)})); [ {_rw(atoms)}field_close"
+                f" | {_rw_in(atoms)}sgn | {_rw_in(atoms)}split_nonsmooth; sgn ])"
+            )
+    tries.append(f"({_rw_in(atoms)}subst_defs; split_nonsmooth; close)")
+    return tries[0] if len(tries) == 1 else f"first [ {' | '.join(tries)} ]"
+
+
+def _rw_in(atoms: _Atoms) -> str:
+    """Rewrite every exp term as a power of its group's atom, everywhere (never fails)."""
+    return f"rewrite ?{', ?'.join(n for n, _ in atoms.equations)} in *; " if atoms.equations else ""
 
 
 def _rw(atoms: _Atoms) -> str:
