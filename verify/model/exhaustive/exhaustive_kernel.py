@@ -143,14 +143,10 @@ def exhaustive_chunk(
     c_lo = chunk * n_blk // n_chunks
     c_hi = (chunk + 1) * n_blk // n_chunks
     diag = dg.on
-    # the variances of every norm's input at every position of KB blocks (diagnostics)
-    vblk = np.zeros((KB, n_norms, s, BS) if diag else (1, 1, 1, 1))
+    vblk = np.zeros((KB, n_norms, s, BS) if diag else (1, 1, 1, 1))  # norms' input variances
     lnvar = np.zeros((2, BS))
-    qm2 = np.empty((2, d, BS))  # attention_row_mid's scratch: two heads at a time
-    um2 = np.empty((2, d, BS))
-    pm2 = np.empty((2, s, BS))
-    pr2 = np.zeros((2, s, BS))
-    bt2 = np.empty((2, BS))
+    qm2, um2 = np.empty((2, d, BS)), np.empty((2, d, BS))  # attention_row_mid's scratch
+    pm2, pr2, bt2 = np.empty((2, s, BS)), np.zeros((2, s, BS)), np.empty((2, BS))
     toks = np.empty((KB, s), dtype=np.int64)  # tokens of the positions >= lo_bits
     yms = np.empty((KB, s, d, BS))  # the residual stream of KB blocks
     yrs = np.zeros((KB, s, BS))
