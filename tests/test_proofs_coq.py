@@ -67,6 +67,8 @@ def test_translation_of_terms() -> None:
     x, y, n = sp.Symbol("x", real=True), sp.Symbol("R", real=True), sp.Symbol("n", integer=True)
     names = CoqNames([x, y, n], integers=True)
     assert names[y] == "v_R"  # R is the type of the reals: renamed
+    h1 = sp.Symbol("H1", real=True)  # a name the proof scripts give a hypothesis
+    assert CoqNames([h1])[h1] == "v_H1"
     assert coq_term(sp.sqrt(x + 1) / (x**2 * y), names) == "((sqrt (1 + x)) / v_R / (x ^ 2))"
     assert coq_term((x + 1) ** sp.Rational(-3, 2), names) == "(/ ((sqrt (1 + x)) ^ 3))"
     assert coq_term(sp.exp(-2 * y) + sp.Abs(x), names) == "((Rabs x) + (exp ((-2) * v_R)))"

@@ -276,14 +276,15 @@ class _Atoms:
         raise Untranslatable(type(e).__name__, e)
 
     def _inverse_facts(self, dt: str) -> None:
-        """/ d > 0 when d > 0 (< 0 when d < 0), and d * / d = 1 when d <> 0 (each tried)."""
+        """/ d > 0 when d > 0 (< 0 when d < 0, by lra only: rare, and a failing nra is the
+        slow part), and d * / d = 1 when d <> 0 (each tried)."""
         if dt in self.inverted:
             return
         self.inverted.add(dt)
         self.facts += [
             f"try (assert (0 < {dt}) by (first [ assumption | close ]);"
             f" pose proof (Rinv_0_lt_compat {dt} ltac:(assumption))).",
-            f"try (assert ({dt} < 0) by (first [ assumption | close ]);"
+            f"try (assert ({dt} < 0) by (first [ assumption | lra ]);"
             f" pose proof (Rinv_lt_0_compat {dt} ltac:(assumption))).",
             f"try (assert ({dt} <> 0) by (first [ assumption | close ]);"
             f" pose proof (Rinv_r {dt} ltac:(assumption))).",
