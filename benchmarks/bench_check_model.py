@@ -1,5 +1,6 @@
-"""check-model's analysis against its flop floor: the certified table, the diagnostic pass and
-the whole analysis, wall and CPU seconds, side by side with the floor of each.
+"""check-model's analysis against its flop floor: the certified table, the one pass (table and
+diagnostics), the plain diagnostic pass and the whole analysis, wall and CPU seconds, side by
+side with the floor of each.
 
 The model: (D, L, H) (default (128, 2, 2): Hahn & Rofin's paper size) in the layout ``--layout
 hr`` (Hahn & Rofin's: token and position tables of width D/2 concatenated, learned positions
@@ -12,22 +13,28 @@ Floors (flops x 2^N / (rate x cores)):
 - the certified table: ``verify.sizes.table_flops_per_string`` (the exhaustive kernel's
   stages, benchmarks/limit.py) at the rate of the kernel's own dense product
   (``limit.machine_rate``, one thread);
-- the diagnostic pass (every position of every layer, ``plain.diagnostics``): 2 (4 D^2 +
+- the one pass (``verify.model.certified.onepass.table_and_diagnostics``, what check-model
+  runs): the table's flops plus the last layer at the other S - 1 positions
+  (``verify.sizes.onepass_flops_per_string``) at that rate;
+- the plain diagnostic pass (every position of every layer, ``plain.diagnostics``; what
+  check-model ran after the table before the one pass, and still runs where the exhaustive
+  kernel does not apply: another layer-norm form, parameter balls): 2 (4 D^2 +
   2 D d_ff) + 4 S D per position and layer (products, scores and weighted sums; the layer
   norms not counted), less layer 0's q, k, v projections (6 D^2 per position, tabulated by
   (token, position)), at the single-thread BLAS rate of np.dot on the kernel's shapes
   (:func:`blas_rate`).
 
-Timed in one process after a warm-up: ``truth_table`` (the certified table), the diagnostic
-pass (``verify.model.certified.cube.diagnostics_pass``) and check-model's whole analysis
-(``verify.commands.check_model.analyse``: both, the profile and the statements). The load
+Timed in one process after a warm-up: ``truth_table`` (the certified table), the one pass, the
+plain diagnostic pass (``verify.model.certified.cube.diagnostics_pass``) and check-model's
+whole analysis (``verify.commands.check_model.analyse``: the one pass, the profile and the
+statements; its floor is the one pass's). The load
 average is printed before and after each timing and CPU seconds (user + system of the
 process) next to wall seconds: on a shared machine the CPU seconds are the comparable number.
 ``--stages numpy`` also times the diagnostic pass with the numpy engine (the reference) and
 checks that both give the same blowups to 1e-9.
 
 Run by hand: ``python benchmarks/bench_check_model.py [--N 16 20] [-D 128] [--L 2] [-H 2]
-[--layout hr|spec] [--norm post|pre] [--stages table diagnostics numpy analyse]``. The rates
+[--layout hr|spec] [--norm post|pre] [--stages table onepass diagnostics numpy analyse]``. The rates
 are measured in the run: on a loaded machine they drop with the timings, so the floors and
 ratios are only meaningful on idle cores.
 """
@@ -52,7 +59,7 @@ from limit import machine_rate
 from verify._threads import blas_on_one_thread
 from verify.boolean.function import all_bit_strings
 from verify.model import ModelConfig, forward, init_params, truth_table
-from verify.sizes import table_flops_per_string
+from verify.sizes import onepass_flops_per_string, table_flops_per_string
 
 
 def flops_per_string(
@@ -145,14 +152,15 @@ def main() -> None:
     ap.add_argument(
         "--stages",
         nargs="+",
-        choices=["table", "diagnostics", "numpy", "analyse"],
-        default=["table", "diagnostics", "analyse"],
-        help="what to time (default: table diagnostics analyse; numpy: the diagnostic pass"
-        " with the numpy engine too, compared with the Numba one)",
+        choices=["table", "onepass", "diagnostics", "numpy", "analyse"],
+        default=["table", "onepass", "analyse"],
+        help="what to time (default: table onepass analyse; diagnostics: the plain diagnostic"
+        " pass; numpy: that pass with the numpy engine too, compared with the Numba one)",
     )
     args = ap.parse_args()
     from verify.commands.check_model import analyse
     from verify.model.certified.cube import diagnostics_pass
+    from verify.model.certified.onepass import table_and_diagnostics
 
     rate_table = machine_rate()
     print(f"{cores()} cores; the table kernel's product: {rate_table:.1f} GFLOP/s on one thread")
@@ -163,18 +171,25 @@ def main() -> None:
         analyse(params, 3)  # every kernel compiled or loaded
         rate_blas = blas_rate(cfg.d_model, cfg.d_ff, s)
         f_table = table_flops_per_string(cfg.d_model, cfg.n_heads, cfg.d_ff, cfg.n_layers, s)
+        f_one = onepass_flops_per_string(cfg.d_model, cfg.n_heads, cfg.d_ff, cfg.n_layers, s)
         f_diag = flops_per_string(cfg.d_model, cfg.d_ff, cfg.n_layers, s, layer0_table=True)
         floor_table = f_table * 2.0**n / (rate_table * 1e9 * cores())
+        floor_one = f_one * 2.0**n / (rate_table * 1e9 * cores())
         floor_diag = f_diag * 2.0**n / (rate_blas * 1e9 * cores())
         print(
             f"(D, L, H) = ({cfg.d_model}, {cfg.n_layers}, {cfg.n_heads}), d_ff = {cfg.d_ff},"
             f" {args.layout} layout, {args.norm}-LN, N = {n} (S = {s}): per string"
-            f" {f_table / 1e6:.3g} MFLOP (table) + {f_diag / 1e6:.3g} MFLOP (diagnostic pass);"
-            f" BLAS {rate_blas:.1f} GFLOP/s on one thread"
+            f" {f_table / 1e6:.3g} MFLOP (table), {f_one / 1e6:.3g} MFLOP (one pass: table and"
+            f" diagnostics); the two passes before it: the table + {f_diag / 1e6:.3g} MFLOP"
+            f" (plain diagnostic pass); BLAS {rate_blas:.1f} GFLOP/s on one thread"
         )
         if "table" in args.stages:
             w, c, tt = timed(lambda: truth_table(params, n))  # noqa: B023
             print(line("certified table", w, c, floor_table) + f" {tt.counts}")
+        if "onepass" in args.stages:
+            w, c, (tt, res) = timed(lambda: table_and_diagnostics(params, n))  # noqa: B023
+            print(line("one pass (table and diagnostics)", w, c, floor_one)
+                  + f" {tt.counts}; max beta {np.nanmax(res.beta):.6g}")  # fmt: skip
         if "diagnostics" in args.stages or "numpy" in args.stages:
             w, c, res = timed(lambda: diagnostics_pass(params, n))  # noqa: B023
             print(line("diagnostic pass", w, c, floor_diag))
@@ -187,7 +202,7 @@ def main() -> None:
                   + f"; beta equal to 1e-9: {same}")  # fmt: skip
         if "analyse" in args.stages:
             w, c, out = timed(lambda: analyse(params, n))  # noqa: B023
-            print(line("whole analysis", w, c, floor_table + floor_diag))
+            print(line("whole analysis", w, c, floor_one))
             print(f"    max beta {out['beta_max']:.6g}, {out['truth_table']}")
         peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
         print(f"  peak memory of the process so far: {peak:.0f} MB")

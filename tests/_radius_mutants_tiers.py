@@ -73,10 +73,24 @@ def _rows(n_rows: int):
     return rows
 
 
+def _dots_rows2(a, a2, x, init, init2, out, out2) -> None:
+    """``dots_rows`` twice (issue 40's two-head intrinsic)."""
+    _dots_rows(a, x, init, out)
+    _dots_rows(a2, x, init2, out2)
+
+
+def _mix_rows2(p, p2, x, out, out2) -> None:
+    """``mix_rows`` twice (issue 40's two-head intrinsic)."""
+    _mix_rows(p, x, out)
+    _mix_rows(p2, x, out2)
+
+
 INTRINSICS = {
     **{f"rows{n}": _rows(n) for n in (16, 8, 4, 1)},
     "dots_rows": _dots_rows,
+    "dots_rows2": _dots_rows2,
     "mix_rows": _mix_rows,
+    "mix_rows2": _mix_rows2,
     "dist2_rows": _dist2_rows,
     "norms_rows": _norms_rows,
 }

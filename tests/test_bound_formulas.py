@@ -23,7 +23,14 @@ from scipy import stats
 
 from verify.model import ModelConfig, init_params, param_shapes
 from verify.registry.core import all_statements, load_all
-from verify.theory import bounds, eps_zero_bounds, hahn_rofin, small_ball, zero_sensitivity
+from verify.theory import (
+    bounds,
+    eps_zero_bounds,
+    hahn_rofin,
+    packing,
+    small_ball,
+    zero_sensitivity,
+)
 from verify.theory.norms import n_layer_norms, parameter_norms
 from verify.theory.random_functions import chen_stein_radius
 
@@ -161,8 +168,8 @@ def test_lemma_3_1_and_prop_3_5() -> None:
     m = int(sum(int(np.prod(s)) for s in param_shapes(cfg).values()))
     c_lip = mpmath.mpf(bounds.c_lip_box(cfg, box))
     diam = 2 * box * mpmath.sqrt(m)  # one half-width B for every entry: 2 B sqrt(M)
-    _close(bounds.diameter(cfg, box), diam)
-    _close(bounds.log10_prop_3_5(cfg, box, xi), m * mpmath.log10(1 + c_lip * diam / xi), 1e-10)
+    _close(packing.diameter(cfg, box), diam)
+    _close(packing.log10_prop_3_5(cfg, box, xi), m * mpmath.log10(1 + c_lip * diam / xi), 1e-10)
 
 
 def test_thm_4_5() -> None:

@@ -12,7 +12,7 @@ import sympy as sp
 
 from verify.errors import ValidationError
 from verify.model import ModelConfig, Params, forward, init_params, n_params
-from verify.theory import bounds, norms
+from verify.theory import bounds, norms, packing
 
 # ----------------------------------------------------------------------------- sympy: layer norm
 
@@ -300,9 +300,9 @@ def test_k_is_the_number_of_layer_norms():
 def test_diameter_and_prop_3_5_formula():
     cfg = ModelConfig(d_model=4, n_layers=1, n_heads=1, ln_eps=0.1)
     m = n_params(cfg)
-    assert bounds.diameter(cfg, 0.5) == pytest.approx(2 * 0.5 * math.sqrt(m))
-    expected = m * math.log10(1 + bounds.c_lip_box(cfg, 0.5) * bounds.diameter(cfg, 0.5) / 0.1)
-    assert bounds.log10_prop_3_5(cfg, 0.5, 0.1) == pytest.approx(expected)
+    assert packing.diameter(cfg, 0.5) == pytest.approx(2 * 0.5 * math.sqrt(m))
+    expected = m * math.log10(1 + bounds.c_lip_box(cfg, 0.5) * packing.diameter(cfg, 0.5) / 0.1)
+    assert packing.log10_prop_3_5(cfg, 0.5, 0.1) == pytest.approx(expected)
 
 
 def test_n_star_and_cor_3_3_consistent():
@@ -338,7 +338,7 @@ def test_validation_errors():
     with pytest.raises(ValidationError, match="config"):
         bounds.n_star(init_params(cfg, "uniform", 0), 0.1)
     with pytest.raises(ValidationError, match="xi"):
-        bounds.log10_prop_3_5(cfg, 1.0, 0.0)
+        packing.log10_prop_3_5(cfg, 1.0, 0.0)
     with pytest.raises(ValidationError, match="box"):
         norms.box_norms(cfg, -1.0)
     with pytest.raises(ValidationError, match="params"):

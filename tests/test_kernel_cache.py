@@ -5,12 +5,16 @@ modules compile in worker processes, in import order, into the cache this proces
 from __future__ import annotations
 
 import os
+import shutil
 import subprocess
 import sys
 import uuid
 from pathlib import Path
 
-from verify._numba import dependencies
+import numba
+from numba.core.caching import _CacheLocator
+
+from verify._numba import dependencies, module_file
 from verify.kernel_cache.compile_pool import compile_units, kernel_units
 from verify.kernel_cache.warmup import DEFERRED, kernel_modules
 
@@ -92,6 +96,50 @@ def test_editing_a_callee_recompiles_its_callers(tmp_path: Path) -> None:
     assert plain == 4
 
 
+#: a process of another environment sharing the checkout: a venv whose Numba is another version
+#: (only the cache reads ``numba.__version__``: it is the index files' version field)
+ANOTHER_NUMBA = "import numba; numba.__version__ = '0.0.0+another-venv'; "
+RUN_COUNTS = (
+    "import {pkg}.caller as a; "
+    "print(sum(a.g.stats.cache_hits.values()), sum(a.g.stats.cache_misses.values()))"
+)
+
+
+def test_each_environment_keeps_its_own_cache_entries(tmp_path: Path) -> None:
+    """Issue 43 item 5: Numba's index file holds one Numba version; a process of another version
+    found it "empty", compiled, and rewrote it with its own entry only, so the README's example
+    (one venv) and pytest or `train` (another venv, on the same checkout) recompiled every kernel
+    after each other. Each environment (Numba version, CPU target) now has its own files."""
+    pkg = _package(tmp_path, 1)
+    env = {
+        **os.environ,
+        "PYTHONPATH": os.pathsep.join([str(tmp_path), str(REPO)]),
+        "NUMBA_CACHE_DIR": str(tmp_path / "cache"),
+    }
+    envs = {
+        "this venv": ("", {}),
+        "another Numba": (ANOTHER_NUMBA, {}),
+        "another CPU target": ("", {"NUMBA_CPU_NAME": "generic"}),
+    }
+
+    def run(name: str) -> tuple[int, int]:
+        prefix, extra = envs[name]
+        code = prefix + RUN_COUNTS.format(pkg=pkg)
+        out = subprocess.run(
+            [sys.executable, "-c", code], env={**env, **extra},
+            capture_output=True, text=True, check=True,
+        )  # fmt: skip
+        hits, misses = map(int, out.stdout.split())
+        return hits, misses
+
+    for name in envs:
+        assert run(name) == (0, 1), name  # compiled in each environment once
+    for name in envs:
+        assert run(name) == (1, 0), name  # and loaded: no environment wiped another's entry
+    indexes = sorted((tmp_path / "cache").rglob("caller.g-*.nbi"))
+    assert len(indexes) == 3, indexes
+
+
 def test_the_salt_covers_callees_and_constants() -> None:
     deps = dependencies("verify.model.exhaustive.exhaustive_kernel")
     for mod in (
@@ -157,18 +205,49 @@ def _damage(kind: str, index: Path) -> None:
 PROFILE = [sys.executable, "-m", "verify", "profile", "--family", "majority", "-N", "5"]
 
 
-def test_a_damaged_cache_entry_is_discarded_and_compiled_again() -> None:
-    """Garbage or empty ``.nbc`` files and garbage ``.nbi`` index files made every later
-    command exit 1 with Numba's unpickling traceback. Each kind of damage, done to the entries
-    of a kernel ``profile`` loads, is now one line naming the cache directory; the command's
-    output is the undamaged one, and the next run loads the rebuilt entry silently."""
-    from verify.boolean import kernels
+def _kernel_dirs() -> list[Path]:
+    """The folders of every kernel module (the deferred ones too)."""
+    return sorted({module_file(name).parent for name in kernel_modules(deferred=True)})
 
-    index = Path(kernels.popcount64._cache._cache_file._index_path)
-    env = {
+
+def _cache_folder(source_dir: Path) -> Path:
+    """Where this process's Numba keeps the cache of the kernels in ``source_dir``."""
+    if numba.config.CACHE_DIR:
+        sub = _CacheLocator.get_suitable_cache_subpath(str(source_dir / "x.py"))
+        return Path(numba.config.CACHE_DIR) / sub
+    return source_dir / "__pycache__"
+
+
+def _private_cache(dest: Path) -> dict[str, str]:
+    """A copy of this checkout's kernel cache in ``dest`` and the environment that uses it: the
+    tests below damage entries or write others' beside them, which must not reach the cache
+    that the user's own commands (or other tests) read at the same time."""
+    for folder in _kernel_dirs():
+        target = dest / _CacheLocator.get_suitable_cache_subpath(str(folder / "x.py"))
+        target.mkdir(parents=True, exist_ok=True)
+        cache = _cache_folder(folder)
+        for path in cache.glob("*.nb[ic]") if cache.is_dir() else ():
+            shutil.copy2(path, target / path.name)
+    return {
         **os.environ,
         "PYTHONPATH": os.pathsep.join([str(REPO), os.environ.get("PYTHONPATH", "")]),
+        "NUMBA_CACHE_DIR": str(dest),
     }
+
+
+def test_a_damaged_cache_entry_is_discarded_and_compiled_again(tmp_path: Path) -> None:
+    """Garbage or empty ``.nbc`` files and garbage ``.nbi`` index files made every later
+    command exit 1 with Numba's unpickling traceback. Each kind of damage, done to the entries
+    of a kernel ``profile`` loads (in a copy of the cache), is now one line naming the cache
+    directory; the command's output is the undamaged one, and the next run loads the rebuilt
+    entry silently."""
+    from verify.boolean import kernels
+
+    env = _private_cache(tmp_path / "cache")
+    folder = Path(kernels.__file__).parent
+    index = (
+        tmp_path / "cache" / _CacheLocator.get_suitable_cache_subpath(str(folder / "x.py"))
+    ) / kernels.popcount64._cache._cache_file._index_name
     clean = subprocess.run(PROFILE, env=env, capture_output=True, text=True)
     assert clean.returncode == 0, clean.stderr
     assert index.is_file()
@@ -184,36 +263,70 @@ def test_a_damaged_cache_entry_is_discarded_and_compiled_again() -> None:
     assert again.returncode == 0 and "Numba cache" not in again.stderr, again.stderr
 
 
+#: every kernel (the deferred ones too): for each dispatcher, its signatures loaded from the
+#: cache and compiled here; one line per dispatcher "name loaded compiled signatures"
 LOAD_ALL = """
-import importlib, sys
-from numba.core.registry import CPUDispatcher
+import importlib
 from verify.kernel_cache.warmup import kernel_modules
 from verify.kernel_cache.compile_pool import module_dispatchers
-misses = []
-loaded = 0
 for name in kernel_modules(deferred=True):
     for disp in module_dispatchers(importlib.import_module(name)):
-        loaded += sum(disp.stats.cache_hits.values())
-        if sum(disp.stats.cache_misses.values()):
-            misses.append(name + "." + disp.py_func.__qualname__)
-print(loaded, " ".join(misses))
+        print(name + "." + disp.py_func.__qualname__, sum(disp.stats.cache_hits.values()),
+              sum(disp.stats.cache_misses.values()), len(disp.overloads))
 """
+#: a process of another environment (ANOTHER_NUMBA) that compiles the Boolean kernels into the
+#: same cache, says how many, goes on compiling the model's kernels, then waits to be stopped
+WRITER = (
+    ANOTHER_NUMBA
+    + """
+import sys
+import verify.boolean.kernels as k
+from verify.kernel_cache.compile_pool import module_dispatchers
+print(sum(sum(d.stats.cache_misses.values()) for d in module_dispatchers(k)), flush=True)
+import verify.model
+sys.stdin.read()
+"""
+)
 
 
-def test_a_second_process_loads_every_kernel_from_the_cache_while_another_runs() -> None:
-    """Issue 43 item 5: the README's Python example recompiled 65 kernels while pytest or
-    `train` ran from the same checkout. Once the cache is warm, two processes that load every
-    kernel (the deferred ones too) at the same time both load each one from the cache: no
-    process writes an entry the other then misses."""
-    env = {
+def _loads(out: str) -> dict[str, tuple[int, int, int]]:
+    rows = [line.split() for line in out.splitlines() if line.strip()]
+    return {name: (int(a), int(b), int(c)) for name, a, b, c in rows}
+
+
+def test_a_second_process_loads_every_kernel_from_the_cache_while_another_runs(
+    tmp_path: Path,
+) -> None:
+    """Issue 43 item 5: the README's Python example recompiled its 65 kernels after pytest or
+    `train` had run from the same checkout in another venv (another Numba version rewrote every
+    index it used). Here, in one cache, a process of another environment compiles the Boolean
+    kernels and goes on compiling the model's while two processes load every kernel: each loads
+    every signature of every kernel from the cache and compiles none."""
+    cmd = [sys.executable, "-c", LOAD_ALL]
+    shared = {
         **os.environ,
         "PYTHONPATH": os.pathsep.join([str(REPO), os.environ.get("PYTHONPATH", "")]),
     }
-    cmd = [sys.executable, "-c", LOAD_ALL]
-    subprocess.run(cmd, env=env, capture_output=True, text=True, check=True)  # warm
-    procs = [subprocess.Popen(cmd, env=env, stdout=subprocess.PIPE, text=True) for _ in range(2)]
-    outs = [p.communicate()[0].split(maxsplit=1) for p in procs]
+    subprocess.run(cmd, env=shared, capture_output=True, text=True, check=True)  # warm
+    env = _private_cache(tmp_path / "cache")
+    writer = subprocess.Popen(
+        [sys.executable, "-c", WRITER],
+        env=env, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True,
+    )  # fmt: skip
+    try:
+        compiled = writer.stdout.readline()  # the Boolean kernels' entries are written
+        assert compiled.strip().isdigit() and int(compiled) > 0, f"the writer said {compiled!r}"
+        procs = [
+            subprocess.Popen(cmd, env=env, stdout=subprocess.PIPE, text=True) for _ in range(2)
+        ]
+        outs = [p.communicate()[0] for p in procs]
+        assert writer.poll() is None  # it ran all along (it waits on its stdin to end)
+    finally:
+        writer.kill()
+        writer.communicate()
     assert all(p.returncode == 0 for p in procs)
-    for loaded, *missed in outs:
-        assert int(loaded) > 50
-        assert not missed, f"compiled again instead of loaded: {missed}"
+    for out in outs:
+        loads = _loads(out)
+        assert len(loads) > 50 and any(name.startswith("verify.boolean") for name in loads)
+        missed = {name: row for name, row in loads.items() if row[1] or row[0] != row[2]}
+        assert not missed, f"compiled instead of loaded (loaded, compiled, signatures): {missed}"

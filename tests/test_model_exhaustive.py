@@ -142,7 +142,7 @@ def _finish_layer_1(
         1, tb.per_string.scalars, tb.layers, tb.norms, tb.bounds, yo, ryo, ao, rao,
         np.empty((d, BS)), np.zeros(BS), np.empty((f, BS)), np.zeros(BS), np.empty((d, BS)),
         np.zeros(BS), np.zeros(BS), np.empty((LS_ROWS, BS)), np.zeros((d, BS)), np.ones(BS),
-        np.zeros(BS), np.zeros(BS), True,
+        np.zeros(BS), np.zeros(BS), True, np.zeros((2, BS)),
     )  # fmt: skip
     return yo, ryo
 
@@ -269,11 +269,11 @@ def _attention_l2(p: Params, x: np.ndarray, rho: np.ndarray, i: int) -> tuple[np
         abs_l2(x[j], np.zeros((d, BS)), xn[j])
     att, ratt = np.empty((d, BS)), np.zeros(BS)
     attention_row_l2(
-        x, rho, xm, xn, i, tb.layers.in_wt[1], tb.layers.in_b[1], tb.bounds.head[1],
-        tb.bounds.l2[1], sc.n_heads, sc.inv_sqrt_dh, sc.inv_sqrt_dh_rad, np.zeros(BS), att,
-        ratt, np.empty((d, BS)), np.zeros(BS), np.empty((d, BS)), np.zeros(BS),
-        np.empty((s, BS)), np.zeros((s, BS)), np.zeros((s, BS)), np.zeros((s, BS)),
-        np.zeros((SV_ROWS, BS)), True,
+        x, rho, xm, xn, i, tb.layers.in_wt[1], tb.layers.in_b[1], tb.layers.keys_w[1],
+        tb.layers.zero_d, tb.bounds.head[1], tb.bounds.l2[1], sc.n_heads, sc.inv_sqrt_dh,
+        sc.inv_sqrt_dh_rad, np.zeros(BS), att, ratt, np.empty((d, BS)), np.zeros(BS),
+        np.empty((d, BS)), np.zeros(BS), np.empty((s, BS)), np.zeros((s, BS)),
+        np.zeros((s, BS)), np.zeros((s, BS)), np.zeros((SV_ROWS, BS)), True,
     )  # fmt: skip
     return att, ratt
 

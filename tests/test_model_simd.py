@@ -187,6 +187,35 @@ def test_column_sums_match_the_sequential_loops(s: int, d: int, nb: int) -> None
         assert _eq(got, want)
 
 
+@pytest.mark.parametrize(("s", "d", "nb"), [(21, 16, 64), (3, 5, 8), (9, 33, 24)])
+def test_two_head_column_sums_are_the_one_head_sums(s: int, d: int, nb: int) -> None:
+    """``dots_rows2`` and ``mix_rows2`` (two sums per pass over x) give each sum of
+    ``dots_rows`` and ``mix_rows`` bit for bit."""
+    from numba import njit
+
+    from verify.model.stages import register_sums as rsum
+
+    @njit
+    def run(a, a2, x, init, init2, p, p2, outs):  # pragma: no cover
+        rsum.dots_rows(a, x, init, outs[0])
+        rsum.dots_rows(a2, x, init2, outs[1])
+        rsum.dots_rows2(a, a2, x, init, init2, outs[2], outs[3])
+        rsum.mix_rows(p, x, outs[4])
+        rsum.mix_rows(p2, x, outs[5])
+        rsum.mix_rows2(p, p2, x, outs[6], outs[7])
+
+    rng = np.random.default_rng(s + d)
+    x = _hard_values(rng, (s, d, nb))
+    a, a2 = _hard_values(rng, (d, nb)), _hard_values(rng, (d, nb))
+    p, p2 = rng.random((s, nb)), rng.random((s, nb))
+    init, init2 = rng.normal(size=nb), rng.normal(size=nb)
+    small = [np.full((s, nb), 7.0) for _ in range(4)] + [np.full((d, nb), 7.0) for _ in range(4)]
+    with np.errstate(all="ignore"):
+        run(a, a2, x, init, init2, p, p2, tuple(small))
+    for one, two in ((0, 2), (1, 3), (4, 6), (5, 7)):
+        assert _eq(small[two], small[one])
+
+
 @pytest.mark.parametrize(("eps", "seed"), [(0.0, 0), (1e-5, 1), (0.0, 2)])
 def test_layer_norm_l2_lipschitz_is_the_dd_rule(eps: float, seed: int) -> None:
     """``stage_l2.layer_norm_l2`` takes its Lipschitz constant from the sums of

@@ -43,7 +43,7 @@ import verify.registry.counterexamples as counterexamples
 import verify.statements.lemma_3_2 as lemma_3_2_module
 from verify.registry import CheckContext, Status, get_statement
 from verify.registry.results import Status as _Status
-from verify.theory import bounds, eps_zero_bounds, small_ball, trivial, zero_sensitivity
+from verify.theory import bounds, eps_zero_bounds, packing, small_ball, trivial, zero_sensitivity
 from verify.theory import hahn_rofin as hr
 
 pytestmark = pytest.mark.mutation
@@ -175,6 +175,7 @@ MUTANTS = [
         "packing_radius",
         lambda f: lambda *a: 2 * f(*a),
         ("Prop 3.5",),
+        module=packing,
     ),
     # eps = 0: the small-ball constant C_SB behind every explicit tail bound of Section 4
     Mutant(

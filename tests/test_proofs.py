@@ -25,6 +25,7 @@ from verify.theory import (
     cube_covering,
     eps_zero_bounds,
     hahn_rofin,
+    packing,
     probability,
     small_ball,
     trivial,
@@ -162,7 +163,7 @@ WEAKENINGS = [
     ),
     (
         "Prop 3.5: packing radius doubled",
-        bounds,
+        packing,
         "packing_radius",
         lambda c, xi: 2 * xi / c,
         "prop_3_5.chain_cap",

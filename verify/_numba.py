@@ -11,6 +11,17 @@ machine code after the callee changed. Here each entry's source stamp also carri
 every module of the same package that the kernel's module imports, directly or not (at module
 level: the callees, constants such as ``verify.model.arithmetic.rounding``, the intrinsics of
 ``stages.simd``, this policy): editing any of them recompiles the kernels that depend on it.
+
+The cache files are per environment. Numba keeps one index file per function holding one Numba
+version and one source stamp; a process that finds another version there treats the index as
+empty and, once it has compiled, rewrites it whole with its own entries only. So two
+environments sharing a checkout (the README's ``.venv`` and another venv, CI's, one with torch
+for ``train``) each wiped the other's entries of every kernel, and each process of one
+recompiled what the other had just saved. Processes on CPUs of different models sharing a
+``NUMBA_CACHE_DIR`` read-modify-wrote one index too, and could give two entries one data file.
+Here every file name carries :func:`environment_tag` (the Numba version and the CPU target
+Numba keys its entries on), so each environment reads and writes its own files; within one,
+Numba's own rules hold (an edited source replaces the stale entries).
 """
 
 from __future__ import annotations
@@ -108,10 +119,26 @@ class _SaltedLocator:
         return (self._inner.get_source_stamp(), self._salt)
 
 
+@functools.cache
+def environment_tag() -> str:
+    """A short hash of what makes compiled code of one environment unusable by another: the
+    Numba version (its index format and code generation) and the CPU target (LLVM triple, CPU
+    name and features: Numba's ``magic_tuple``, which ``NUMBA_CPU_NAME`` and
+    ``NUMBA_CPU_FEATURES`` set)."""
+    from numba.core.registry import cpu_target
+
+    magic = cpu_target.target_context.codegen().magic_tuple()
+    return hashlib.sha256(repr((numba.__version__, magic)).encode()).hexdigest()[:10]
+
+
 class _SaltedCacheImpl(CompileResultCacheImpl):
     def __init__(self, py_func: Callable) -> None:
         super().__init__(py_func)
         self._locator = _SaltedLocator(self._locator, source_salt(py_func.__module__))
+
+    def get_filename_base(self, fullname: str, abiflags: str) -> str:
+        """Numba's ``name-line.pyXY`` plus the environment's tag (module doc)."""
+        return f"{super().get_filename_base(fullname, abiflags)}-{environment_tag()}"
 
 
 _reported_dirs: set[str] = set()

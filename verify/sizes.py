@@ -118,14 +118,29 @@ def table_flops_per_string(d: int, h: int, d_ff: int, n_layers: int, n_positions
     block of 64 strings, a later layer at one position (nothing tabulated), the readout. L = 1
     needs layer 0 at the readout only; L >= 2 layer 0 and layers 1 .. L - 2 at every position
     and layer L - 1 at the readout."""
-    layer0 = 3 * d * h + d_ff * (3 * h + 4) + 2 * d * d_ff + 14 * d + 2 * d
-    high_sums = 2 * h * (d + 1)
-    later = 8 * d * d + h * n_positions * (4 * d // h + 20) + 4 * d * d_ff + 14 * d
-    readout = 2 * d
+    layer0, high_sums, later, readout = _stage_flops(d, h, d_ff, n_positions)
     if n_layers == 1:
         return layer0 + high_sums + readout
     middle = (n_layers - 2) * n_positions * later
     return n_positions * layer0 + high_sums + middle + later + readout
+
+
+def onepass_flops_per_string(d: int, h: int, d_ff: int, n_layers: int, n_positions: int) -> int:
+    """Flops one string needs in check-model's one pass (``verify.model.certified.onepass``): the
+    certified table's (:func:`table_flops_per_string`) plus the last layer at the other S - 1
+    positions (midpoints only, for the variances of its norms)."""
+    layer0, _, later, _ = _stage_flops(d, h, d_ff, n_positions)
+    last = layer0 if n_layers == 1 else later
+    return table_flops_per_string(d, h, d_ff, n_layers, n_positions) + (n_positions - 1) * last
+
+
+def _stage_flops(d: int, h: int, d_ff: int, n_positions: int) -> tuple[int, int, int, int]:
+    """The exhaustive kernel's flops per string: layer 0 at one position from the tables, the
+    high-position sums (once per block), a later layer at one position, the readout."""
+    layer0 = 3 * d * h + d_ff * (3 * h + 4) + 2 * d * d_ff + 14 * d + 2 * d
+    high_sums = 2 * h * (d + 1)
+    later = 8 * d * d + h * n_positions * (4 * d // h + 20) + 4 * d * d_ff + 14 * d
+    return layer0, high_sums, later, 2 * d
 
 
 #: Flops per second one worker reaches in the certified table's float64 pass (radii included):

@@ -113,8 +113,7 @@ def analyse(
     import numpy as np
 
     from verify.checks.hahn_rofin import measure_tradeoff
-    from verify.model import truth_table
-    from verify.model.certified.cube import diagnostics_pass
+    from verify.model.certified.onepass import table_and_diagnostics
     from verify.theory import hahn_rofin as hr
     from verify.theory.bounds import (
         c_infl,
@@ -130,15 +129,14 @@ def analyse(
     cfg = params.config
     thr = cfg.threshold
     out: dict[str, Any] = table_header(cfg, n_bits)
-    table_out, table = table, truth_table(params, n_bits, radius=radius)
+    # the certified table and every string's float64 diagnostics (T, y_r, beta, beta_hr) from
+    # one pass over the cube where the exhaustive kernel applies (verify.model.certified.onepass)
+    table_out, (table, res) = table, table_and_diagnostics(params, n_bits, radius=radius)
     if radius:
         out["parameter_radius"] = {k: float(v.max()) for k, v in radius.items()}
     out.update(table_results(table, n_bits, family, signs, thr))
     if table_out:
         out["table"] = packed_table(table)
-    # the diagnostics of every string, chunk by chunk (verify.model.certified.cube): the numbers of
-    # forward(params, all_bit_strings(n_bits), diagnostics=True, engine="numba")
-    res = diagnostics_pass(params, n_bits)
     # over the strings where it is defined (finite): the max (the paper's statements) and the
     # mean (what H&R log); how many strings have it undefined (a 0/0 layer norm at eps = 0)
     finite = np.isfinite(res.beta)

@@ -345,7 +345,7 @@ class Call:
         return code_on_symbols(self.ob_id)(*self.args)
 
     def numeric(self, values: dict[sp.Symbol, Any]) -> Any:
-        from verify.proofs.chain import code
+        from verify.proofs.chain_code import code
 
         def num(x: Any) -> Any:
             if not isinstance(x, sp.Basic):
@@ -459,7 +459,7 @@ def symbolic_step(
     on symbols (:func:`symbolic`) equals the composition of the steps (:func:`same`) for every
     value of ``domain``. Its twin: the coded function times 1/2, which must differ somewhere.
     ``evidence``: "symbolic", or "sizes" when some size of the domain is enumerated (heads)."""
-    from verify.proofs.chain import CODE
+    from verify.proofs.chain_code import CODE
     from verify.proofs.core import Verdict
     from verify.proofs.methods import custom_step
 
@@ -494,6 +494,6 @@ def symbolic_step(
 
 def code_on_symbols(ob_id: str) -> Callable[..., Any]:
     """The coded function of a chain obligation (looked up now), in the symbolic arithmetic."""
-    from verify.proofs.chain import code
+    from verify.proofs.chain_code import code
 
     return symbolic(code(ob_id))

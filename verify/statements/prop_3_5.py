@@ -1,5 +1,5 @@
 """Prop 3.5 (arXiv 2606.08768, reconstruction): for eps > 0 and every N,
-|F_N| <= (1 + C_Lip diam(Theta) / xi)^M, reported as log10 (verify.theory.bounds.log10_prop_3_5,
+|F_N| <= (1 + C_Lip diam(Theta) / xi)^M, reported as log10 (verify.theory.packing.log10_prop_3_5,
 docs/derivations.md#prop-35)."""
 
 from __future__ import annotations
@@ -13,8 +13,9 @@ from verify.checks import lipschitz_constructions
 from verify.model import ModelConfig, forward, init_params, n_params
 from verify.registry import CheckContext, Outcome, Policy, Row, Sizes, define_statement
 from verify.statements._eps_positive import DERIVATIONS, EPS_POSITIVE, THETA_BOX
-from verify.theory import bounds
-from verify.theory.bounds import c_lip_box, diameter, log10_prop_3_5
+from verify.theory import packing
+from verify.theory.bounds import c_lip_box
+from verify.theory.packing import diameter, log10_prop_3_5
 from verify.theory.trivial import log10_all_functions
 
 PROP_3_5 = define_statement(
@@ -104,7 +105,7 @@ def packing_step(ctx: CheckContext) -> Outcome:
         rows.append(
             Row(
                 f"N={n_bits}: 2 r(xi) = 2 xi / C_Lip vs ||theta_+ - theta_-|| (they differ)",
-                2.0 * bounds.packing_radius(lip, xi),
+                2.0 * packing.packing_radius(lip, xi),
                 dist,
             )
         )

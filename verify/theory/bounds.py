@@ -1,5 +1,6 @@
 """The explicit eps > 0 bounds of arXiv 2606.08768 (Lemma 2.9, 3.1, 3.2, Cor 3.3, 3.4,
-Prop 3.5), computed from the configuration and a parameter-norm summary
+Prop 3.5's C_Lip over a box; its cap: :mod:`verify.theory.packing`), computed from the
+configuration and a parameter-norm summary
 (:mod:`verify.theory.norms`: one parameter vector, several, or the whole box).
 
 The papers give these bounds as O(.); the derivations are in docs/derivations.md (the statements
@@ -8,7 +9,8 @@ final vector at the readout position, I_n = ||y^L_r(x) - y^L_r(x^n)||_2; norm on
 Euclidean norm on R^M. Every function here is plain arithmetic on the summary (no checks).
 
 **Factors.** Every factor of the derivations is a named module-level function (``infl_*`` for
-C_infl, ``lip_*`` for C_Lip, :func:`lemma_3_2_exponent`, :func:`packing_radius`, :func:`z_max`)
+C_infl, ``lip_*`` for C_Lip, :func:`lemma_3_2_exponent`, :func:`z_max`; Prop 3.5's
+:func:`~verify.theory.packing.packing_radius` in :mod:`verify.theory.packing`)
 that the composite constants look up at call time. A mutation test (tests/test_mutations.py)
 weakens one of them with ``monkeypatch.setattr(bounds, name, weaker)`` and asserts that a
 registered check then reports a violation; the unmutated values are those of the written-out
@@ -24,14 +26,13 @@ import mpmath
 import numpy as np
 
 from verify.errors import ValidationError
-from verify.model import ModelConfig, Params, n_params, param_shapes
+from verify.model import ModelConfig, Params
 from verify.theory.norms import (  # beta_lower_bound, ln_input_norm_bounds: re-exported
     HeadNorms,
     LayerNorms,
     LinearForm,
     ParamNorms,
     beta_lower_bound,
-    box_half_widths,
     box_norms,
     ln_input_norm_bounds,
     n_layer_norms,
@@ -476,31 +477,6 @@ def c_lip_box(config: ModelConfig, box: float | Mapping[str, float]) -> float:
     """Lemma 3.1 over a box: C_Lip = sqrt(sum_g L_g^2) valid for every pair theta, theta' of
     the box (:func:`c_lip` of :func:`~verify.theory.norms.box_norms`)."""
     return c_lip(box_norms(config, box))
-
-
-# ----------------------------------------------------------------------------- Prop 3.5
-def diameter(config: ModelConfig, box: float | Mapping[str, float]) -> float:
-    """Prop 3.5: the Euclidean diameter of the box, 2 sqrt(sum_name B_name^2 size_name)
-    (= 2 B sqrt(M))."""
-    bb = box_half_widths(config, box)
-    shapes = param_shapes(config)
-    return 2.0 * math.sqrt(sum(bb[k] ** 2 * int(np.prod(s)) for k, s in shapes.items()))
-
-
-def packing_radius(c_lip_value: float, xi: float) -> float:
-    """Prop 3.5, step 1: r = xi / C_Lip. Two parameters within 2r of each other change T by
-    less than 2 xi on every input (Lemma 3.1), so they cannot recognise different functions
-    with margin xi; a maximal r-separated set is an r-net with one function per point."""
-    return xi / c_lip_value
-
-
-def log10_prop_3_5(config: ModelConfig, box: float | Mapping[str, float], xi: float) -> float:
-    """Prop 3.5: log10 of the cap M log10(1 + diam(Theta) / r) on |F_N| (any N), with the
-    packing radius r = xi / C_Lip (:func:`packing_radius`), i.e. (1 + C_Lip diam / xi)^M."""
-    xi = check_real("xi", xi, strictly_positive=True)
-    m = n_params(config)
-    r = packing_radius(c_lip_box(config, box), xi)
-    return m * math.log10(1.0 + diameter(config, box) / r)
 
 
 # every public function defined here, the factor functions (infl_* of C_infl, lip_* of C_Lip)

@@ -73,6 +73,19 @@ class Float64Pass:
             self._tables = prepare_exhaustive(self.params, self.n, self.weights)
         return self._tables
 
+    def adopt(
+        self, tables: ExhaustiveTables, start: int, stop: int, t: np.ndarray, r: np.ndarray
+    ) -> None:
+        """Take the exhaustive kernel's ``tables`` (of these params and N) and its (T, radius)
+        of the strings [start, stop), computed elsewhere with them
+        (``verify.model.certified.onepass``: the same kernel call that also computed the
+        diagnostics, the same numbers)."""
+        if tables.n_bits != self.n or t.shape != (stop - start,) or r.shape != t.shape:
+            raise ValidationError("tables", f"exhaustive tables and arrays of N = {self.n}",
+                                  tables.n_bits)  # fmt: skip
+        self._tables = tables
+        self._ranges[start, stop] = t, r
+
     def compact(self) -> None:
         """Drop the exhaustive kernel's layer-0 tables (the largest arrays) once its ranges are
         computed; the per-string tables stay, and a new range prepares them again."""

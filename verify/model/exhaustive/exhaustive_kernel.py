@@ -39,12 +39,13 @@ from numba import prange, types
 
 from verify._numba import kernel
 from verify.model.arithmetic.rounding import ETA, U
-from verify.model.stages.attention import SV_ROWS, attention_row_l2
+from verify.model.stages.attention import SV_ROWS, attention_row_l2, attention_row_mid
 from verify.model.stages.bundles import (
     A1,
     BD_MAX,
     BD_RAD,
     BS,
+    DIAGNOSTICS,
     EXHAUSTIVE_LAYER0,
     LAYER_WEIGHTS,
     LB_A_MAX,
@@ -75,7 +76,7 @@ from verify.model.stages.dense import (
 from verify.model.stages.l2_bounds import l2_from_squares
 from verify.model.stages.layer_norm import layer_norm_scalar
 from verify.model.stages.position import finish_position_l2
-from verify.model.stages.register_sums import LS_ROWS, LS_RZ, LS_Z, norms_rows
+from verify.model.stages.register_sums import LS_ROWS, LS_RZ, LS_VAR, LS_Z, norms_rows
 from verify.model.stages.stage_l2 import layer_norm_l2, to_l2
 from verify.model.stages.tables import add_weighted, fill_rows, mlp_from_tables
 
@@ -107,16 +108,17 @@ def table_quotient_radius(e_num, e_den, a1, low):  # pragma: no cover - jitted
 @kernel(
     types.void(
         i8, i8, i8, i8, i8, i8, SCALARS, EXHAUSTIVE_LAYER0, LAYER_WEIGHTS, NORM_AFFINE, READOUT,
-        WEIGHT_BOUNDS, b1, A1, A1,
+        WEIGHT_BOUNDS, b1, A1, A1, DIAGNOSTICS,
     ),
 )  # fmt: skip
 def exhaustive_chunk(
-    chunk, n_chunks, n, lo_bits, blk0, blk1, sc, l0, lw, ln, ro, wb, bounds, t_out, r_out
+    chunk, n_chunks, n, lo_bits, blk0, blk1, sc, l0, lw, ln, ro, wb, bounds, t_out, r_out, dg
 ):  # pragma: no cover - jitted
     """Chunk ``chunk`` of ``n_chunks`` (the blocks blk0 + [chunk, chunk + 1) (blk1 - blk0) /
     n_chunks) of :func:`exhaustive_T`, serial: the parallel driver only spreads the chunks over
     the threads (a prange over this body compiled 3x slower: Numba's parfor passes ran over all
-    of it)."""
+    of it). With ``dg.on``, the last layer (and pre-LN's final norm) runs at every position,
+    midpoints only except at the readout position, for the variances of ``dg``."""
     s = n + 1 if sc.eos else n
     norm_first = sc.norm_first
     n_heads = sc.n_heads
@@ -140,6 +142,15 @@ def exhaustive_chunk(
     w2_spec0 = wb.l2[0, WN_SPEC, 3 * n_heads + 2]  # |W_2|_2 of layer 0 (inf when L = 1)
     c_lo = chunk * n_blk // n_chunks
     c_hi = (chunk + 1) * n_blk // n_chunks
+    diag = dg.on
+    # the variances of every norm's input at every position of KB blocks (diagnostics)
+    vblk = np.zeros((KB, n_norms, s, BS) if diag else (1, 1, 1, 1))
+    lnvar = np.zeros((2, BS))
+    qm2 = np.empty((2, d, BS))  # attention_row_mid's scratch: two heads at a time
+    um2 = np.empty((2, d, BS))
+    pm2 = np.empty((2, s, BS))
+    pr2 = np.zeros((2, s, BS))
+    bt2 = np.empty((2, BS))
     toks = np.empty((KB, s), dtype=np.int64)  # tokens of the positions >= lo_bits
     yms = np.empty((KB, s, d, BS))  # the residual stream of KB blocks
     yrs = np.zeros((KB, s, BS))
@@ -189,8 +200,10 @@ def exhaustive_chunk(
             for j in range(lo_bits, s):
                 toks[kb, j] = EOS if j == n else (blk >> (j - lo_bits)) & 1
         # ---------------- layer 0, from the tables
-        first_q = 0 if n_layers > 1 else s - 1
+        first_q = 0 if n_layers > 1 or diag else s - 1
         for i in range(first_q, s):
+            # radii where the readout needs them: not at the last layer's other positions
+            bnd = bounds and (n_layers > 1 or i == s - 1)
             lo_q = i < lo_bits  # the query token varies with lo
             for kb in range(nk):  # the blocks of the group: the tables of i stay in cache
                 ym = yms[kb]
@@ -233,7 +246,7 @@ def exhaustive_chunk(
                             den[b] = lt[d, b] + hi[0, hd, d]
                             iv[b] = 1.0 / den[b]
                     add_weighted(am, lt, 0, hi[0, hd], hi[1, hd], 0, d, iv, i, lo_q)
-                    if bounds:
+                    if bnd:
                         bd = l0.lo_bound[i, slot, hd]
                         e_num, e_den, a_max = bd[LB_E_NUM], bd[LB_E_DEN], bd[LB_A_MAX]
                         e_g, g_max = bd[LB_E_G], bd[LB_G_MAX]
@@ -246,7 +259,7 @@ def exhaustive_chunk(
                             rg_sum[b] += table_quotient_radius(e_g, e_den, g1, low)
                             a1_sum[b] += a1
                             g1_sum[b] += g1
-                if bounds:
+                if bnd:
                     for b in range(BS):
                         ar[b] = (ra_sum[b] + (n_heads + 2) * U * (wb.out_bias0_max + a1_sum[b])) * (
                             1 + (2 * n_heads + 5) * U
@@ -258,20 +271,26 @@ def exhaustive_chunk(
                 # the layer norm in front of the MLP (post-LN: LN1, pre-LN: LN2) of d = y + A
                 nm = wb.layer[0]
                 if norm_first:
-                    add_into_scalar(ym[i], yr[i], am, ar, bounds)  # d = h, the residual stream
+                    add_into_scalar(ym[i], yr[i], am, ar, bnd)  # d = h, the residual stream
                     layer_norm_scalar(
                         ym[i], yr[i], gains[1], biases[1], nm[NB_LN2_GAIN], nm[NB_LN2_BIAS],
-                        eps, ann, tmp, rtmp, ls, bounds,
+                        eps, ann, tmp, rtmp, ls, bnd,
                     )  # fmt: skip
+                    if diag:  # norm1's input is the embedding; norm2's
+                        for b in range(BS):
+                            vblk[kb, 0, i, b] = dg.embed_var[(b >> i) & 1 if lo_q else tq, i]
+                        vblk[kb, 1, i] = ls[LS_VAR]
                 else:
-                    add_into_scalar(am, ar, ym[i], yr[i], bounds)
+                    add_into_scalar(am, ar, ym[i], yr[i], bnd)
                     layer_norm_scalar(
                         am, ar, gains[0], biases[0], nm[NB_LN1_GAIN], nm[NB_LN1_BIAS], eps, ann,
-                        ym[i], yr[i], ls, bounds,
+                        ym[i], yr[i], ls, bnd,
                     )  # ym[i] <- h = LN1(d)  # fmt: skip
+                    if diag:
+                        vblk[kb, 0, i] = ls[LS_VAR]
                 z = ls[LS_Z]
                 # MLP hidden pre-activation u = z (g0 + sum_h G_h / den_h) + c0 = W1 LN(d) + b1
-                if bounds:
+                if bnd:
                     rz = ls[LS_RZ]
                     c0max = l0.c0_bound[BD_MAX]
                     c0rad = l0.c0_bound[BD_RAD]
@@ -292,7 +311,7 @@ def exhaustive_chunk(
                     l0.lo_sums[i, slot], d + 1, hi, inv, z, l0.g0[0 if lo_q else tq, i],
                     l0.g0[1, i], l0.c0, lw.lin2_wt[0], lw.lin2_b[0], tmp, xmax, i, lo_q,
                 )  # fmt: skip
-                if bounds and l2:  # from here on 2-norm radii (stages.stage_l2)
+                if bnd and l2:  # from here on 2-norm radii (stages.stage_l2)
                     # FFN: |W_2|_2 |relu(u') - relu(u)|_2 <= |W_2|_2 sqrt(f) rhid, plus rounding
                     matvec_radius(f, zero1, xmax, nm[NB_W2], nm[NB_B2], rtmp)
                     to_l2(rhid, one, w2_spec0 * sq_f, rtmp, sq_d, rtmp)
@@ -300,32 +319,34 @@ def exhaustive_chunk(
                         rho[b] = (rtmp[b] + sq_d * yr[i, b]) * (1 + U)
                         rtmp[b] = 0.0
                         yr[i, b] = 0.0
-                elif bounds:
+                elif bnd:
                     matvec_radius(f, rhid, xmax, nm[NB_W2], nm[NB_B2], rtmp)
                 if norm_first:
-                    add_into_scalar(ym[i], yr[i], tmp, rtmp, bounds)  # y' = h + FFN(LN2(h))
-                    if bounds and l2:
+                    add_into_scalar(ym[i], yr[i], tmp, rtmp, bnd)  # y' = h + FFN(LN2(h))
+                    if bnd and l2:
                         to_l2(rho, one, 1.0, yr[i], sq_d, yr[i])
                 else:
-                    add_into_scalar(tmp, rtmp, ym[i], yr[i], bounds)  # h + FFN(h)
+                    add_into_scalar(tmp, rtmp, ym[i], yr[i], bnd)  # h + FFN(h)
                     if l2:
-                        if bounds:
+                        if bnd:
                             to_l2(rho, one, 1.0, rtmp, sq_d, rho)
                         layer_norm_l2(
                             tmp, rho, gains[1], biases[1], nm[NB_LN2_GAIN], nm[NB_LN2_BIAS],
-                            eps, ann, ym[i], yr[i], ls, zero, lip, bounds,
+                            eps, ann, ym[i], yr[i], ls, zero, lip, bnd,
                         )  # fmt: skip
                     else:
                         layer_norm_scalar(
                             tmp, rtmp, gains[1], biases[1], nm[NB_LN2_GAIN], nm[NB_LN2_BIAS],
-                            eps, ann, ym[i], yr[i], ls, bounds,
+                            eps, ann, ym[i], yr[i], ls, bnd,
                         )  # fmt: skip
+                    if diag:
+                        vblk[kb, 1, i] = ls[LS_VAR]
         for kb in range(nk):  # layers 1.. and the readout, block by block
             ym = yms[kb]
             yr = yrs[kb]
             blk_off = g_off + kb
-            # ---------------- layers 1..L-1 (the last one at the readout position only), with
-            # 2-norm radii: |y_exact - y|_2 <= yr
+            # ---------------- layers 1..L-1 (the last one at the readout position only, or,
+            # with diagnostics, at every position), with 2-norm radii: |y_exact - y|_2 <= yr
             for layer in range(1, n_layers):
                 last = layer == n_layers - 1
                 k1 = 2 * layer
@@ -340,6 +361,8 @@ def exhaustive_chunk(
                             ym[j], yr[j], gains[k1], biases[k1], nm[NB_LN1_GAIN],
                             nm[NB_LN1_BIAS], eps, ann, xs[j], xsr[j], ls, zero, lip, bounds,
                         )  # fmt: skip
+                        if diag:
+                            vblk[kb, k1, j] = ls[LS_VAR]
                     src = xs
                     srcr = xsr
                 if bounds:
@@ -347,12 +370,21 @@ def exhaustive_chunk(
                     for j in range(s):  # |x_j|_2 as dd_l2.abs_l2
                         for b in range(BS):
                             xsn[j, b] = l2_from_squares(xsn[j, b], d)
-                for i in range(s - 1 if last else 0, s):
-                    attention_row_l2(
-                        src, srcr, xsm, xsn, i, lw.in_wt[layer], lw.in_b[layer],
-                        wb.head[layer], wn, n_heads, cm, cr, zero1, att, ratt, qm, rq, um,
-                        ru, pm, pr, sig, p0, sv, bounds,
-                    )  # fmt: skip
+                first_i = s - 1 if last and not diag else 0
+                for i in range(first_i, s):
+                    # radii where the readout needs them: not at the last layer's other positions
+                    bnd = bounds and (not last or i == s - 1)
+                    if bnd:
+                        attention_row_l2(
+                            src, srcr, xsm, xsn, i, lw.in_wt[layer], lw.in_b[layer],
+                            lw.keys_w[layer], lw.zero_d, wb.head[layer], wn, n_heads, cm, cr,
+                            zero1, att, ratt, qm, rq, um, ru, pm, pr, sig, p0, sv, bnd,
+                        )  # fmt: skip
+                    else:  # the same midpoints, two heads per pass over the inputs
+                        attention_row_mid(
+                            src, i, lw.in_wt[layer], lw.in_b[layer], lw.keys_w[layer], lw.zero_d,
+                            n_heads, cm, att, qm2, um2, pm2, pr2, bt2, sv,
+                        )  # fmt: skip
                     for e in range(d):
                         for b in range(BS):
                             ynew[i, e, b] = ym[i, e, b]
@@ -360,9 +392,13 @@ def exhaustive_chunk(
                         ynr[i, b] = yr[i, b]
                     finish_position_l2(
                         layer, sc, lw, ln, wb, ynew[i], ynr[i], att, ratt, am, ar, hid, rhid,
-                        tmp, rtmp, xmax, ls, zero, one, rho, lip, bounds,
+                        tmp, rtmp, xmax, ls, zero, one, rho, lip, bnd, lnvar,
                     )  # fmt: skip
-                for i in range(s - 1 if last else 0, s):
+                    if diag:
+                        if not norm_first:
+                            vblk[kb, k1, i] = lnvar[0]
+                        vblk[kb, k1 + 1, i] = lnvar[1]
+                for i in range(first_i, s):
                     for e in range(d):
                         for b in range(BS):
                             ym[i, e, b] = ynew[i, e, b]
@@ -373,6 +409,13 @@ def exhaustive_chunk(
             if sc.final_norm:
                 fn = wb.layer[n_layers]
                 gf, bf = gains[n_norms - 1], biases[n_norms - 1]
+                if diag:  # the final norm's variance at the other positions
+                    for j in range(r):
+                        layer_norm_scalar(
+                            ym[j], zero1, gf, bf, fn[NB_LN2_GAIN], fn[NB_LN2_BIAS], eps, ann,
+                            tmp, rtmp, ls, False,
+                        )  # fmt: skip
+                        vblk[kb, n_norms - 1, j] = ls[LS_VAR]
                 if l2:
                     layer_norm_l2(
                         ym[r], yr[r], gf, bf, fn[NB_LN2_GAIN], fn[NB_LN2_BIAS], eps, ann, tmp, rtmp,
@@ -383,6 +426,8 @@ def exhaustive_chunk(
                         ym[r], yr[r], gf, bf, fn[NB_LN2_GAIN], fn[NB_LN2_BIAS], eps, ann, tmp, rtmp,
                         ls, bounds,
                     )  # fmt: skip
+                if diag:
+                    vblk[kb, n_norms - 1, r] = ls[LS_VAR]
                 for e in range(d):
                     for b in range(BS):
                         ym[r, e, b] = tmp[e, b]
@@ -409,25 +454,50 @@ def exhaustive_chunk(
                     ) * (1 + (d + 5) * U) + ETA
                 else:
                     r_out[base + b] = 0.0
+            if diag:
+                for b in range(n_lo):
+                    for e in range(d):
+                        dg.y_readout[base + b, e] = ym[r, e, b]
+                    for k in range(n_norms):
+                        for j in range(s):
+                            dg.var[base + b, k, j] = vblk[kb, k, j, b]
 
 
 @kernel(
     types.void(
         i8, i8, i8, i8, SCALARS, EXHAUSTIVE_LAYER0, LAYER_WEIGHTS, NORM_AFFINE, READOUT,
-        WEIGHT_BOUNDS, b1, A1, A1,
+        WEIGHT_BOUNDS, b1, A1, A1, DIAGNOSTICS,
     ),
     parallel=True,
 )  # fmt: skip
 def exhaustive_T(
-    n, lo_bits, blk0, blk1, sc, l0, lw, ln, ro, wb, bounds, t_out, r_out
+    n, lo_bits, blk0, blk1, sc, l0, lw, ln, ro, wb, bounds, t_out, r_out, dg
 ):  # pragma: no cover - jitted
     """T(x) (and, with bounds, a rigorous radius) of the strings lo + 2^lo_bits hi of n bits,
     for every lo and blk0 <= hi < blk1, written at index (hi - blk0) 2^lo_bits + lo of t_out,
     r_out. The tables ``l0`` and the bounds they carry are described in
-    ``stages.bundles.ExhaustiveLayer0`` and derived in ``verify.model.exhaustive.exhaustive_pass``.
-    Chunks of blocks run in parallel (:func:`exhaustive_chunk`)."""
+    ``stages.bundles.ExhaustiveLayer0`` and derived in
+    ``verify.model.exhaustive.exhaustive_pass``. Chunks of blocks run in parallel
+    (:func:`exhaustive_chunk`). With ``dg.on`` also the diagnostics of ``dg``
+    (``stages.bundles.Diagnostics``) at the same indices; T and its radius are the
+    same numbers either way (the readout position's computation is unchanged)."""
     n_chunks = min(blk1 - blk0, 64)  # work arrays are allocated once per chunk of blocks
     for chunk in prange(n_chunks):
         exhaustive_chunk(
-            chunk, n_chunks, n, lo_bits, blk0, blk1, sc, l0, lw, ln, ro, wb, bounds, t_out, r_out
+            chunk,
+            n_chunks,
+            n,
+            lo_bits,
+            blk0,
+            blk1,
+            sc,
+            l0,
+            lw,
+            ln,
+            ro,
+            wb,
+            bounds,
+            t_out,
+            r_out,
+            dg,
         )

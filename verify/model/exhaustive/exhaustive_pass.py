@@ -74,6 +74,7 @@ from verify.model.stages.bundles import (
     OB_W,
     SLOTS,
     WN_SPEC,
+    Diagnostics,
     ExhaustiveLayer0,
     LayerWeights,
     LayerWeightsT,
@@ -107,6 +108,7 @@ class ExhaustiveTables:
     readout: Readout
     bounds: WeightBounds
     per_string: FastTables  # the per-string kernel's tables (its layer-0 tables are shared)
+    all_positions: bool = False  # layer 0's low sums at every position (diagnostics at L = 1)
 
 
 def _sum_bounds(
@@ -124,9 +126,12 @@ def _sum_bounds(
     return err, vmax
 
 
-def _layer0_tables(params: Params, n: int, per_string: FastTables) -> ExhaustiveLayer0:
+def _layer0_tables(
+    params: Params, n: int, per_string: FastTables, all_positions: bool = False
+) -> ExhaustiveLayer0:
     """The exhaustive kernel's layer-0 tables and their bounds (see the module doc and
-    ``verify.model.stages.bundles.ExhaustiveLayer0``)."""
+    ``verify.model.stages.bundles.ExhaustiveLayer0``); ``all_positions``: the low sums of
+    every query position even when L = 1 (the diagnostics run it at every position)."""
     cfg = params.config
     s = cfg.seq_len(n)
     d = cfg.d_model
@@ -165,8 +170,10 @@ def _layer0_tables(params: Params, n: int, per_string: FastTables) -> Exhaustive
         vo_m, mv_m = f64(vo.mid), f64(mv.mid)
         sce_full = f64(sce_full)
         lo_tab = np.zeros((s, SLOTS, cfg.n_heads, d + 1 + mv_m.shape[3], BS))
-        # one layer: the kernel reads layer 0 at the readout position only
-        low_sums(sce_full, vo_m, mv_m, slot_tok, k, s - 1 if cfg.n_layers == 1 else 0, lo_tab)
+        # one layer: the kernel reads layer 0 at the readout position only (without
+        # diagnostics); the rows of the other positions are not written
+        first = s - 1 if cfg.n_layers == 1 and not all_positions else 0
+        low_sums(sce_full, vo_m, mv_m, slot_tok, k, first, lo_tab)
         sce_m = sce_full[slot_tok, np.arange(s)]  # (slot, i, t_j, j, h)
         sce_r = sce_r[slot_tok, np.arange(s)]
         e_num, a_max = _sum_bounds(sce_m, sce_r, vo.mid, vo.rad, s)
@@ -204,6 +211,8 @@ def _weights(params: Params, lt: LayerWeightsT) -> tuple[LayerWeights, WeightBou
     lw = LayerWeights(
         in_wt=lt.in_t, in_b=lt.in_bias, out_wt=lt.out_t, out_b=lt.out_bias, lin1_wt=lt.lin1_t,
         lin1_b=lt.lin1_bias, lin2_wt=lt.lin2_t, lin2_b=lt.lin2_bias,
+        keys_w=np.ascontiguousarray(lt.in_t[:, :, d : 2 * d].transpose(0, 2, 1)),
+        zero_d=np.zeros(d),
     )  # fmt: skip
 
     def weight(wt: np.ndarray, lay: int) -> np.ndarray:  # W of one layer, C-contiguous (as
@@ -275,19 +284,25 @@ def exhaustive_weights(params: Params) -> ExhaustiveWeights:
 
 
 def prepare_exhaustive(
-    params: Params, n_bits: int, weights: ExhaustiveWeights | None = None
+    params: Params,
+    n_bits: int,
+    weights: ExhaustiveWeights | None = None,
+    all_positions: bool = False,
 ) -> ExhaustiveTables:
     """The layer-0 tables and weight norms of the exhaustive kernel for strings of n_bits.
     ``weights``: ``exhaustive_weights(params)`` computed once for several N (of these very
-    params, unchanged since; the same numbers as computing it here)."""
+    params, unchanged since; the same numbers as computing it here). ``all_positions``: tables
+    for the diagnostics too (:func:`exhaustive_T`'s ``diagnostics``; the same numbers where
+    both have them)."""
     cfg = params.config
     n = cfg.check_n_bits(n_bits)
     w = exhaustive_weights(params) if weights is None else weights
     per_string = prepare(params, n, w.per_string)
     return ExhaustiveTables(
-        n_bits=n, lo_bits=min(n, LO_BITS), layer0=_layer0_tables(params, n, per_string),
+        n_bits=n, lo_bits=min(n, LO_BITS),
+        layer0=_layer0_tables(params, n, per_string, all_positions),
         layers=w.layers, norms=w.per_string.norms, readout=w.per_string.readout, bounds=w.bounds,
-        per_string=per_string,
+        per_string=per_string, all_positions=all_positions,
     )  # fmt: skip
 
 
@@ -300,12 +315,16 @@ def exhaustive_T(
     tables: ExhaustiveTables | None = None,
     start: int = 0,
     stop: int | None = None,
+    diagnostics: Diagnostics | None = None,
 ) -> tuple[np.ndarray, np.ndarray]:
     """(T, radius) of the strings with index in [start, stop) (default: all 2^n_bits; both
     multiples of 2^min(n_bits, 6)), index sum_n x_n 2^(n-1). With ``bounds`` the radius bounds
-    |T_exact - T| rigorously (NaN T or infinite radius: not settled), else it is 0."""
+    |T_exact - T| rigorously (NaN T or infinite radius: not settled), else it is 0.
+    ``diagnostics``: arrays (:func:`diagnostics_arrays`, stop - start rows) that the kernel
+    fills too, from the same pass (T and the radius are the same numbers with or without;
+    ``tables`` then prepared with ``all_positions``)."""
     if tables is None or tables.n_bits != n_bits:
-        tables = prepare_exhaustive(params, n_bits)
+        tables = prepare_exhaustive(params, n_bits, all_positions=diagnostics is not None)
     step = 1 << tables.lo_bits
     total = 1 << tables.n_bits
     stop = total if stop is None else stop
@@ -314,15 +333,39 @@ def exhaustive_T(
             raise ValidationError(name, f"a multiple of {step} in [{low}, {total}]", value)
     t = np.empty(stop - start)
     r = np.empty_like(t)
+    dg = _NO_DIAGNOSTICS if diagnostics is None else diagnostics
+    if dg.on and (dg.var.shape[0] != t.size or dg.y_readout.shape[0] != t.size):
+        raise ValidationError("diagnostics", f"arrays of {t.size} rows", dg.var.shape[0])
+    if dg.on and not tables.all_positions and params.config.n_layers == 1:
+        raise ValidationError("tables", "prepared with all_positions", "readout-only tables")
     first, blk = start // step, start // step
     with numba_threads_for(stop // step - blk, _MIN_PARALLEL_BLOCKS):
-        _run_blocks(tables, bounds, blk, stop // step, first, t, r)
+        _run_blocks(tables, bounds, blk, stop // step, first, t, r, dg)
     return t, r
+
+
+_NO_DIAGNOSTICS = Diagnostics(
+    on=False, var=np.zeros((0, 0, 0)), y_readout=np.zeros((0, 0)), embed_var=np.zeros((0, 0))
+)
+
+
+def diagnostics_arrays(tables: ExhaustiveTables, n_norms: int, size: int) -> Diagnostics:
+    """Empty diagnostics arrays for ``size`` strings (``stages.bundles.Diagnostics``), with
+    the variances of layer 0's embeddings (pre-LN: its norm1's input) filled in, by the
+    operations of the kernel's layer norms (sums in the order i = 0, 1, ...: cumsum's)."""
+    y0 = tables.layer0.y0_mid  # (3, s, d)
+    d = y0.shape[2]
+    centred = y0 - (np.cumsum(y0, axis=2)[..., -1] / d)[..., None]
+    embed_var = np.ascontiguousarray(np.cumsum(centred * centred, axis=2)[..., -1] / d)
+    return Diagnostics(
+        on=True, var=np.empty((size, n_norms, y0.shape[1])), y_readout=np.empty((size, d)),
+        embed_var=embed_var,
+    )  # fmt: skip
 
 
 def _run_blocks(
     tb: ExhaustiveTables, bounds: bool, blk: int, end: int, first: int, t: np.ndarray,
-    r: np.ndarray,
+    r: np.ndarray, dg: Diagnostics,
 ) -> None:  # fmt: skip
     """The kernel on blocks blk..end-1, written from block ``first`` on."""
     step = 1 << tb.lo_bits
@@ -330,8 +373,9 @@ def _run_blocks(
         while blk < end:
             blk1 = min(end, blk + _BLOCKS_PER_CALL)
             out = slice((blk - first) * step, (blk1 - first) * step)
+            part = dg._replace(var=dg.var[out], y_readout=dg.y_readout[out]) if dg.on else dg
             kernel.exhaustive_T(
                 tb.n_bits, tb.lo_bits, blk, blk1, tb.per_string.scalars, tb.layer0, tb.layers,
-                tb.norms, tb.readout, tb.bounds, bounds, t[out], r[out],
+                tb.norms, tb.readout, tb.bounds, bounds, t[out], r[out], part,
             )  # fmt: skip
             blk = blk1

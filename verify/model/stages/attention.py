@@ -36,8 +36,14 @@ from verify.model.stages.bundles import (
     f8,
     i8,
 )
-from verify.model.stages.dense import col_absmax, matvec, matvec_scalar
-from verify.model.stages.register_sums import dist2_rows, dots_rows, mix_rows
+from verify.model.stages.dense import col_absmax, matvec, matvec_mid, matvec_scalar
+from verify.model.stages.register_sums import (
+    dist2_rows,
+    dots_rows,
+    dots_rows2,
+    mix_rows,
+    mix_rows2,
+)
 from verify.model.stages.softmax import scaled_softmax, softmax_rounding
 
 # rows of the attention scratch ``sv``
@@ -243,21 +249,73 @@ def readout_attention(
         )  # fmt: skip
 
 
+@kernel(types.void(A2, A1, A2, A1, i8, i8, A2, A1))
+def key_query(qm, b_in, w_key, zero_d, c0, dh, um, beta):  # pragma: no cover - jitted
+    """The keys' side of a head's query q = qm[:dh] (head columns c0 .. c0 + dh of in_proj):
+    beta = b_k,h . q and u = W_k,h^T q, in registers (``dense.matvec_mid`` with the weights
+    W_k,h, the transpose of W_k,h^T; zero_d: d zeros), so that the scores are u . x_j + beta."""
+    d = um.shape[0]
+    for b in range(BS):
+        beta[b] = 0.0
+    for e in range(dh):
+        bk = b_in[d + c0 + e]
+        for b in range(BS):
+            beta[b] += bk * qm[e, b]
+    matvec_mid(qm[:dh], w_key[c0 : c0 + dh], zero_d, 0, d, um)
+
+
+@kernel(types.void(A3, i8, A2, A1, A2, A1, i8, f8, A2, A3, A3, A3, A3, A2, A2))
+def attention_row_mid(
+    x, i, w_int, b_in, w_key, zero_d, n_heads, cm, att, qm, um, pm, pr, bt, sv
+):  # pragma: no cover - jitted
+    """The midpoints of :func:`attention_row_l2` (its operations in its order, no radius) at
+    query position i: two heads at a time share each pass over x (``register_sums``'s
+    ``dots_rows2`` and ``mix_rows2``: the numbers of ``dots_rows`` and ``mix_rows``). For the
+    positions whose radius nothing needs (check-model's diagnostics). Scratch: qm, um (2, d,
+    BS), pm, pr (2, s, BS), bt (2, BS), sv (SV_ROWS, BS)."""
+    s = x.shape[0]
+    d = x.shape[1]
+    dh = d // n_heads
+    tot, rtot, gap, mx = sv[SV_TOT], sv[SV_RTOT], sv[SV_GAP], sv[SV_MAX]
+    hd = 0
+    while hd < n_heads:
+        two = hd + 1 < n_heads
+        for k in range(2 if two else 1):
+            c0 = (hd + k) * dh
+            matvec_mid(x[i], w_int, b_in, c0, c0 + dh, qm[k])
+            key_query(qm[k], b_in, w_key, zero_d, c0, dh, um[k], bt[k])
+        if two:
+            dots_rows2(um[0], um[1], x, bt[0], bt[1], pm[0], pm[1])
+        else:
+            dots_rows(um[0], x, bt[0], pm[0])
+        for k in range(2 if two else 1):
+            scaled_softmax(pm[k], pr[k], cm, mx, tot, rtot, gap, s, BS, False)
+        if two:
+            mix_rows2(pm[0], pm[1], x, um[0], um[1])  # xbar = sum_j p_j x_j, into um
+        else:
+            mix_rows(pm[0], x, um[0])
+        for k in range(2 if two else 1):
+            c0 = (hd + k) * dh
+            matvec_mid(um[k], w_int, b_in, 2 * d + c0, 2 * d + c0 + dh, att[c0 : c0 + dh])
+        hd += 2
+
+
 @kernel(
     types.void(
-        A3, A2, A2, A2, i8, A2, A1, A2, A2, i8, f8, f8, A1, A2, A1, A2, A1, A2, A1, A2, A2, A2,
-        A2, A2, b1,
+        A3, A2, A2, A2, i8, A2, A1, A2, A1, A2, A2, i8, f8, f8, A1, A2, A1, A2, A1, A2, A1, A2,
+        A2, A2, A2, A2, b1,
     )
 )  # fmt: skip
 def attention_row_l2(
-    x, rho, xm, xn, i, w_int, b_in, head_norms, wn, n_heads, cm, cr, zero, att, ratt, qm, rq,
-    um, ru, pm, pr, sig, p0, sv, bounds,
+    x, rho, xm, xn, i, w_int, b_in, w_key, zero_d, head_norms, wn, n_heads, cm, cr, zero, att,
+    ratt, qm, rq, um, ru, pm, pr, sig, p0, sv, bounds,
 ):  # fmt: skip  # pragma: no cover - jitted
     """Concatenated head outputs (before out_proj) at query position i of a layer whose
     attention inputs x (s, d, BS) are known within the 2-norm radii rho (s, BS): |x'_j - x_j|_2
     <= rho[j] for the exact inputs x'. Returns ratt[b] >= the 2-norm error of the whole
     concatenation. xm[j] = max|x_j| and xn[j] >= |x_j|_2 (per string, computed once per layer).
-    w_int: in_proj_weight transposed (d, 3d).
+    w_int: in_proj_weight transposed (d, 3d); w_key: its keys' rows W_k (d, d), not
+    transposed, for u = W_k,h^T q as a register-blocked product; zero_d: d zeros.
 
     Midpoints as in the per-string kernel's readout rule: per head q = W_q,h x_i + b_q,h,
     u = W_k,h^T q, beta = b_k,h . q, scores a_j = (u . x_j + beta) / sqrt(d_h), p = softmax(a),
@@ -312,19 +370,7 @@ def attention_row_l2(
         matvec_scalar(
             x[i], zero, w_int, b_in, c0, c0 + dh, hn[HB_WQ], hn[HB_BQ], qm, rq, xmax, bounds
         )  # rq: the rounding of q
-        for b in range(BS):
-            beta[b] = 0.0
-        for k in range(d):
-            for b in range(BS):
-                um[k, b] = 0.0
-        for e in range(dh):
-            bk = b_in[d + c0 + e]
-            for b in range(BS):
-                beta[b] += bk * qm[e, b]
-            for k in range(d):
-                wv = w_int[k, d + c0 + e]
-                for b in range(BS):
-                    um[k, b] += wv * qm[e, b]
+        key_query(qm, b_in, w_key, zero_d, c0, dh, um, beta)
         if bounds:
             g = (dh + 2) * U
             wq2 = wn[WN_SPEC, hd]

@@ -109,6 +109,8 @@ class LayerWeights(NamedTuple):
     lin1_b: np.ndarray  # (L, f)
     lin2_wt: np.ndarray  # (L, f, d) linear2.weight^T
     lin2_b: np.ndarray  # (L, d)
+    keys_w: np.ndarray  # (L, d, d) W_k, the keys' rows of in_proj_weight (not transposed)
+    zero_d: np.ndarray  # (d,) zeros: the bias of W_k,h^T q (``stages.attention``)
 
 
 # columns of WeightBounds.head[layer, h, :]: infinity norms (max absolute row sums, rounded up)
@@ -167,6 +169,17 @@ class ExhaustiveLayer0(NamedTuple):
     lo_bound: np.ndarray  # (s, SLOTS, H, LB_COLS)
 
 
+class Diagnostics(NamedTuple):
+    """What the exhaustive kernel also writes when ``on`` (``verify.model.certified.onepass``): the
+    float64 midpoints of the certified pass, not certified themselves. Without ``on`` the
+    arrays are not read (empty ones will do)."""
+
+    on: bool
+    var: np.ndarray  # (strings, K, s) the population variance of each norm's input, per position
+    y_readout: np.ndarray  # (strings, d) the vector read out (after pre-LN's final norm)
+    embed_var: np.ndarray  # (3, s) the variance of y0_mid[t, i] (pre-LN: layer 0's norm1 input)
+
+
 class DoubleDoubleTables(NamedTuple):
     """What the double-double kernel needs besides ``Scalars``, ``LayerWeightsT`` and
     ``NormAffine``: the exact embeddings as DD (hi + lo) with radii, the readout as a one-row
@@ -194,9 +207,10 @@ NORM_AFFINE = bundle_type(NormAffine, A2, A2)
 READOUT = bundle_type(Readout, A1, A1)
 LAYER0_TABLES = bundle_type(Layer0Tables, A3, A3, A5, A5, A4, A4)
 LAYER_WEIGHTS_T = bundle_type(LayerWeightsT, A3, A3, A2, A3, A3, A2, A3, A3, A2, A3, A3, A2)
-LAYER_WEIGHTS = bundle_type(LayerWeights, A3, A2, A3, A2, A3, A2, A3, A2)
+LAYER_WEIGHTS = bundle_type(LayerWeights, A3, A2, A3, A2, A3, A2, A3, A2, A3, A1)
 WEIGHT_BOUNDS = bundle_type(WeightBounds, A3, A2, A2, f8, f8, A3, f8)
 DOUBLE_DOUBLE_TABLES = bundle_type(DoubleDoubleTables, A3, A3, A3, A2, A2, A1, f8, f8, f8)
+DIAGNOSTICS = bundle_type(Diagnostics, b1, A3, A2, A2)
 EXHAUSTIVE_LAYER0 = bundle_type(ExhaustiveLayer0, A3, A2, A5, A4, A4, A3, A3, A1, A1, A5, A4)
 
 

@@ -36,6 +36,7 @@ from verify.model.stages.bundles import (
 )
 from verify.model.stages.dense import add_into, add_into_scalar, matvec, relu, relu_scalar
 from verify.model.stages.layer_norm import layer_norm
+from verify.model.stages.register_sums import LS_VAR
 from verify.model.stages.stage_l2 import layer_norm_l2, matvec_l2, to_l2
 
 
@@ -103,12 +104,12 @@ def _ffn_l2(
 @kernel(
     types.void(
         i8, SCALARS, LAYER_WEIGHTS, NORM_AFFINE, WEIGHT_BOUNDS,
-        A2, A1, A2, A1, A2, A1, A2, A1, A2, A1, A1, A2, A2, A1, A1, A1, b1,
+        A2, A1, A2, A1, A2, A1, A2, A1, A2, A1, A1, A2, A2, A1, A1, A1, b1, A2,
     )
 )  # fmt: skip
 def finish_position_l2(
     layer, sc, lw, ln, wb, y, ry, att, ratt, a, ra, hid, rhid, tmp, rtmp, xmax, ls, zero, one,
-    rho, lip, bounds,
+    rho, lip, bounds, lnvar,
 ):  # fmt: skip  # pragma: no cover - jitted
     """Given the residual input y and the concatenated head outputs att (before out_proj) at one
     position of a block, the layer's output there into y, ry: one 2-norm radius per string in
@@ -117,7 +118,8 @@ def finish_position_l2(
     spectral norms of W_o, W_1, W_2 (``wb.l2``), the layer norms' Lipschitz constants on the
     ball, 1 for relu, plus each stage's rounding at the computed midpoint. a, ra: scratch for
     out_proj's output; zero: a (d, BS) array of zeros; one: a (BS,) array of ones; rho, lip:
-    scratch (BS,)."""
+    scratch (BS,). lnvar (2, BS): the variances of the inputs of the layer's norms computed
+    here (row 0: post-LN's norm1; row 1: norm2; pre-LN leaves row 0 as it is)."""
     nm = wb.layer[layer]
     wn = wb.l2[layer]
     nh = sc.n_heads
@@ -147,6 +149,7 @@ def finish_position_l2(
             y, rho, g2, bb2, nm[NB_LN2_GAIN], nm[NB_LN2_BIAS], eps, ann, tmp, rtmp, ls, zero, lip,
             bounds,
         )  # fmt: skip  # rtmp: the error of LN2(h)
+        lnvar[1] = ls[LS_VAR]
         _ffn_l2(layer, lw, wb, nh, tmp, rtmp, hid, rhid, tmp, lip, xmax, z1, one, bounds)
         # tmp <- FFN(LN2(h)); lip: its error
         if bounds:
@@ -164,6 +167,7 @@ def finish_position_l2(
             a, rho, g1, bb1, nm[NB_LN1_GAIN], nm[NB_LN1_BIAS], eps, ann, y, ry, ls, zero, lip,
             bounds,
         )  # fmt: skip  # y <- h; ry: the error of h
+        lnvar[0] = ls[LS_VAR]
         _ffn_l2(layer, lw, wb, nh, y, ry, hid, rhid, tmp, lip, xmax, z1, one, bounds)
         # tmp <- FFN(h); lip: its error
         if bounds:
@@ -177,3 +181,4 @@ def finish_position_l2(
             tmp, rho, g2, bb2, nm[NB_LN2_GAIN], nm[NB_LN2_BIAS], eps, ann, y, ry, ls, zero, lip,
             bounds,
         )  # fmt: skip  # ry: the error of the output
+        lnvar[1] = ls[LS_VAR]

@@ -197,18 +197,24 @@ def ln_block(typingctx, v, out, ls, gain, bias, eps, bounds, affine, annotated):
     return sig, _ln_block_codegen
 
 
-def _column_sums_codegen(kind: str):  # pragma: no cover - code generation
+def _column_sums_codegen(kind: str, heads: int = 1):  # pragma: no cover - code generation
     """The code generator of ``dots_rows`` ("dots"), ``mix_rows`` ("mix"), ``dist2_rows``
     ("dist2") and ``norms_rows`` ("norms"): for each output row r and vector of 8 strings, a
     sum over an inner index m from a start value, term by term in the order m = 0, 1, ..., in
-    a register; SUM_GROUP vectors at a time (independent chains)."""
+    a register; SUM_GROUP vectors at a time (independent chains). ``heads`` = 2 ("dots" and
+    "mix" only): two sums of the same x at once (``dots_rows2``, ``mix_rows2``), each value
+    loaded once for both, each sum by the operations of the one-head intrinsic."""
 
     def codegen(context, builder, signature, args):
         pairs = zip(signature.args, args, strict=True)
         arrs = [context.make_array(t)(context, builder, a) for t, a in pairs]
         zero = ir.Constant(ir.VectorType(ir.DoubleType(), LANES), [0.0] * LANES)
-        if kind == "dots":  # out[j] = init + sum_k a[k] x[j, k]
+        if kind == "dots" and heads == 2:  # out_h[j] = init_h + sum_k a_h[k] x[j, k]
+            a, a2, x, init, init2, out, out2 = arrs
+        elif kind == "dots":  # out[j] = init + sum_k a[k] x[j, k]
             a, x, init, out = arrs
+        elif kind == "mix" and heads == 2:  # out_h[k] = 0 + sum_j p_h[j] x[j, k]
+            p, p2, x, out, out2 = arrs
         elif kind == "mix":  # out[k] = 0 + sum_j p[j] x[j, k]
             p, x, out = arrs
         elif kind == "dist2":  # out[j] = 0 + sum_k (x[j, k] - m[k])^2
@@ -226,6 +232,8 @@ def _column_sums_codegen(kind: str):  # pragma: no cover - code generation
             return _row_ptr(builder, x, builder.add(builder.mul(j, d), k), col, nb)
 
         def group(r, cols):
+            if heads == 2:
+                return group2(r, cols)
             if kind == "dots":
                 starts = [load(_vec_ptr(builder, init, col)) for col in cols]
             else:
@@ -261,6 +269,31 @@ def _column_sums_codegen(kind: str):  # pragma: no cover - code generation
                     builder.store(builder.load(maxs[k]), _row_ptr(builder, out2, r, col, nb),
                                   align=8)  # fmt: skip
 
+        def group2(r, cols):  # two sums per (r, col): (a, out) and (a2, out2), or p's
+            wts, inits, outs = ((a, a2), (init, init2), (out, out2)) if kind == "dots" else (
+                (p, p2), None, (out, out2))  # fmt: skip
+            accs = [
+                [
+                    cgutils.alloca_once_value(
+                        builder, load(_vec_ptr(builder, inits[h], col)) if inits else zero
+                    )
+                    for col in cols
+                ]
+                for h in range(2)
+            ]
+            with cgutils.for_range(builder, n_in) as loop:
+                mi = loop.index
+                for k, col in enumerate(cols):
+                    xv = load(x_at(r, mi, col) if kind == "dots" else x_at(mi, r, col))
+                    for h in range(2):
+                        wv = load(_row_ptr(builder, wts[h], mi, col, nb))
+                        acc = accs[h][k]
+                        builder.store(builder.fadd(builder.load(acc), builder.fmul(wv, xv)), acc)
+            for h in range(2):
+                for k, col in enumerate(cols):
+                    builder.store(builder.load(accs[h][k]),
+                                  _row_ptr(builder, outs[h], r, col, nb), align=8)  # fmt: skip
+
         with cgutils.for_range(builder, n_out) as rows:
             _over_vector_groups(builder, nb, SUM_GROUP, lambda cols: group(rows.index, cols))
         return context.get_dummy_value()
@@ -281,6 +314,20 @@ def mix_rows(typingctx, p, x, out):  # pragma: no cover - code generation
     """out[k, b] = 0 + sum_j p[j, b] x[j, k, b], the sum in the order j = 0, 1, ... (one fmul
     and one fadd per term): p (s, nb), x (s, d, nb), out (d, nb); nb a multiple of 8."""
     return types.void(p, x, out), _column_sums_codegen("mix")
+
+
+@intrinsic
+def dots_rows2(typingctx, a, a2, x, init, init2, out, out2):  # pragma: no cover - codegen
+    """``dots_rows(a, x, init, out)`` and ``dots_rows(a2, x, init2, out2)`` in one pass over x
+    (each x value loaded once for both): the same operations, the same numbers."""
+    return types.void(a, a2, x, init, init2, out, out2), _column_sums_codegen("dots", 2)
+
+
+@intrinsic
+def mix_rows2(typingctx, p, p2, x, out, out2):  # pragma: no cover - code generation
+    """``mix_rows(p, x, out)`` and ``mix_rows(p2, x, out2)`` in one pass over x (each x value
+    loaded once for both): the same operations, the same numbers."""
+    return types.void(p, p2, x, out, out2), _column_sums_codegen("mix", 2)
 
 
 @intrinsic
