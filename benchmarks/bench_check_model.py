@@ -18,7 +18,7 @@ Floors (flops x 2^N / (rate x cores)):
   (``verify.sizes.onepass_flops_per_string``) at that rate;
 - the plain diagnostic pass (every position of every layer, ``plain.diagnostics``; what
   check-model ran after the table before the one pass, and still runs where the exhaustive
-  kernel does not apply: another layer-norm form, parameter balls): 2 (4 D^2 +
+  kernel does not apply: parameter balls): 2 (4 D^2 +
   2 D d_ff) + 4 S D per position and layer (products, scores and weighted sums; the layer
   norms not counted), less layer 0's q, k, v projections (6 D^2 per position, tabulated by
   (token, position)), at the single-thread BLAS rate of np.dot on the kernel's shapes
