@@ -126,3 +126,20 @@ def test_prove_coq_prints_and_writes_the_counts(tmp_path, capsys) -> None:
     by_id = {o["id"]: o for o in doc["obligations"]}
     assert by_id["lemma_3_2.z_max"]["coq"]["status"] == "checked"
     assert "\nLemma lemma_3_2_z_max :" in (tmp_path / "b" / "lemma_3_2_z_max.v").read_text()
+
+
+def test_print_assumptions_reads_every_axiom() -> None:
+    """Both layouts of Print Assumptions' entries are read (one line, or the type below)."""
+    out = (
+        "Axioms:\nClassicalDedekindReals.sig_not_dec : forall P : Prop, {~ ~ P} + {~ P}\n"
+        "ClassicalDedekindReals.sig_forall_dec\n  : forall P : nat -> Prop,\n"
+        "    (forall n : nat, {P n} + {~ P n}) -> {n : nat | ~ P n} + {forall n, P n}\n"
+        "VerifyLib.planted : False\n"
+    )
+    names = coq.print_assumptions(out)
+    assert names == [
+        "ClassicalDedekindReals.sig_not_dec",
+        "ClassicalDedekindReals.sig_forall_dec",
+        "VerifyLib.planted",
+    ]
+    assert not coq.STANDARD_AXIOMS.match(names[-1])

@@ -91,6 +91,13 @@ def _statement_lines(text: str) -> range:
     return range(start, end)
 
 
+def print_assumptions(out: str) -> list[str]:
+    """The axiom names in ``Print Assumptions``' output: each entry starts at the line's start
+    (``name : type`` on one line, or ``name`` with its type on the indented lines below)."""
+    block = out.split("Axioms:", 1)[1] if "Axioms:" in out else ""
+    return re.findall(r"^([A-Za-z_][\w.']*)(?:\s*:.*)?$", block, flags=re.M)
+
+
 def _check(coqc: str, ob: Obligation, path: Path, text: str) -> CoqResult:
     start = time.perf_counter()
     try:
@@ -112,8 +119,7 @@ def _check(coqc: str, ob: Obligation, path: Path, text: str) -> CoqResult:
         if m and int(m.group(1)) in _statement_lines(text):
             return CoqResult(ob.id, ob.method, path, "error", f"statement: {msg[:400]}", took)
         return CoqResult(ob.id, ob.method, path, "not closed", msg[:400], took)
-    block = out.split("Axioms:", 1)[1] if "Axioms:" in out else ""
-    axioms = re.findall(r"^([A-Za-z_][\w.']*)\s*$", block, flags=re.M)
+    axioms = print_assumptions(out)
     odd = [a for a in axioms if not STANDARD_AXIOMS.match(a)]
     if odd or "Closed under the global context" not in out and not axioms:
         return CoqResult(ob.id, ob.method, path, "error", f"assumptions: {odd or out}", took)
