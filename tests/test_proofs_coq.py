@@ -143,3 +143,13 @@ def test_print_assumptions_reads_every_axiom() -> None:
         "VerifyLib.planted",
     ]
     assert not coq.STANDARD_AXIOMS.match(names[-1])
+
+
+def test_prove_coq_without_coqc_says_so_once(tmp_path, capsys, monkeypatch) -> None:
+    monkeypatch.setattr(shutil, "which", lambda name, *a, **k: None)
+    only = ["--only", "lemma_3_2.z_max", "--only", "hr_thm_6.chi2_integrand"]
+    assert main(["prove", *only, "--coq", "--coq-dir", str(tmp_path)]) == 0
+    out = capsys.readouterr().out
+    assert out.count("coq skipped: coqc not found") == 1
+    assert "coq: 2 obligations: skipped 2 (arb 1, z3 1)" in out
+    assert (tmp_path / "lemma_3_2_z_max.v").exists()
