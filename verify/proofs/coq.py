@@ -5,7 +5,7 @@ Each z3 step, arb step and sympy identity is translated from its data (hypothese
 conclusion: :mod:`verify.proofs.coq_scripts`, :mod:`verify.proofs.coq_terms`) when ``prove
 --coq`` runs, so a changed claim is a changed lemma, and a false claim is a lemma Coq rejects.
 One ``.v`` file per lemma (a failing proof stops a file), all importing one compiled library of
-helper lemmas and tactics (:data:`~verify.proofs.coq_scripts.LIBRARY`), compiled in parallel.
+helper lemmas and tactics (:data:`~verify.proofs.coq_library.LIBRARY`), compiled in parallel.
 
 Each obligation gets one Coq status:
 - ``checked``: the kernel accepted the proof (``Qed``), and ``Print Assumptions`` names only
@@ -31,7 +31,8 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
-from verify.proofs.coq_scripts import LIBRARY, claim_of, lemma_text
+from verify.proofs.coq_library import LIBRARY
+from verify.proofs.coq_scripts import claim_of, lemma_text
 from verify.proofs.coq_terms import Untranslatable
 from verify.proofs.core import Obligation
 
