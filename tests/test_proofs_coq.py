@@ -67,6 +67,8 @@ def test_translation_of_terms() -> None:
     x, y, n = sp.Symbol("x", real=True), sp.Symbol("R", real=True), sp.Symbol("n", integer=True)
     names = CoqNames([x, y, n], integers=True)
     assert names[y] == "v_R"  # R is the type of the reals: renamed
+    h1 = sp.Symbol("H1", real=True)  # a name the proof scripts give a hypothesis
+    assert CoqNames([h1])[h1] == "v_H1"
     assert coq_term(sp.sqrt(x + 1) / (x**2 * y), names) == "((sqrt (1 + x)) / v_R / (x ^ 2))"
     assert coq_term((x + 1) ** sp.Rational(-3, 2), names) == "(/ ((sqrt (1 + x)) ^ 3))"
     assert coq_term(sp.exp(-2 * y) + sp.Abs(x), names) == "((Rabs x) + (exp ((-2) * v_R)))"
@@ -124,3 +126,30 @@ def test_prove_coq_prints_and_writes_the_counts(tmp_path, capsys) -> None:
     by_id = {o["id"]: o for o in doc["obligations"]}
     assert by_id["lemma_3_2.z_max"]["coq"]["status"] == "checked"
     assert "\nLemma lemma_3_2_z_max :" in (tmp_path / "b" / "lemma_3_2_z_max.v").read_text()
+
+
+def test_print_assumptions_reads_every_axiom() -> None:
+    """Both layouts of Print Assumptions' entries are read (one line, or the type below)."""
+    out = (
+        "Axioms:\nClassicalDedekindReals.sig_not_dec : forall P : Prop, {~ ~ P} + {~ P}\n"
+        "ClassicalDedekindReals.sig_forall_dec\n  : forall P : nat -> Prop,\n"
+        "    (forall n : nat, {P n} + {~ P n}) -> {n : nat | ~ P n} + {forall n, P n}\n"
+        "VerifyLib.planted : False\n"
+    )
+    names = coq.print_assumptions(out)
+    assert names == [
+        "ClassicalDedekindReals.sig_not_dec",
+        "ClassicalDedekindReals.sig_forall_dec",
+        "VerifyLib.planted",
+    ]
+    assert not coq.STANDARD_AXIOMS.match(names[-1])
+
+
+def test_prove_coq_without_coqc_says_so_once(tmp_path, capsys, monkeypatch) -> None:
+    monkeypatch.setattr(shutil, "which", lambda name, *a, **k: None)
+    only = ["--only", "lemma_3_2.z_max", "--only", "hr_thm_6.chi2_integrand"]
+    assert main(["prove", *only, "--coq", "--coq-dir", str(tmp_path)]) == 0
+    out = capsys.readouterr().out
+    assert out.count("coq skipped: coqc not found") == 1
+    assert "coq: 2 obligations: skipped 2 (arb 1, z3 1)" in out
+    assert (tmp_path / "lemma_3_2_z_max.v").exists()

@@ -178,8 +178,11 @@ def _coq_summary(results, out_dir, seconds: float) -> dict:
 def _print_coq(results, out_dir, seconds: float) -> None:
     """One line per translated lemma that is not checked, then the counts."""
     for c in results:
-        if c.status in ("not closed", "error", "skipped"):
+        if c.status in ("not closed", "error"):
             print(f"coq {c.status:10s} {c.id}: {c.detail[:160]} ({c.path})")
+    skipped = [c for c in results if c.status == "skipped"]
+    if skipped:
+        print(f"coq skipped: {skipped[0].detail}; the {len(skipped)} lemmas are written")
     s = _coq_summary(results, out_dir, seconds)
     by = s["by_method"]
     parts = [

@@ -5,7 +5,7 @@ Each z3 step, arb step and sympy identity is translated from its data (hypothese
 conclusion: :mod:`verify.proofs.coq_scripts`, :mod:`verify.proofs.coq_terms`) when ``prove
 --coq`` runs, so a changed claim is a changed lemma, and a false claim is a lemma Coq rejects.
 One ``.v`` file per lemma (a failing proof stops a file), all importing one compiled library of
-helper lemmas and tactics (:data:`~verify.proofs.coq_scripts.LIBRARY`), compiled in parallel.
+helper lemmas and tactics (:data:`~verify.proofs.coq_library.LIBRARY`), compiled in parallel.
 
 Each obligation gets one Coq status:
 - ``checked``: the kernel accepted the proof (``Qed``), and ``Print Assumptions`` names only
@@ -31,7 +31,8 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
-from verify.proofs.coq_scripts import LIBRARY, claim_of, lemma_text
+from verify.proofs.coq_library import LIBRARY
+from verify.proofs.coq_scripts import claim_of, lemma_text
 from verify.proofs.coq_terms import Untranslatable
 from verify.proofs.core import Obligation
 
@@ -91,6 +92,13 @@ def _statement_lines(text: str) -> range:
     return range(start, end)
 
 
+def print_assumptions(out: str) -> list[str]:
+    """The axiom names in ``Print Assumptions``' output: each entry starts at the line's start
+    (``name : type`` on one line, or ``name`` with its type on the indented lines below)."""
+    block = out.split("Axioms:", 1)[1] if "Axioms:" in out else ""
+    return re.findall(r"^([A-Za-z_][\w.']*)(?:\s*:.*)?$", block, flags=re.M)
+
+
 def _check(coqc: str, ob: Obligation, path: Path, text: str) -> CoqResult:
     start = time.perf_counter()
     try:
@@ -112,8 +120,7 @@ def _check(coqc: str, ob: Obligation, path: Path, text: str) -> CoqResult:
         if m and int(m.group(1)) in _statement_lines(text):
             return CoqResult(ob.id, ob.method, path, "error", f"statement: {msg[:400]}", took)
         return CoqResult(ob.id, ob.method, path, "not closed", msg[:400], took)
-    block = out.split("Axioms:", 1)[1] if "Axioms:" in out else ""
-    axioms = re.findall(r"^([A-Za-z_][\w.']*)\s*$", block, flags=re.M)
+    axioms = print_assumptions(out)
     odd = [a for a in axioms if not STANDARD_AXIOMS.match(a)]
     if odd or "Closed under the global context" not in out and not axioms:
         return CoqResult(ob.id, ob.method, path, "error", f"assumptions: {odd or out}", took)

@@ -12,9 +12,10 @@ Claims (from the obligation's own data, so a changed claim changes its lemma):
 
 Script (one shape for all; each piece is tried and only Coq decides):
 1. ``exp`` terms whose arguments are integer multiples k*a of one a are rewritten as powers of
-   one atom ``exp a`` (``exp_pow``, proved in :data:`LIBRARY`); every other non-polynomial term
-   (sqrt, /, ln, Rabs, Rmax, Rmin) is an atom with its facts: exp a > 0 and 1 + a <= exp a;
-   sqrt b >= 0, sqrt b * sqrt b = b when b >= 0, sqrt b > 0 when b > 0.
+   one atom ``exp a`` (``exp_pow``, proved in :data:`verify.proofs.coq_library.LIBRARY`);
+   every other non-polynomial term (sqrt, /, ln, Rabs, Rmax, Rmin) is an atom with its facts:
+   exp a > 0 and 1 + a <= exp a; sqrt b >= 0, sqrt b * sqrt b = b when b >= 0,
+   sqrt b > 0 when b > 0.
 2. A hypothesis with denominators is also given cleared of them (n <= 0 with l - r = n/d,
    d > 0: the fraction sympy's ``together`` finds over the atoms, checked by ``field``).
 3. Hints nra does not find itself (it multiplies pairs of hypotheses): (x -+ y)^2 >= 0 for the
@@ -37,95 +38,7 @@ import sympy as sp
 
 from verify.proofs.coq_terms import CoqNames, Untranslatable, coq_rel, coq_term
 
-__all__ = ["LIBRARY", "Claim", "claim_of", "lemma_text"]
-
-LIBRARY = r"""(* verify.proofs.coq: helper lemmas and tactics of the generated lemmas, all proved *)
-From Coq Require Import Reals Lra Psatz.
-Open Scope R_scope.
-
-Lemma frac_le : forall l r n d, l - r = n / d -> 0 < d -> n <= 0 -> l <= r.
-Proof.
-  intros l r n d E D N. assert (0 < / d) by (apply Rinv_0_lt_compat; lra).
-  assert (n / d <= 0) by (unfold Rdiv; nra). lra.
-Qed.
-Lemma frac_lt : forall l r n d, l - r = n / d -> 0 < d -> n < 0 -> l < r.
-Proof.
-  intros l r n d E D N. assert (0 < / d) by (apply Rinv_0_lt_compat; lra).
-  assert (n / d < 0) by (unfold Rdiv; nra). lra.
-Qed.
-Lemma frac_eq : forall l r n d, l - r = n / d -> n = 0 -> l = r.
-Proof. intros l r n d E N. rewrite N in E. unfold Rdiv in E. lra. Qed.
-Lemma clear_le : forall l r n d, l <= r -> l - r = n / d -> 0 < d -> n <= 0.
-Proof.
-  intros l r n d H E D. assert (n = (l - r) * d) by (rewrite E; field; lra).
-  assert (0 <= r - l) by lra. nra.
-Qed.
-Lemma clear_lt : forall l r n d, l < r -> l - r = n / d -> 0 < d -> n < 0.
-Proof.
-  intros l r n d H E D. assert (n = (l - r) * d) by (rewrite E; field; lra).
-  assert (0 < r - l) by lra. nra.
-Qed.
-Lemma clear_eq : forall l r n d, l = r -> l - r = n / d -> d <> 0 -> n = 0.
-Proof.
-  intros l r n d H E D. assert (n = (l - r) * d) by (rewrite E; field; assumption).
-  rewrite H in *. lra.
-Qed.
-Lemma exp_pow : forall n x y, y = INR n * x -> exp y = exp x ^ n.
-Proof.
-  intros n x y ->. induction n as [|n IH].
-  - simpl. rewrite Rmult_0_l. apply exp_0.
-  - rewrite S_INR, Rmult_plus_distr_r, Rmult_1_l, exp_plus, IH. simpl. ring.
-Qed.
-Lemma exp_pow_inv : forall n x y, y = - (INR n * x) -> exp y = / exp x ^ n.
-Proof. intros n x y ->. rewrite exp_Ropp. f_equal. apply exp_pow. reflexivity. Qed.
-Lemma sq_pos : forall x, x <> 0 -> 0 < x ^ 2.
-Proof. intros x H. destruct (Rlt_or_le 0 x); [nra | ]. destruct H0; [nra | contradiction]. Qed.
-
-Lemma mul_pp : forall a b, a <= 0 -> b <= 0 -> 0 <= a * b.
-Proof. intros. nra. Qed.
-Lemma mul_np : forall a b, 0 <= a -> b <= 0 -> a * b <= 0.
-Proof. intros. nra. Qed.
-Lemma mul_pn : forall a b, a <= 0 -> 0 <= b -> a * b <= 0.
-Proof. intros. nra. Qed.
-Lemma mul_pp_lt : forall a b, a < 0 -> b < 0 -> 0 < a * b.
-Proof. intros. nra. Qed.
-Lemma mul_np_lt : forall a b, 0 < a -> b < 0 -> a * b < 0.
-Proof. intros. nra. Qed.
-Lemma mul_pn_lt : forall a b, a < 0 -> 0 < b -> a * b < 0.
-Proof. intros. nra. Qed.
-
-Ltac close := first [ assumption | lra | nra | (intro; first [ lra | nra ]) ].
-(* the sign of a product, factor by factor (every sign pattern tried), else close *)
-Ltac sgn := first [ lra | match goal with
-  | |- 0 <= ?a * ?b => first [ apply Rmult_le_pos; sgn | apply mul_pp; sgn ]
-  | |- ?a * ?b <= 0 => first [ apply mul_np; sgn | apply mul_pn; sgn ]
-  | |- 0 < ?a * ?b => first [ apply Rmult_lt_0_compat; sgn | apply mul_pp_lt; sgn ]
-  | |- ?a * ?b < 0 => first [ apply mul_np_lt; sgn | apply mul_pn_lt; sgn ]
-  | |- 0 <= _ ^ 2 => apply pow2_ge_0
-  | |- 0 <= _ ^ _ => apply pow_le; sgn
-  | |- 0 < _ ^ _ => first [ apply pow_lt; sgn | apply sq_pos; close ]
-  | |- 0 < / _ => apply Rinv_0_lt_compat; sgn
-  end | nra ].
-Ltac pos := sgn.
-Ltac split_nonsmooth := repeat match goal with
-  | |- context [Rabs ?x] => destruct (Rle_lt_dec 0 x);
-      [ rewrite (Rabs_pos_eq x) in * by lra | rewrite (Rabs_left x) in * by lra ]
-  | H : context [Rabs ?x] |- _ => destruct (Rle_lt_dec 0 x);
-      [ rewrite (Rabs_pos_eq x) in * by lra | rewrite (Rabs_left x) in * by lra ]
-  | |- context [Rmax ?x ?y] => destruct (Rle_lt_dec x y);
-      [ rewrite (Rmax_right x y) in * by lra | rewrite (Rmax_left x y) in * by lra ]
-  | H : context [Rmax ?x ?y] |- _ => destruct (Rle_lt_dec x y);
-      [ rewrite (Rmax_right x y) in * by lra | rewrite (Rmax_left x y) in * by lra ]
-  | |- context [Rmin ?x ?y] => destruct (Rle_lt_dec x y);
-      [ rewrite (Rmin_left x y) in * by lra | rewrite (Rmin_right x y) in * by lra ]
-  | H : context [Rmin ?x ?y] |- _ => destruct (Rle_lt_dec x y);
-      [ rewrite (Rmin_left x y) in * by lra | rewrite (Rmin_right x y) in * by lra ]
-  end.
-Ltac subst_defs := repeat match goal with
-  | H : ?x = ?t |- _ => is_var x; subst x
-  end.
-Ltac field_close := field; repeat split; close.
-"""
+__all__ = ["Claim", "claim_of", "lemma_text"]
 
 
 @dataclass(frozen=True)
@@ -276,14 +189,15 @@ class _Atoms:
         raise Untranslatable(type(e).__name__, e)
 
     def _inverse_facts(self, dt: str) -> None:
-        """/ d > 0 when d > 0 (< 0 when d < 0), and d * / d = 1 when d <> 0 (each tried)."""
+        """/ d > 0 when d > 0 (< 0 when d < 0, by lra only: rare, and a failing nra is the
+        slow part), and d * / d = 1 when d <> 0 (each tried)."""
         if dt in self.inverted:
             return
         self.inverted.add(dt)
         self.facts += [
             f"try (assert (0 < {dt}) by (first [ assumption | close ]);"
             f" pose proof (Rinv_0_lt_compat {dt} ltac:(assumption))).",
-            f"try (assert ({dt} < 0) by (first [ assumption | close ]);"
+            f"try (assert ({dt} < 0) by (first [ assumption | lra ]);"
             f" pose proof (Rinv_lt_0_compat {dt} ltac:(assumption))).",
             f"try (assert ({dt} <> 0) by (first [ assumption | close ]);"
             f" pose proof (Rinv_r {dt} ltac:(assumption))).",

@@ -34,6 +34,9 @@ _RESERVED = frozenset(
     Lemma Theorem Proof Qed""".split()
 )
 
+# the proof scripts' own hypothesis names (H1, H1c, C1, X1)
+_SCRIPT_NAMES = re.compile(r"^([HCX]\d+c?)$")
+
 
 class Untranslatable(ValueError):
     """A construct with no faithful Coq (Reals) counterpart here; ``construct`` names it."""
@@ -54,7 +57,12 @@ class CoqNames:
         used: set[str] = set()
         for s in sorted(symbols, key=lambda s: s.name):
             name = s.name
-            if not _IDENT.match(name) or name in _RESERVED or name.startswith("v_"):
+            if (
+                not _IDENT.match(name)
+                or name in _RESERVED
+                or name.startswith("v_")
+                or _SCRIPT_NAMES.match(name)
+            ):
                 name = "v_" + re.sub(r"[^A-Za-z0-9_]", "_", name)
             base, k = name, 1
             while name in used:
