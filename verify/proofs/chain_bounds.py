@@ -8,7 +8,6 @@ of probabilities. Each composition is evaluated from the step expressions the ob
 
 from __future__ import annotations
 
-import math
 from collections.abc import Iterator
 from typing import Any
 
@@ -18,7 +17,6 @@ from flint import arb
 
 from verify.proofs import corollaries as co
 from verify.proofs.chain import (
-    CODE,
     N_POINTS,
     Case,
     _cfg_point,
@@ -29,9 +27,7 @@ from verify.proofs.chain import (
 )
 from verify.proofs.chain_tails import _sequential, _series_composed, _tail_points, _union
 from verify.proofs.compose import ev, iv, sqrt_iv
-from verify.proofs.core import Verdict
 from verify.proofs.interval import Iv
-from verify.proofs.methods import custom_step
 
 __all__: list[str] = []
 
@@ -188,59 +184,3 @@ _TABLE = [
 ]  # fmt: skip
 for _id, _st, _step, _doc, _cases, _facts in _TABLE:
     _points_step(_id, _st, _step, _doc, _cases, facts=_facts)
-
-
-# ---- probabilities are checked where computed: the code returns p for p in [0, 1] and raises
-# ProbabilityError for every other value (NaN included)
-def _probability_points() -> list[float]:
-    r = _rng(51)
-    # the edges: the floats next to 0 and 1 on both sides, tolerances a check might allow
-    edges = [math.nextafter(1.0, 2.0), math.nextafter(1.0, 0.0), 1 + 1e-12, 1 + 1e-9, 1 + 1e-6]
-    edges += [math.nextafter(0.0, -1.0), math.nextafter(0.0, 1.0), -1e-12, -1e-9, -1e-6, -0.0]
-    edges += [math.inf, -math.inf]
-    return [0.0, 1.0, math.nan, *edges, *(float(v) for v in r.uniform(-1, 2, N))]
-
-
-def _probability_check(weaken: float = 1.0) -> tuple[int, dict | None, str]:
-    from verify.theory.probability import ProbabilityError
-
-    fn = code("trivial_bounds.chain_probability")
-    for i, v in enumerate(_probability_points()):
-        inside = 0 <= v <= 1  # axiom.probability_range (False for NaN)
-        try:
-            got: float | None = weaken * fn("p", v)
-        except ProbabilityError:
-            got = None
-        if (got is not None) != inside or (inside and got != v):
-            return i + 1, {"value": v}, f"returned {got!r} for {v!r}"
-    return len(_probability_points()), None, ""
-
-
-def _probability_prove() -> Verdict:
-    n, pt, msg = _probability_check()
-    if pt is not None:
-        return Verdict("failed", f"{CODE['trivial_bounds.chain_probability']}: {msg}", pt)
-    return Verdict("proved", f"returns p on [0, 1], raises off it: {n} seeded values")
-
-
-def _probability_twin() -> Verdict:
-    _, pt, msg = _probability_check(0.5)
-    if pt is None:
-        return Verdict("not refuted", "the halved code passed every value")
-    return Verdict("refuted", f"halved code caught: {msg}", pt)
-
-
-custom_step(
-    "trivial_bounds.chain_probability",
-    "Trivial bounds",
-    "Probabilities and fractions",
-    co.DOC0,
-    "chain",
-    f"{CODE['trivial_bounds.chain_probability']} returns p for p in [0, 1] and raises otherwise,"
-    f" at {N + 3} seeded values (0, 1, NaN included)",
-    f"{CODE['trivial_bounds.chain_probability']} times 1/2",
-    _probability_prove,
-    _probability_twin,
-    facts=("axiom.probability_range",),
-    evidence="points",
-)

@@ -24,6 +24,7 @@ _MODULES = (
     "chain_norms",
     "chain_tails",
     "chain_bounds",
+    "chain_trivial",
     "chain_hr",
     "chain_symbolic",
     "chain_induction",

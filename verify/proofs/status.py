@@ -73,8 +73,11 @@ INSTANCE: dict[str, str] = {
 def obligation_class(ob: Obligation) -> str:
     """genuine / instance / box / chain proved / chain sampled (module doc)."""
     if ob.method == "chain":
-        # "sizes": symbolic, with a size enumerated (CHAIN_SIZES says which)
-        return {"points": "chain sampled", "sizes": "instance"}.get(ob.evidence, "chain proved")
+        # "sizes": symbolic, with a size enumerated (CHAIN_SIZES says which); "bnb": branch and
+        # bound over the whole stated domain (chain proved), "subbox": over a stated sub-box
+        return {"points": "chain sampled", "sizes": "instance", "subbox": "box"}.get(
+            ob.evidence, "chain proved"
+        )
     if ob.method == "arb":
         return "box"
     if ob.id in INSTANCE:
