@@ -128,6 +128,8 @@ class Num:
 
     def __pow__(self, e: Any) -> Num:
         if isinstance(e, Num):
+            if e.g is None and e.v.lo == e.v.hi and e.v.lo.is_integer():
+                return self ** int(e.v.lo.unique_fmpz())  # an integer point: exact powers
             return exp(e * log(self))
         if isinstance(e, (int, sp.Integer)) and not isinstance(e, bool):
             n = int(e)

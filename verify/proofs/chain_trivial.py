@@ -1,15 +1,18 @@
-"""The chain to the code for the trivial bounds, proved over their whole domains: the [0, 1]
-check of probabilities by branch and bound over every float (:mod:`verify.proofs.chain_boxes`).
+"""The chain to the code for the trivial bounds, by branch and bound over their whole domains
+(:mod:`verify.proofs.chain_boxes`): the [0, 1] check of probabilities over every float, the
+count of Boolean functions at every N for which it returns a value. (The bounds on arrays are
+proved on symbols: :mod:`verify.proofs.chain_arrays`.)
 """
 
 from __future__ import annotations
 
 import math
 import sys
+from fractions import Fraction
 from typing import Any
 
 from verify.proofs import corollaries as co
-from verify.proofs.box_arith import on_box
+from verify.proofs.box_arith import compile_num, on_box
 from verify.proofs.chain_boxes import BoxCase, Raises, Var, box_step
 from verify.proofs.chain_code import code
 from verify.theory.probability import ProbabilityError
@@ -58,4 +61,43 @@ box_step(
     rtol=0,
     raises=(ProbabilityError,),
     facts=("axiom.probability_range",),
+)
+
+
+# ---- log10 2^(2^N): 2^N is exact in Python's integers, and from N = 1024 on it exceeds the
+# largest float, where the code's int * float raises OverflowError
+_COUNT_RETURNS = 1023  # the largest N with 2^N < 2^1024 (float64's range)
+_COUNT_TAIL = (1024, 1025, 4096, 2**20)
+
+
+def _count_cases() -> list[BoxCase]:
+    ob = "trivial_bounds.chain_all_functions"
+    on_ints = on_box(code(ob))
+    composed = compile_num(co.COUNT_LOG10)
+    cases = [
+        BoxCase(
+            f"every integer N in [0, {_COUNT_RETURNS}]",
+            (Var("N", 0, _COUNT_RETURNS, "int"),),
+            lambda e: on_ints(e["N"]),
+            composed,
+        )  # fmt: skip
+    ]
+    for n in _COUNT_TAIL:  # the code itself: no float holds 2^N log10 2 there
+        cases.append(
+            BoxCase(f"N = {n}", (), lambda e, n=n: code(ob)(n), lambda e: Raises(OverflowError))
+        )
+    return cases
+
+
+box_step(
+    "trivial_bounds.chain_all_functions",
+    "Trivial bounds",
+    "Counting",
+    co.DOC0,
+    _count_cases,
+    f"every N = 0..{_COUNT_RETURNS} (each N where 2^N log10 2 is a float64; the code raises"
+    f" OverflowError past it, checked at N = {', '.join(map(str, _COUNT_TAIL))})",
+    rtol=Fraction(1, 10**30),
+    raises=(OverflowError,),
+    facts=("trivial_bounds.count_log10",),
 )

@@ -25,6 +25,7 @@ _MODULES = (
     "chain_tails",
     "chain_bounds",
     "chain_trivial",
+    "chain_arrays",
     "chain_hr",
     "chain_symbolic",
     "chain_induction",
