@@ -86,7 +86,10 @@ def _cited_claim(fact: str) -> tuple[tuple[sp.Basic, ...], sp.Basic]:
             " claim to instantiate (its claim is about sums over S positions)"
         )
     if ob.method == "z3":
-        return ob.meta["hyps"], ob.meta["concl"]
+        # its hypotheses that stand for facts are checked by its own uses (from the rest):
+        # what it establishes is its domain => its conclusion
+        stand = {u.hyp for u in ob.meta.get("uses", ())}
+        return tuple(h for h in ob.meta["hyps"] if h not in stand), ob.meta["concl"]
     if ob.method == "sympy" and "lhs" in ob.meta:
         return (), sp.Eq(ob.meta["lhs"], ob.meta["rhs"])
     raise ValueError(f"{fact} ({ob.method}) has no formal claim to instantiate")
@@ -95,9 +98,12 @@ def _cited_claim(fact: str) -> tuple[tuple[sp.Basic, ...], sp.Basic]:
 def check_uses(hyps: Sequence[sp.Basic], uses: Sequence[Use]) -> Verdict | None:
     """None when every use is a checked instance; otherwise a ``failed`` verdict naming it.
     With D the hypotheses that stand for no fact (the domain; the facts are left out, so no
-    use justifies itself): D implies each premise of the cited claim at the instance (z3), and
-    D, those premises and the cited conclusion at the instance (each relation of an ``And``)
-    imply the hypothesis (z3). A fact that cannot be instantiated (an unknown id, an axiom
+    use justifies itself), taken in order: D implies each premise of the cited claim at the
+    instance (z3), and D, those premises and the cited conclusion at the instance (each
+    relation of an ``And``) imply the hypothesis (z3), which then joins D for the uses after
+    it (a chain of facts in one step; a use never rests on itself or on a later one). A cited
+    obligation's premises are its own domain: the hypotheses its own uses stand for were
+    checked when it was discharged. A fact that cannot be instantiated (an unknown id, an axiom
     without a schema) is a ``failed`` verdict naming it."""
     stand = {u.hyp for u in uses}
     domain = [h for h in hyps if h not in stand]
@@ -121,6 +127,7 @@ def check_uses(hyps: Sequence[sp.Basic], uses: Sequence[Use]) -> Verdict | None:
         parts = list(inst.args) if isinstance(inst, sp.And) else [inst]
         if _z3_check([*domain, *premises, *parts], u.hyp)[1] != z3.unsat:
             return Verdict("failed", f"uses {u.fact}: its conclusion {inst} does not give {u.hyp}")
+        domain.append(u.hyp)
     return None
 
 
