@@ -26,7 +26,7 @@ _MODULES = (
     "chain_bounds",
     "chain_trivial",
     "chain_arrays",
-    "chain_hr",
+    "chain_quantiles",
     "chain_symbolic",
     "chain_induction",
     "chain_searches",
