@@ -30,6 +30,7 @@ CODE: dict[str, str] = {
     "lemma_4_2.chain_neighbourhood": "verify.theory.small_ball:neighbourhood_blowup_bound",
     "lemma_4_4.chain_slice": "verify.theory.cube_covering:slice_small_ball_bound",
     "thm_4_5.chain_exponent": "verify.theory.zero_sensitivity:theorem_exponent",
+    "thm_4_5.chain_exponent_exact": "verify.theory.zero_sensitivity:theorem_exponent_exact",
     "thm_4_5.chain_series": "verify.theory.zero_sensitivity:bad_event_series_term",
     "hr_cor_5.chain_bound": "verify.theory.hahn_rofin:cor_5_bound",
     "hr_cor_5.chain_omega": "verify.theory.hahn_rofin:cor_5_omega",
