@@ -75,6 +75,7 @@ CODE: dict[str, str] = {
     "sec_6_random_functions.chain_radius": "verify.theory.random_functions:chen_stein_radius",
     "sec_6_random_functions.chain_biased_mean": "verify.theory.random_functions:biased_k0_mean",
     "lemma_4_4.chain_certified_cover": "verify.theory.cube_covering:certify_bad_measure",
+    "lemma_4_4.chain_cube_verdict": "verify.theory.cube_covering:_cube_verdict",
     # Cor 5.1-5.4's premise: the families' sensitivity (coverage.py)
     "cor_5_1.chain_premise": "verify.boolean:sensitivity",
     "cor_5_2.chain_premise": "verify.boolean:sensitivity",
