@@ -27,7 +27,6 @@ from verify.proofs.chain import (
     code,
     models,
 )
-from verify.proofs.chain_tails import _sequential, _series_composed, _tail_points, _union
 from verify.proofs.compose import ev, iv, sqrt_iv
 from verify.proofs.core import Verdict
 from verify.proofs.interval import Iv
@@ -56,41 +55,6 @@ def max_iv(a: Iv, bt: Iv) -> Iv:
     """C_infl = max(a_L, bt_L): the bound at the flipped position and S times the bound
     elsewhere (lemma_2_9.constant_off_readout, constant_at_readout)."""
     return a.max(bt)
-
-
-# ----------------------------------------------------------------------------- eps = 0
-def _tail_cases() -> Iterator[Case]:
-    for t, d, a, k, s in _tail_points(53):
-        yield (
-            {"t": t, "D": d, "a": a, "K": k, "S": s},
-            (lambda p=(t, d, a, k, s): code("lemma_4_2.chain_tail")(*p)),
-            (lambda p=(t, d, a, k, s): _union(*p).min(_sequential(*p))),
-        )
-
-
-_SERIES: dict[tuple[int, int, float], sp.Expr] = {}
-
-
-def _a_n(d: int, ll: int, box: float) -> sp.Expr:
-    """a_N of section 5 at the paper's exponent and zeta = (D - 2)/(D - 1), composed."""
-    if (d, ll, box) not in _SERIES:
-        e, zeta = sp.Rational(d - 1, 2 * ll) - 5, sp.Rational(d - 2, d - 1)
-        term, n = _series_composed(d, ll, e, zeta, box)
-        _SERIES[d, ll, box] = term.subs(n, sp.Symbol("N", positive=True))
-    return _SERIES[d, ll, box]
-
-
-def _bad_event_cases() -> Iterator[Case]:
-    r = _rng(49)
-    grid = [(16, 1), (24, 1), (32, 1), (32, 2), (40, 2)]
-    for _ in range(N):
-        d, ll = grid[int(r.integers(len(grid)))]
-        box, n = float(r.choice([0.5, 1.0, 2.0])), int(10 ** r.uniform(3, 40))
-        yield (
-            {"D": d, "L": ll, "N": n, "box": box},
-            (lambda a=(d, ll, n, box): code("thm_4_5.chain_bad_event_bound")(*a)),
-            (lambda a=(d, ll, box), n=n: ev(_a_n(*a), N=iv(n)).min(iv(1))),
-        )
 
 
 # ----------------------------------------------------------------------------- trivial bounds
@@ -168,10 +132,6 @@ def _all_functions_cases() -> Iterator[Case]:
 
 # ----------------------------------------------------------------------------- registration
 _TABLE = [
-    ("lemma_4_2.chain_tail", "Lemma 4.2", "Blowup tail, sequential conditioning",
-     DOC0 + "#2-lemma-42", _tail_cases, ("lemma_4_2.chain_union", "lemma_4_2.chain_sequential")),
-    ("thm_4_5.chain_bad_event_bound", "Thm 4.5", "Series", DOC0 + "#5-thm-45-and-borel-cantelli",
-     _bad_event_cases, ("thm_4_5.chain_series", "axiom.probability_range")),
     ("trivial_bounds.chain_output_swing", "Trivial bounds", "Output swing", co.DOC0,
      lambda: _trivial_cases("trivial_bounds.chain_output_swing", _swing),
      ("trivial_bounds.output_swing",)),

@@ -26,9 +26,11 @@ _MODULES = (
     "chain_bounds",
     "chain_hr",
     "chain_symbolic",
+    "chain_callees",
     "chain_induction",
     "chain_searches",
     "coverage",
+    "chain_majority",
 )
 # the statements with derivation obligations, in the derivation docs' order
 STATEMENTS = (
