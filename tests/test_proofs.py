@@ -217,7 +217,7 @@ WEAKENINGS = [
         lambda d, s, t: float(__import__("scipy.stats").stats.chi2.cdf(t * d / s**2, d - 2)),
         "hr_thm_6.chain_variance",
     ),
-    # issue 26's named bounds (verify/proofs/chain_bounds.py)
+    # issue 26's named bounds
     (
         "Cor 3.3: exponent 2K -> K",
         bounds,

@@ -1,19 +1,16 @@
 """The chain to the code for the eps = 0 tail bounds and Hahn & Rofin's bounds (the table of
-coded functions is :data:`verify.proofs.chain.CODE`): small_ball_constant, z_tail_bound, the
-union and sequential blowup tails, the slice bound of Lemma 4.4, Thm 4.5's exponent and series
-term, H&R Cor 5's bound and omega_f, H&R Thm 6's probabilities (Lemma 4.2's tail and
-neighbourhood: :mod:`verify.proofs.chain_callees`)."""
+coded functions is :data:`verify.proofs.chain.CODE`): Thm 4.5's series term, symbolically, and
+the chi^2 cdf in arb that H&R's chains use (Lemma 4.2's tail and neighbourhood bound and Thm
+4.5's min(1, a_N): :mod:`verify.proofs.chain_callees`)."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from fractions import Fraction
 
-import numpy as np
 import sympy as sp
 from flint import arb
 
-from verify.proofs.chain import CODE, Case, _points_step, code
+from verify.proofs.chain import CODE, code
 from verify.proofs.compose import iv
 from verify.proofs.core import Verdict
 from verify.proofs.interval import Iv
@@ -25,46 +22,6 @@ N = 100
 DOC0 = "docs/derivations_eps_zero.md"
 
 
-def _rng(seed: int) -> np.random.Generator:
-    return np.random.default_rng(seed)
-
-
-def _cor_5_cases() -> Iterator[Case]:
-    r = _rng(7)
-    for _ in range(N):
-        m = int(r.integers(2, 17))
-        beta = 10 ** r.uniform(0, 2, m)
-        omega = r.uniform(0, 2, m)
-        w, c = float(10 ** r.uniform(-1, 1)), float(10 ** r.uniform(0, 6))
-
-        def comp(beta=beta, omega=omega, w=w, c=c) -> Iv:
-            total = iv(0)
-            for b, o in zip(beta, omega, strict=True):
-                total = total + iv(float(b)).ipow(2) * iv(float(o))
-            return iv(w) * iv(c) * total * iv(len(beta)).inv()
-
-        pt = {"w": w, "C": c, "beta": [float(b) for b in beta], "omega": [float(o) for o in omega]}
-        yield pt, (lambda a=(w, c, beta, omega): code("hr_cor_5.chain_bound")(*a)), comp
-
-
-def _omega_cases() -> Iterator[Case]:
-    r = _rng(8)
-    for _ in range(N):
-        n = int(r.integers(1, 30))
-        ns = r.integers(0, n + 1, 6)
-        rs = r.integers(0, 2, 6)
-        pt = {"N": n, "n_sensitive": ns.tolist(), "readout_sensitive": rs.tolist()}
-        yield (
-            pt,
-            (lambda a=(ns, rs, n): tuple(code("hr_cor_5.chain_omega")(*a))),
-            (
-                lambda ns=ns, rs=rs, n=n: tuple(
-                    iv(Fraction(int(x), n)) + iv(int(y)) for x, y in zip(ns, rs, strict=True)
-                )
-            ),
-        )
-
-
 def _chi2(d: int, sigma: float, t: float) -> Iv:
     u = iv(t) * iv(d) * iv(sigma).ipow(-2) * iv(Fraction(1, 2))  # F_{chi^2_k}(x) = P(k/2, x/2)
     s = arb(d - 1) / 2
@@ -72,30 +29,6 @@ def _chi2(d: int, sigma: float, t: float) -> Iv:
         u.lo.gamma_lower(s, regularized=1).lower(), u.hi.gamma_lower(s, regularized=1).upper()
     )
 
-
-def _noise_points(seed: int) -> Iterator[tuple[int, float, float]]:
-    r = _rng(seed)
-    for _ in range(N):
-        d, sigma = int(r.integers(2, 33)), float(10 ** r.uniform(-2, 0))
-        yield d, sigma, float(sigma**2 * 10 ** r.uniform(-1.5, 0.5))
-
-
-_points_step(
-    "hr_cor_5.chain_bound",
-    "H&R Cor 5",
-    "Derivation, 6: together",
-    "docs/derivations_hahn_rofin.md#cor-5",
-    _cor_5_cases,
-    facts=("hr_cor_5.average",),
-)
-_points_step(
-    "hr_cor_5.chain_omega",
-    "H&R Cor 5",
-    "Derivation, 5: the involution (x, n) -> (x^n, n) and omega_f",
-    "docs/derivations_hahn_rofin.md#cor-5",
-    _omega_cases,
-    facts=("hr_cor_5.edge_symmetry",),
-)
 
 # ---- Thm 4.5's series term, symbolically
 _SERIES_GRID = ((16, 1), (32, 2), (8, 1), (24, 3))

@@ -58,9 +58,10 @@ def _side_text(hyps: Sequence[sp.Basic], concl: sp.Basic) -> str:
 
 @dataclass(frozen=True)
 class Use:
-    """A hypothesis ``hyp`` that stands for the conclusion of obligation ``fact`` at the
-    instance ``subst`` (the cited obligation's symbol names -> expressions of the citing one;
-    every symbol of the cited claim must be given)."""
+    """A hypothesis ``hyp`` that stands for the conclusion of ``fact`` at the instance
+    ``subst``: ``fact`` is an obligation (its claim) or an axiom (its scalar schema,
+    :class:`~verify.proofs.core.Schema`); ``subst`` maps the cited claim's symbol names to
+    expressions of the citing one, and every symbol of the cited claim must be given."""
 
     fact: str
     subst: Mapping[str, sp.Expr]
@@ -68,13 +69,22 @@ class Use:
 
 
 def _cited_claim(fact: str) -> tuple[tuple[sp.Basic, ...], sp.Basic]:
-    from verify.proofs.core import OBLIGATIONS
+    """(hypotheses, conclusion) of a cited obligation or axiom (its scalar schema)."""
+    from verify.proofs.core import AXIOMS, OBLIGATIONS
 
+    ax = AXIOMS.get(fact)
+    if ax is not None:
+        if ax.schema is None:
+            raise ValueError(f"{fact} has no scalar schema ({ax.no_schema or 'none given'})")
+        return ax.schema.hyps, ax.schema.concl
     ob = OBLIGATIONS.get(fact)
     if ob is None:
-        raise KeyError(f"no obligation {fact}")
+        raise KeyError(f"no obligation or axiom {fact}")
     if ob.method == "z3":
-        return ob.meta["hyps"], ob.meta["concl"]
+        # its hypotheses that stand for facts are checked by its own uses (from the rest):
+        # what it establishes is its domain => its conclusion
+        stand = {u.hyp for u in ob.meta.get("uses", ())}
+        return tuple(h for h in ob.meta["hyps"] if h not in stand), ob.meta["concl"]
     if ob.method == "sympy" and "lhs" in ob.meta:
         return (), sp.Eq(ob.meta["lhs"], ob.meta["rhs"])
     raise ValueError(f"{fact} ({ob.method}) has no formal claim to instantiate")
@@ -83,12 +93,20 @@ def _cited_claim(fact: str) -> tuple[tuple[sp.Basic, ...], sp.Basic]:
 def check_uses(hyps: Sequence[sp.Basic], uses: Sequence[Use]) -> Verdict | None:
     """None when every use is a checked instance; otherwise a ``failed`` verdict naming it.
     With D the hypotheses that stand for no fact (the domain; the facts are left out, so no
-    use justifies itself): D implies each premise of the cited claim at the instance (z3), and
-    D, those premises and the cited conclusion at the instance imply the hypothesis (z3)."""
+    use justifies itself), taken in order: D implies each premise of the cited claim at the
+    instance (z3), and D, those premises and the cited conclusion at the instance (each
+    relation of an ``And``) imply the hypothesis (z3), which then joins D for the uses after
+    it (a chain of facts in one step; a use never rests on itself or on a later one). A cited
+    obligation's premises are its own domain: the hypotheses its own uses stand for were
+    checked when it was discharged. A fact that cannot be instantiated (an unknown id, an axiom
+    without a schema) is a ``failed`` verdict naming it."""
     stand = {u.hyp for u in uses}
     domain = [h for h in hyps if h not in stand]
     for u in uses:
-        chyps, cconcl = _cited_claim(u.fact)
+        try:
+            chyps, cconcl = _cited_claim(u.fact)
+        except (KeyError, ValueError) as exc:
+            return Verdict("failed", f"uses {u.fact}: {exc}")
         free = set().union(*(r.free_symbols for r in (*chyps, cconcl)))
         missing = sorted(s.name for s in free if s.name not in u.subst)
         if missing:
@@ -101,8 +119,10 @@ def check_uses(hyps: Sequence[sp.Basic], uses: Sequence[Use]) -> Verdict | None:
                     "failed", f"uses {u.fact}: its premise {p} does not follow from the domain"
                 )
         inst = cconcl.subs(sigma, simultaneous=True)
-        if _z3_check([*domain, *premises, inst], u.hyp)[1] != z3.unsat:
+        parts = list(inst.args) if isinstance(inst, sp.And) else [inst]
+        if _z3_check([*domain, *premises, *parts], u.hyp)[1] != z3.unsat:
             return Verdict("failed", f"uses {u.fact}: its conclusion {inst} does not give {u.hyp}")
+        domain.append(u.hyp)
     return None
 
 
