@@ -9,6 +9,7 @@ from fractions import Fraction
 
 import pytest
 import sympy as sp
+from scipy import stats
 
 from verify.proofs import load
 from verify.proofs.box_arith import compile_num, on_box
@@ -24,6 +25,7 @@ from verify.proofs.chain_boxes import (
 from verify.proofs.core import OBLIGATIONS, discharge, scratch_registry
 from verify.proofs.status import obligation_class
 from verify.theory.probability import ProbabilityError, checked_probability
+from verify.validation import check_int, check_real
 
 load()
 
@@ -184,3 +186,24 @@ def test_the_obligation_and_its_class(sub_box: str, cls: str) -> None:
         out = discharge(ob)
         assert out.verdict.status == "proved" and out.twin.status == "refuted"
         assert ("sub-box" in out.verdict.detail) == bool(sub_box)
+
+
+def unchecked_threshold(d_model: int, sigma: float, probability: float) -> float:
+    """noise_variance_threshold as it was: q >= 0 checked, q <= 1 not."""
+    d = check_int("d_model", d_model, minimum=2)
+    sigma = check_real("sigma", sigma, strictly_positive=True)
+    q = check_real("probability", probability, minimum=0.0)
+    return float(stats.chi2.ppf(q, d - 1) * sigma**2 / d)
+
+
+def test_a_threshold_accepting_a_probability_above_one_fails_its_chain(monkeypatch) -> None:
+    """The edge "probabilities near 1": noise_variance_threshold used to check only q >= 0 and
+    returned NaN from scipy for q > 1; the chain's edge boxes run the code's own checks on every
+    float above 1 (and the code itself at the midpoints) and fail there."""
+    from verify.theory import hahn_rofin
+
+    ob = OBLIGATIONS["hr_thm_6.chain_variance_threshold"]
+    assert ob.prove().status == "proved"
+    monkeypatch.setattr(hahn_rofin, "noise_variance_threshold", unchecked_threshold)
+    verdict = ob.prove()
+    assert verdict.status == "failed" and verdict.point["q"] > 1 and "nan" in verdict.detail

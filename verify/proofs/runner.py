@@ -25,7 +25,7 @@ _MODULES = (
     "chain_tails",
     "chain_trivial",
     "chain_arrays",
-    "chain_hr",
+    "chain_quantiles",
     "chain_symbolic",
     "chain_callees",
     "chain_induction",

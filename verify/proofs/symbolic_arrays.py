@@ -177,10 +177,10 @@ _NP = _Numpy(
 NAMES_NP: dict[str, Any] = {**_NAMES, "np": _NP}
 
 
-def symbolic_np(fn: Callable[..., Any]) -> Callable[..., Any]:
-    """``fn`` in the symbolic arithmetic with numpy on symbolic-length vectors (module doc);
-    numbers in its result exact, a :class:`SymVec` as it is."""
-    copied = _Env(NAMES_NP).copy(fn)
+def symbolic_np(fn: Callable[..., Any], names: dict[str, Any] | None = None) -> Callable[..., Any]:
+    """``fn`` in the symbolic arithmetic with numpy on symbolic-length vectors (module doc), and
+    ``names`` bound too; numbers in its result exact, a :class:`SymVec` as it is."""
+    copied = _Env({**NAMES_NP, **(names or {})}).copy(fn)
 
     def run(*args: Any, **kwargs: Any) -> Any:
         out = copied(*args, **kwargs)
