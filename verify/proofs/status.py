@@ -2,7 +2,7 @@
 through everything it uses (docs/proofs.md, "Status earned").
 
 An obligation's *class*: ``genuine`` (z3 or sympy over its whole stated domain), ``instance``
-(a fixed size: three positions, K = 4, N <= 3, ...; :data:`INSTANCE`), ``box`` (arb on a
+(a fixed size: D = 3, K = 4, N <= 3, ...; :data:`INSTANCE`), ``box`` (arb on a
 compact box), ``chain proved`` (the code equals the composition symbolically), ``chain
 sampled`` (at seeded points). Its *evidence* on the scale :data:`RANKS` (strongest first):
 proved < instance < box < sampled chain < prose < axiom-only < not discharged < failed. A
@@ -45,15 +45,7 @@ RANKS = (
 # obligations stated at a fixed size (the size): the general case follows by the same step,
 # but what is checked is this instance
 INSTANCE: dict[str, str] = {
-    "lemma_2_9.softmax_derivative": "three positions",
-    "lemma_2_9.softmax_dp_l1": "three positions",
-    "lemma_2_9.attention_split": "three positions",
-    "lemma_2_9.recursion_monomials": "three norms",
     "lemma_3_1.ln_jacobian": "D = 3",
-    "lemma_3_1.covariance_identity": "three positions",
-    "lemma_3_1.variance_second_moment": "three positions",
-    "lemma_3_1.head_output": "three positions",
-    "lemma_3_1.group_combine": "three groups",
     "lemma_3_2.product": "K = 4",
     "small_ball.variance_projection": "D = 3",
     "lemma_4_2.union_threshold": "K = 4",
