@@ -43,17 +43,18 @@ def outcomes(fail: str | None = None) -> list[Outcome]:
 def test_graph_colours_steps_by_how_they_are_checked() -> None:
     g = blueprint_graph(outcomes(), ["Conj 5.5"])
     by_id = {n["id"]: n for n in g["nodes"]}
-    # earned: Lemma 2.9's constant rests on chains at seeded points; Cor 4.6 uses Thm 4.5,
-    # whose reading is prose
+    # earned: Lemma 2.9's constant rests on chains at seeded points; H&R Thm 6's reading is
+    # prose
     assert by_id["st:Lemma 2.9"]["status"] == "sampled chain"
-    assert by_id["st:Cor 4.6"]["status"] == "prose"
+    assert by_id["st:H&R Thm 6"]["status"] == "prose"
     assert by_id["st:Conj 5.5"]["status"] == "no derivation"  # no obligations
     assert by_id["axiom.popoviciu"]["status"] == "axiom"
     assert all(by_id[p]["status"] == "prose" for p in PROSE)
     step = by_id["step:Lemma 2.9:Step 6: the constant"]
     # the chain to the code: symbolic, C_infl for every L by induction, H = 1..3 heads
     assert step["status"] == "instance"
-    assert by_id["step:Lemma 2.9:Step 5: recursion"]["status"] == "instance"  # three norms
+    # every number of norms, by induction (verify.proofs.positions)
+    assert by_id["step:Lemma 2.9:Step 5: recursion"]["status"] == "proved"
     assert by_id["step:Lemma 2.9:Step 4: residuals and MLP"]["status"] == "proved"
     assert ("axiom.popoviciu", "step:Lemma 2.9:Step 3: at position n") in g["edges"]
     assert ("st:Lemma 2.9", "st:Cor 3.3") in g["edges"]

@@ -34,15 +34,26 @@ def _content(h: sp.Basic) -> bool:
     return len(h.free_symbols) >= 2
 
 
+def _claims(ob) -> list[tuple[tuple, sp.Basic]]:
+    """(hypotheses, conclusion) to scan: a z3 step's claim; for an induction on the size
+    (verify.proofs.positions) each goal of its base and close. Its step S -> S + 1 is left out:
+    there the invariant at S + 1 is one added term away from the invariant at S by design (an
+    identity kept, as Var = Q - 2 m M + m^2 P), and the planted bugs of
+    tests/test_proofs_positions.py show that the step can fail."""
+    if "parts" in ob.meta:
+        return [(p.hyps, g) for p in ob.meta["parts"] if "step" not in p.name for g in p.goals]
+    return [(ob.meta["hyps"], ob.meta["concl"])]
+
+
 def trivial_reason(ob) -> str | None:
     """Why the obligation's conclusion does not need its hypotheses together (None: it does)."""
-    hyps, concl = ob.meta["hyps"], ob.meta["concl"]
-    content = [h for h in hyps if _content(h)]
-    if content and _implies([], concl):
-        return "implied by no hypothesis"
-    for h in content:
-        if _implies([h], concl):
-            return f"implied by the single hypothesis {h}"
+    for hyps, concl in _claims(ob):
+        content = [h for h in hyps if _content(h)]
+        if content and _implies([], concl):
+            return f"{concl}: implied by no hypothesis"
+        for h in content:
+            if _implies([h], concl):
+                return f"{concl}: implied by the single hypothesis {h}"
     return None
 
 

@@ -60,7 +60,7 @@ CODE: dict[str, str] = {
     "trivial_bounds.chain_sensitivity_swing": "verify.theory.trivial:sensitivity_swing_bound",
     "trivial_bounds.chain_all_functions": "verify.theory.trivial:log10_all_functions",
     "trivial_bounds.chain_probability": "verify.theory.probability:checked_probability",
-    # H&R's log10 forms, requirement and thresholds (verify.proofs.chain_hr)
+    # H&R's log10 forms, requirement and thresholds (chain_symbolic, chain_arrays, chain_quantiles)
     "hr_cor_5.chain_log10_bound": "verify.theory.hahn_rofin:log10_cor_5_bound",
     "hr_cor_5.chain_log10_as_bound": "verify.theory.hahn_rofin:log10_cor_5_as_bound",
     "hr_cor_5.chain_required_blowup": "verify.theory.hahn_rofin:cor_5_required_blowup",

@@ -12,24 +12,34 @@ import numpy as np
 import sympy as sp
 from flint import arb
 
+from verify.proofs.axiom_schemas import schema
 from verify.proofs.axioms import violation
 from verify.proofs.chain import Case, _points_step, code
 from verify.proofs.compose import iv
 from verify.proofs.core import axiom
 from verify.proofs.coverage_common import DOC9, S5, _exhaustive
 from verify.proofs.interval import Iv
-from verify.proofs.methods import custom_step, sympy_identity, z3_step
+from verify.proofs.methods import Use, custom_step, sympy_identity, z3_step
 
 __all__ = ["MAJORITY_LOWER"]
 
 
 # ----------------------------------------------------------------------------- axioms
-def _central_binomial(rng: np.random.Generator, n: int) -> np.ndarray:
-    """C(2h, h) sqrt(pi h) / 4^h <= 1, in exact integers to a float ratio (h up to 3000)."""
+def _central_scalars(rng: np.random.Generator, n: int) -> dict[str, np.ndarray]:
+    """C(2h, h) and 4^h, both divided by 4^h (exact integers to a float ratio; h up to 3000),
+    and pi."""
     h = np.unique(np.concatenate([[1, 2, 3], np.round(10 ** rng.uniform(0, 3.5, n))])).astype(int)
     h = rng.choice(h, n)
     ratio = np.array([float(Fraction(math.comb(2 * k, k), 4**k)) for k in map(int, h)])
-    return violation(ratio * np.sqrt(np.pi * h), 1.0)
+    return {"c": ratio, "f": np.ones(n), "h": h.astype(float), "pi": np.full(n, np.pi)}
+
+
+def _central_binomial(rng: np.random.Generator, n: int) -> np.ndarray:
+    s = _central_scalars(rng, n)
+    return violation(s["c"] * np.sqrt(s["pi"] * s["h"]), s["f"])
+
+
+_c, _f, _h, _pi = sp.symbols("c f h pi", real=True)
 
 
 axiom(
@@ -38,14 +48,20 @@ axiom(
     "C(2h, h) <= 4^h / sqrt(pi h) for every integer h >= 1.",
     "Wallis' product; e.g. Graham, Knuth & Patashnik, Concrete Mathematics, Ex 9.60",
     _central_binomial,
+    schema=schema(
+        {"c": "C(2h, h)", "f": "4^h", "h": "an integer >= 1", "pi": "the constant pi"},
+        [_h >= 1, _f > 0, _pi > 0],
+        _c**2 * _pi * _h <= _f**2,
+        _central_scalars,
+    ),
 )
 
 
-def _chen_stein(rng: np.random.Generator, n: int) -> np.ndarray:
+def _chen_stein_scalars(rng: np.random.Generator, n: int) -> dict[str, np.ndarray]:
     """Indicators I_i = [the bits of S_i all equal c_i] of 10 fair bits, B_i = the indicators
     sharing a bit (so b_3 = 0); exact P[W = 0] by enumerating the 2^10 outcomes."""
     bits = ((np.arange(1024)[:, None] >> np.arange(10)) & 1).astype(bool)  # (1024, 10)
-    out = np.empty(n)
+    out = {k: np.empty(n) for k in ("p0", "lambda", "b1", "b2")}
     for t in range(n):
         m = int(rng.integers(1, 9))
         sets = [rng.choice(10, int(rng.integers(1, 5)), replace=False) for _ in range(m)]
@@ -57,9 +73,22 @@ def _chen_stein(rng: np.random.Generator, n: int) -> np.ndarray:
         b1 = (np.outer(p, p) * dep).sum()
         both = (ind[:, :, None] & ind[:, None, :]).mean(0)
         b2 = (both * dep).sum() - np.trace(both)
-        p0 = (~ind.any(1)).mean()
-        out[t] = violation(abs(p0 - math.exp(-lam)), (b1 + b2) * (1 - math.exp(-lam)) / lam)
+        out["p0"][t], out["lambda"][t], out["b1"][t], out["b2"][t] = (
+            (~ind.any(1)).mean(),
+            lam,
+            b1,
+            b2,
+        )
     return out
+
+
+def _chen_stein(rng: np.random.Generator, n: int) -> np.ndarray:
+    s = _chen_stein_scalars(rng, n)
+    lam = s["lambda"]
+    return violation(np.abs(s["p0"] - np.exp(-lam)), (s["b1"] + s["b2"]) * (1 - np.exp(-lam)) / lam)
+
+
+_p0, _lam, _b1, _b2 = sp.symbols("p0 lambda b1 b2", real=True)
 
 
 axiom(
@@ -71,6 +100,12 @@ axiom(
     " B_i} p_i p_j, b_2 = sum_i sum_{j in B_i, j != i} E[I_i I_j].",
     "Arratia, Goldstein & Gordon, Ann. Probab. 17 (1989) 9-25, Thm 1",
     _chen_stein,
+    schema=schema(
+        {"p0": "P[W = 0]", "lambda": "sum_i p_i > 0", "b1": "b_1", "b2": "b_2 (b_3 = 0)"},
+        [_lam > 0, _b1 >= 0, _b2 >= 0],
+        sp.Abs(_p0 - sp.exp(-_lam)) * _lam <= (_b1 + _b2) * (1 - sp.exp(-_lam)),
+        _chen_stein_scalars,
+    ),
 )
 
 
@@ -96,6 +131,15 @@ sympy_identity(
     1 / (hh + 1),
 )
 nq, P, Bc, Cc, F, pi_, h2, K0, m_, g_ = sp.symbols("N P B C F pi h K_0 m g", real=True)
+
+
+def _central() -> Use:
+    """C^2 pi h <= F^2: the central binomial bound at C = C(2h, h), F = 4^h."""
+    return Use(
+        "axiom.central_binomial", {"c": Cc, "h": h2, "f": F, "pi": pi_}, Cc**2 * pi_ * h2 <= F**2
+    )
+
+
 z3_step(
     "sec_5_majority.tie_count_odd",
     S5,
@@ -113,7 +157,8 @@ z3_step(
     ],
     sp.Le(Bc**2 * pi_ * nq, 8 * P**2),
     sp.Le(Bc**2 * pi_ * nq, 4 * P**2),
-    facts=("sec_5_majority.pascal", "axiom.central_binomial"),
+    facts=("sec_5_majority.pascal",),
+    uses=(_central(),),
     note="odd N: B = 2 C(N, (N-1)/2) = C(2h, h) with h = (N + 1)/2 (pascal), 4^h = 2 * 2^N,"
     " C(2h, h)^2 pi h <= 16^h (central binomial)",
 )
@@ -135,7 +180,8 @@ z3_step(
     ],
     sp.Le(Bc**2 * pi_ * nq, 8 * P**2),
     sp.Le(Bc**2 * pi_ * nq, 4 * P**2),
-    facts=("sec_5_majority.ratio", "axiom.central_binomial"),
+    facts=("sec_5_majority.ratio",),
+    uses=(_central(),),
     note="even N: B = C(N, N/2) + C(N, N/2 +- 1) <= 2 C(2h, h) with h = N/2 (ratio), 4^h = 2^N",
 )
 MAJORITY_LOWER = P * (1 - sp.sqrt(8 / (3 * nq)))
@@ -158,6 +204,10 @@ z3_step(
     [
         nq >= 1,
         P > 0,
+        pi_ >= 3,
+        Bc >= 0,
+        sp.Eq(K0, P - Bc),
+        Bc**2 * pi_ * nq <= 8 * P**2,
         m_ >= 0,
         K0 >= MAJORITY_LOWER,
         sp.Eq(g_, P - m_),
@@ -166,7 +216,13 @@ z3_step(
     ],
     sp.Gt(K0, m_),
     sp.Gt(K0, 2 * m_),
-    facts=("sec_5_majority.lower_bound",),
+    uses=(
+        Use(
+            "sec_5_majority.lower_bound",
+            {"N": nq, "P": P, "pi": pi_, "B": Bc, "K_0": K0},
+            K0 >= MAJORITY_LOWER,
+        ),
+    ),
     note="m = N^c, P = 2^N: gap = 2^N - N^c > 0 and 3 N gap^2 > 8 4^N mean 2^N (1 -"
     " sqrt(8/(3N))) > N^c (majority_lower_bound_exceeds)",
 )
