@@ -23,6 +23,7 @@ from verify.proofs.core import AXIOMS, OBLIGATIONS, PROSE, Obligation, Outcome
 __all__ = [
     "INSTANCE",
     "RANKS",
+    "citation_counts",
     "earned_statuses",
     "obligation_class",
     "obligation_evidence",
@@ -201,3 +202,16 @@ def trust_base(statement: str) -> dict[str, list[str]]:
         "boxes": sorted(i for i, c in classes.items() if c == "box"),
         "prose": sorted(p.id for p in PROSE.values() if p.statement in seen),
     }
+
+
+def citation_counts(obligations: Iterable[Obligation] | None = None) -> dict[str, list[int]]:
+    """How many citations (``facts`` entries) are checked by a ``uses=``: kind ("obligation",
+    "axiom") -> [checked, total]."""
+    out = {"obligation": [0, 0], "axiom": [0, 0]}
+    for ob in OBLIGATIONS.values() if obligations is None else obligations:
+        linked = {u.fact for u in ob.meta.get("uses", ())}
+        for f in ob.facts:
+            row = out["axiom" if f.startswith("axiom.") else "obligation"]
+            row[0] += f in linked
+            row[1] += 1
+    return out
