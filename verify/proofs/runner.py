@@ -26,6 +26,7 @@ _MODULES = (
     "chain_trivial",
     "chain_arrays",
     "chain_quantiles",
+    "chain_packing",
     "chain_symbolic",
     "chain_callees",
     "chain_induction",
