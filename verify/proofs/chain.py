@@ -21,10 +21,9 @@ import numpy as np
 from flint import arb
 
 from verify.proofs.chain_code import CODE, code
+from verify.proofs.chain_step import Comparison, chain_step
 from verify.proofs.compose import iv, lipschitz_composed, sqrt_iv
-from verify.proofs.core import Verdict
 from verify.proofs.interval import Iv
-from verify.proofs.methods import custom_step
 
 __all__ = ["CODE", "N_POINTS", "REL_TOL", "code"]
 
@@ -64,34 +63,26 @@ def _check(
     return n, None, ""
 
 
+POINTS = Comparison(
+    claim="equals the composition of the steps at {n} seeded points",
+    proved="equals the composition at {n} seeded points",
+    passed_halved="the halved code passed every point",
+    caught_halved="halved code caught",
+    half=0.5,
+    minimum=N_POINTS,
+)
+
+
 def _points_step(ob_id: str, statement: str, step: str, doc: str, cases, facts=()) -> None:
     """Register a chain obligation comparing code(ob_id) with a composition at points."""
-
-    def prove() -> Verdict:
-        n, pt, msg = _check(cases)
-        if pt is not None:
-            return Verdict("failed", f"{CODE[ob_id]} != composition: {msg}", pt)
-        if n < N_POINTS:
-            return Verdict("unknown", f"only {n} points")
-        return Verdict("proved", f"{CODE[ob_id]} equals the composition at {n} seeded points")
-
-    def twin() -> Verdict:
-        _, pt, msg = _check(cases, weaken=0.5)
-        if pt is None:
-            return Verdict("not refuted", "the halved code passed every point")
-        return Verdict("refuted", f"halved code caught: {msg}", pt)
-
-    custom_step(
+    chain_step(
         ob_id,
         statement,
         step,
         doc,
-        "chain",
-        f"{CODE[ob_id]} equals the composition of the steps at {N_POINTS} seeded points",
-        f"{CODE[ob_id]} times 1/2",
-        prove,
-        twin,
-        facts=tuple(facts),
+        lambda weaken: _check(cases, weaken),
+        POINTS,
+        facts=facts,
         evidence="points",
     )
 

@@ -85,9 +85,12 @@ def _cited_claim(fact: str) -> tuple[tuple[sp.Basic, ...], sp.Basic]:
             raise ValueError(f"{fact}: an induction on the size without a scalar schema")
         return ob.meta["schema"].hyps, ob.meta["schema"].concl
     if ob.method == "z3":
-        # its hypotheses that stand for facts are checked by its own uses (from the rest):
-        # what it establishes is its domain => its conclusion
-        stand = {u.hyp for u in ob.meta.get("uses", ())}
+        # its hypotheses that stand for another obligation's conclusion were derived from the
+        # rest when it was discharged (an obligation holds for every value of its domain), so
+        # they are no premises; one that stands for an axiom stays a premise: an axiom's
+        # schema holds only where its symbols mean what it says (C(2h, h), a log), which the
+        # citing step must supply again
+        stand = {u.hyp for u in ob.meta.get("uses", ()) if u.fact not in AXIOMS}
         return tuple(h for h in ob.meta["hyps"] if h not in stand), ob.meta["concl"]
     if ob.method == "sympy" and "lhs" in ob.meta:
         return (), sp.Eq(ob.meta["lhs"], ob.meta["rhs"])
@@ -101,9 +104,11 @@ def check_uses(hyps: Sequence[sp.Basic], uses: Sequence[Use]) -> Verdict | None:
     instance (z3), and D, those premises and the cited conclusion at the instance (each
     relation of an ``And``) imply the hypothesis (z3), which then joins D for the uses after
     it (a chain of facts in one step; a use never rests on itself or on a later one). A cited
-    obligation's premises are its own domain: the hypotheses its own uses stand for were
-    checked when it was discharged. A fact that cannot be instantiated (an unknown id, an axiom
-    without a schema) is a ``failed`` verdict naming it."""
+    obligation's premises are its hypotheses but those its own uses of other obligations stand
+    for (derived when it was discharged); a hypothesis it takes from an axiom's schema stays a
+    premise, since a schema holds only where its symbols mean what it says. A fact that
+    cannot be instantiated (an unknown id, an axiom without a schema) is a ``failed`` verdict
+    naming it."""
     stand = {u.hyp for u in uses}
     domain = [h for h in hyps if h not in stand]
     for u in uses:
