@@ -33,9 +33,11 @@ def test_every_instance_names_a_registered_obligation() -> None:
     assert sorted(set(INSTANCE) - set(OBLIGATIONS)) == []
 
 
-def test_classes_and_the_scale() -> None:
+def test_classes_and_the_scale(monkeypatch) -> None:
     assert obligation_class(OBLIGATIONS["lemma_2_9.softmax_weight_simple"]) == "box"
-    assert obligation_class(OBLIGATIONS["thm_4_5.power_mean_instance"]) == "instance"
+    monkeypatch.setitem(INSTANCE, "lemma_2_9.hm_le_gm", "a size named for the test")
+    assert obligation_class(OBLIGATIONS["lemma_2_9.hm_le_gm"]) == "instance"
+    monkeypatch.delitem(INSTANCE, "lemma_2_9.hm_le_gm")
     assert obligation_class(OBLIGATIONS["thm_4_5.power_mean"]) == "genuine"  # every a >= 1
     assert obligation_class(OBLIGATIONS["lemma_2_9.chain_parameter_norms"]) == "chain sampled"
     # on symbols for every D (vectors of symbolic length), by branch and bound over every float
@@ -96,7 +98,12 @@ def test_the_trust_base_lists_axioms_solvers_and_what_is_sampled() -> None:
     assert "axiom.borel_cantelli" in t["axioms_cited_only"]
     assert "axiom.log_monotone" in t["axioms"]
     assert "cor_4_6.chain_bound" not in t["sampled"]  # proved on symbols
-    assert "thm_4_5.power_mean_instance" in t["instances"]
+    below = set(t["statements"])
+    assert t["instances"] == sorted(
+        i
+        for i, ob in OBLIGATIONS.items()
+        if ob.statement in below and obligation_class(ob) == "instance"
+    )
     assert trust_base("Sec 5 MAJORITY")["axioms"] == ["axiom.central_binomial"]
 
 
