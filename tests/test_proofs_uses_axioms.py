@@ -92,3 +92,14 @@ def test_an_axiom_hypothesis_stays_a_premise_of_the_step_that_took_it() -> None:
     hyps, _ = _cited_claim("thm_4_5.margin_reading")
     assert not any(str(h) == "T1*T2 > 0" for h in hyps)
     assert any("q" in {s.name for s in h.free_symbols} for h in hyps)  # the log's, kept
+
+
+def test_prove_counts_the_checked_citations(capsys) -> None:
+    from verify.cli import main
+    from verify.proofs.status import citation_counts
+
+    counts = citation_counts([OBLIGATIONS[k] for k in LINKED])
+    assert counts["axiom"][0] == 9 and counts["obligation"][0] == 6
+    assert main(["prove", "--only", "lemma_4_2.neighbourhood"]) == 0
+    out = capsys.readouterr().out
+    assert "citations checked by uses=: obligation 0 of 0, axiom 2 of 2" in out

@@ -279,12 +279,16 @@ def _print_earned(outcomes) -> dict:
     from collections import Counter
 
     from verify.proofs.core import OBLIGATIONS
-    from verify.proofs.status import earned_statuses, obligation_class
+    from verify.proofs.status import citation_counts, earned_statuses, obligation_class
 
     sts = list(dict.fromkeys(o.obligation.statement for o in outcomes))
     earned = earned_statuses(outcomes, sts)
     classes = Counter(obligation_class(o.obligation) for o in outcomes)
     print("obligations by class: " + ", ".join(f"{k} {v}" for k, v in sorted(classes.items())))
+    cites = citation_counts(o.obligation for o in outcomes)
+    print(
+        "citations checked by uses=: " + ", ".join(f"{k} {n} of {t}" for k, (n, t) in cites.items())
+    )
     print(f"{'statement':24s} {'earned':14s} {'derivation':14s} weakest on its path")
     done = {o.obligation.id for o in outcomes}
     scope = set(_focus_scope_all(sts))

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import sympy as sp
 
+from verify.proofs import layer_norm_jacobian  # noqa: F401  (lemma_3_1.ln_jacobian, every D)
 from verify.proofs.core import Verdict
 from verify.proofs.methods import Use, custom_step, sympy_identity, z3_step
 from verify.proofs.positions import INSTANCE_SIZE, SIZE, sum_induction, unroll
@@ -37,27 +38,6 @@ sympy_identity(
     (gam * gh + be) - (gam2 * gh2 + be2),
     gam * (gh - gh2) + (gam - gam2) * gh2 + (be - be2),
     gam * (gh - gh2) + (gam - gam2) * gh2,
-    positive=False,
-)
-u1, u2, u3 = sp.symbols("u1 u2 u3", real=True)
-_u = sp.Matrix([u1, u2, u3])
-_c = _u - sp.ones(3, 1) * (u1 + u2 + u3) / 3
-_var = (_c.T * _c)[0] / 3
-_z = (_var + eps) ** sp.Rational(-1, 2)
-_g = _z * _c
-_P = sp.eye(3) - sp.ones(3, 3) / 3
-_J = _g.jacobian(_u)
-sympy_identity(
-    "lemma_3_1.ln_jacobian",
-    ST,
-    "Step 2: layer norm, input and parameters (the Jacobian z (P - g g^T/D))",
-    DOC31,
-    _J[0, 0] + 2 * _J[0, 1] + 3 * _J[1, 2] + 5 * _J[2, 0],
-    (_z * (_P - _g * _g.T / 3))[0, 0]
-    + 2 * (_z * (_P - _g * _g.T / 3))[0, 1]
-    + 3 * (_z * (_P - _g * _g.T / 3))[1, 2]
-    + 5 * (_z * (_P - _g * _g.T / 3))[2, 0],
-    (_z * _P)[0, 0] + 2 * (_z * _P)[0, 1] + 3 * (_z * _P)[1, 2] + 5 * (_z * _P)[2, 0],
     positive=False,
 )
 var, zz, nrm = sp.symbols("var z n2", real=True)
@@ -471,6 +451,7 @@ sum_induction(
     invariant=(sl_ >= 0, sd_ >= 0, sx_**2 <= sl_ * sd_),
     concl=sp.Le(sx_, sp.sqrt(sl_) * sp.sqrt(sd_)),
     twin=_max_twin,
+    cite_hyps=(sl_ >= 0, sd_ >= 0),
     facts=("axiom.cauchy_schwarz",),
     note="Cauchy-Schwarz over any number of groups, L_g and d_g any reals",
 )

@@ -23,6 +23,7 @@ from verify.proofs.core import AXIOMS, OBLIGATIONS, PROSE, Obligation, Outcome
 __all__ = [
     "INSTANCE",
     "RANKS",
+    "citation_counts",
     "earned_statuses",
     "obligation_class",
     "obligation_evidence",
@@ -45,14 +46,9 @@ RANKS = (
 # obligations stated at a fixed size (the size): the general case follows by the same step,
 # but what is checked is this instance
 INSTANCE: dict[str, str] = {
-    "lemma_3_1.ln_jacobian": "D = 3",
     "lemma_3_2.product": "K = 4",
-    "small_ball.variance_projection": "D = 3",
     "lemma_4_2.union_threshold": "K = 4",
-    "lemma_4_4.gram_det": "k = 1, 2, 3",
-    "lemma_4_4.slice_quadratic": "D = 4, k = 2",
     "lemma_4_4.volume_average": "three cubes",
-    "thm_4_5.power_mean_instance": "a = 7",
     "thm_4_5.series_order": "(D, L) = (16, 1), (32, 2)",
     "thm_4_5.series_convergence": "(D, L) = (16, 1), (32, 2)",
     "hr_cor_5.edge_symmetry": "every f on N = 3 bits",
@@ -206,3 +202,16 @@ def trust_base(statement: str) -> dict[str, list[str]]:
         "boxes": sorted(i for i, c in classes.items() if c == "box"),
         "prose": sorted(p.id for p in PROSE.values() if p.statement in seen),
     }
+
+
+def citation_counts(obligations: Iterable[Obligation] | None = None) -> dict[str, list[int]]:
+    """How many citations (``facts`` entries) are checked by a ``uses=``: kind ("obligation",
+    "axiom") -> [checked, total]."""
+    out = {"obligation": [0, 0], "axiom": [0, 0]}
+    for ob in OBLIGATIONS.values() if obligations is None else obligations:
+        linked = {u.fact for u in ob.meta.get("uses", ())}
+        for f in ob.facts:
+            row = out["axiom" if f.startswith("axiom.") else "obligation"]
+            row[0] += f in linked
+            row[1] += 1
+    return out
