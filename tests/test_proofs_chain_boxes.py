@@ -7,6 +7,7 @@ from __future__ import annotations
 import math
 from fractions import Fraction
 
+import numpy as np
 import pytest
 import sympy as sp
 from scipy import stats
@@ -207,3 +208,50 @@ def test_a_threshold_accepting_a_probability_above_one_fails_its_chain(monkeypat
     monkeypatch.setattr(hahn_rofin, "noise_variance_threshold", unchecked_threshold)
     verdict = ob.prove()
     assert verdict.status == "failed" and verdict.point["q"] > 1 and "nan" in verdict.detail
+
+
+def _first_layers_norm(params):
+    """last_norm_affine reading norm2 of the first layer (not the last): a layout slip."""
+    name = "final_norm" if params.config.norm_first else "layers.0.norm2"
+    g, b = params[f"{name}.weight"], params[f"{name}.bias"]
+    if not params.config.ln_affine:
+        return np.ones(params.config.d_model), np.zeros(params.config.d_model)
+    return np.asarray(g, float), np.asarray(b, float)
+
+
+def test_the_trivial_bounds_read_the_readouts_layer_norm(monkeypatch) -> None:
+    """On symbols for every D and L: a gain read from another layer is another symbol."""
+    from verify.theory import trivial
+
+    ob = OBLIGATIONS["trivial_bounds.chain_output_swing"]
+    assert ob.prove().status == "proved"
+    monkeypatch.setattr(trivial, "last_norm_affine", _first_layers_norm)
+    verdict = ob.prove()
+    assert verdict.status == "failed" and verdict.point["norm_first"] == "False"
+
+
+MINE = {  # issue 42's sampled chains of this scope, and how each is proved now
+    "trivial_bounds.chain_output_swing": "chain proved",
+    "trivial_bounds.chain_output_abs": "chain proved",
+    "trivial_bounds.chain_readout_swing": "chain proved",
+    "trivial_bounds.chain_sensitivity_swing": "chain proved",
+    "trivial_bounds.chain_all_functions": "chain proved",
+    "trivial_bounds.chain_probability": "chain proved",
+    "hr_cor_5.chain_bound": "chain proved",
+    "hr_cor_5.chain_omega": "chain proved",
+    "hr_cor_5.chain_log10_bound": "chain proved",
+    "hr_thm_6.chain_variance_threshold": "chain proved",
+    "hr_thm_6.chain_cap_threshold": "chain proved",
+    "prop_3_5.chain_cap": "instance",  # the layout enumerated
+    "prop_3_5.chain_box_norms": "chain sampled",  # the attaining point's norms: SVDs
+    "lemma_2_9.chain_parameter_norms": "chain sampled",  # a spectral norm of any matrix
+}
+
+
+def test_the_chains_of_this_scope_and_their_classes() -> None:
+    for ob_id, cls in MINE.items():
+        ob = OBLIGATIONS[ob_id]
+        assert obligation_class(ob) == cls, ob_id
+        if cls != "chain sampled":
+            out = discharge(ob)
+            assert out.verdict.status == "proved" and out.twin.status == "refuted", ob_id

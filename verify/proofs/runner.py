@@ -27,6 +27,7 @@ _MODULES = (
     "chain_trivial",
     "chain_arrays",
     "chain_quantiles",
+    "chain_packing",
     "chain_symbolic",
     "chain_induction",
     "chain_searches",
