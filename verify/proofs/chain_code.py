@@ -39,7 +39,7 @@ CODE: dict[str, str] = {
     "hr_thm_6.chain_variance": "verify.theory.hahn_rofin:noise_variance_probability",
     "hr_thm_6.chain_cap_probability": "verify.theory.hahn_rofin:noise_beta_cap_probability",
     "hr_thm_6.chain_cap_growth": "verify.theory.hahn_rofin:noise_cap_growth",
-    # issue 26's named bounds (verify.proofs.chain_bounds)
+    # issue 26's named bounds
     "cor_3_3.chain_exponent": "verify.theory.bounds:cor_3_3_exponent",
     "lemma_3_1.chain_bound": "verify.theory.bounds:lemma_3_1_bound",
     "lemma_3_2.chain_per_layer_bound": "verify.theory.bounds:lemma_3_2_per_layer_bound",
