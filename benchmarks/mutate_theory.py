@@ -101,6 +101,13 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--timeout", type=float, default=300.0)
     p.add_argument("--confirm", type=int, default=0, help="rerun K survivors with full prove")
     p.add_argument("--run-unreached", action="store_true")
+    p.add_argument(
+        "--rerun",
+        type=Path,
+        help="only the mutants of an earlier run's DIR/progress.jsonl with --rerun-outcomes",
+    )
+    p.add_argument("--fixed-timeout", action="store_true", help="--timeout for every mutant")
+    p.add_argument("--rerun-outcomes", nargs="*", default=["survived", "timeout"])
     p.add_argument("--list", action="store_true", help="list the mutants and exit")
     p.add_argument(
         "--summary-only",
@@ -116,6 +123,12 @@ def main(argv: list[str] | None = None) -> int:
         mutants = [m for m in mutants if m.scope in args.scopes]
     if args.operators:
         mutants = [m for m in mutants if m.operator in args.operators]
+    if args.rerun:
+        earlier = map(json.loads, (args.rerun / "progress.jsonl").read_text().splitlines())
+        wanted = {r["id"] for r in earlier if r["outcome"] in args.rerun_outcomes}
+        found = {m.id for m in mutants}
+        print(f"rerun: {len(wanted & found)} of {len(wanted)} mutants still apply", file=sys.stderr)
+        mutants = [m for m in mutants if m.id in wanted]
     if args.sample and args.sample < len(mutants):
         mutants = sorted(random.Random(args.seed).sample(mutants, args.sample), key=_order)
     if args.shuffle:  # a stopped run then covers every module evenly
@@ -152,7 +165,8 @@ def main(argv: list[str] | None = None) -> int:
                 continue
             base = sum(tr["seconds"].get(i, 0.0) for i in ids) if ids else 60.0
             pending[m.id] = rec
-            yield m, ids or None, min(args.timeout, 20.0 + 10.0 * base)
+            limit = args.timeout if args.fixed_timeout else min(args.timeout, 20.0 + 10.0 * base)
+            yield m, ids or None, limit
 
     def _record(rec: dict):
         results.append(rec)

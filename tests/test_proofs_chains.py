@@ -243,6 +243,17 @@ SOURCE_EDITS = [
      "return 1.0 + n_bits / (n_bits - k + 1) / 2", "lemma_4_2.chain_markov_factor"),
     ("verify/theory/hahn_rofin.py", "return (1.0 + math.sqrt(d / (2 * sigma**2)) * inner) ** k",
      "return (1.0 + math.sqrt(d / (4 * sigma**2)) * inner) ** k", "hr_thm_6.chain_cap_growth"),
+    # survivors of benchmarks/mutate_theory.py (docs/mutation.md), caught since
+    ("verify/theory/zero_sensitivity.py",
+     'return Fraction(d - 1, 2 * check_int("n_layers", n_layers, minimum=1)) - 5',
+     'return Fraction(d - 1, 2 * check_int("n_layers", n_layers, minimum=1)) - 4',
+     "thm_4_5.chain_exponent_exact"),
+    ("verify/theory/zero_sensitivity.py", "return sp.nsimplify(x, rational=True)",
+     "return sp.nsimplify(x, rational=True) / 2", "thm_4_5.chain_series"),
+    ("verify/theory/cube_covering.py", "if np.all(lo > delta):", "if np.all(lo >= delta):",
+     "lemma_4_4.chain_cube_verdict"),
+    ("verify/theory/norms.py", "y1, y2 = lay.g1 * rd + lay.n1, lay.g2 * rd + lay.n2",
+     "y1, y2 = lay.g1 * rd + lay.n1, lay.n2", "lemma_3_2.chain_ln_inputs"),
 ]  # fmt: skip
 
 

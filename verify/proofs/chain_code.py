@@ -37,6 +37,7 @@ CODE: dict[str, str] = {
     "hr_cor_5.chain_edge_bound": "verify.theory.hahn_rofin:cor_5_edge_bound",
     "hr_cor_5.chain_as_bound": "verify.theory.hahn_rofin:cor_5_as_bound",
     "lemma_3_2.chain_beta_lower": "verify.theory.norms:beta_lower_bound",
+    "lemma_3_2.chain_ln_inputs": "verify.theory.norms:ln_input_norm_bounds",
     "hr_thm_6.chain_variance": "verify.theory.hahn_rofin:noise_variance_probability",
     "hr_thm_6.chain_cap_probability": "verify.theory.hahn_rofin:noise_beta_cap_probability",
     "hr_thm_6.chain_cap_growth": "verify.theory.hahn_rofin:noise_cap_growth",

@@ -30,6 +30,7 @@ _MODULES = (
     "chain_symbolic",
     "chain_callees",
     "chain_induction",
+    "chain_ln_inputs",
     "chain_searches",
     "coverage",
     "chain_majority",
