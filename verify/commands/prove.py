@@ -262,6 +262,7 @@ def _print_earned(outcomes) -> dict:
     statuses."""
     from collections import Counter
 
+    from verify.proofs.citations import citation_counts
     from verify.proofs.core import OBLIGATIONS
     from verify.proofs.status import earned_statuses, obligation_class
 
@@ -269,6 +270,12 @@ def _print_earned(outcomes) -> dict:
     earned = earned_statuses(outcomes, sts)
     classes = Counter(obligation_class(o.obligation) for o in outcomes)
     print("obligations by class: " + ", ".join(f"{k} {v}" for k, v in sorted(classes.items())))
+    cites = citation_counts(o.obligation for o in outcomes)
+    print(
+        f"citations of obligations: {cites['checked']} checked by uses="
+        f" of {cites['checked'] + cites['label']} (the rest labels);"
+        f" {cites['composition']} compositions in chains"
+    )
     print(f"{'statement':24s} {'earned':14s} {'derivation':14s} weakest on its path")
     done = {o.obligation.id for o in outcomes}
     scope = set(_focus_scope_all(sts))

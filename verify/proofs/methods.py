@@ -77,17 +77,29 @@ def _cited_claim(fact: str) -> tuple[tuple[sp.Basic, ...], sp.Basic]:
         return ob.meta["hyps"], ob.meta["concl"]
     if ob.method == "sympy" and "lhs" in ob.meta:
         return (), sp.Eq(ob.meta["lhs"], ob.meta["rhs"])
+    if ob.method == "arb":
+        # proved on its box only: the box's sides are the premises a use must meet
+        box = ob.meta["box"]
+        sides = [
+            r for s, (lo, hi) in box.items() for r in (s >= sp.Rational(lo), s <= sp.Rational(hi))
+        ]
+        return tuple(sides), ob.meta["concl"]
     raise ValueError(f"{fact} ({ob.method}) has no formal claim to instantiate")
 
 
 def check_uses(hyps: Sequence[sp.Basic], uses: Sequence[Use]) -> Verdict | None:
     """None when every use is a checked instance; otherwise a ``failed`` verdict naming it.
     With D the hypotheses that stand for no fact (the domain; the facts are left out, so no
-    use justifies itself): D implies each premise of the cited claim at the instance (z3), and
-    D, those premises and the cited conclusion at the instance imply the hypothesis (z3)."""
+    use justifies itself) and, for the i-th use, the hypotheses of the uses before it (already
+    justified: a chain of facts, never a cycle): those imply each premise of the cited claim at
+    the instance (z3); and the cited conclusion at the instance, on its own (with its side
+    conditions), implies the hypothesis (z3). The hypothesis is that conclusion at an
+    instance: a weakened fact or a wrong instance fails here even where the domain would give
+    the hypothesis anyway (z3 re-deriving a true fact from its premises checks no link)."""
     stand = {u.hyp for u in uses}
     domain = [h for h in hyps if h not in stand]
-    for u in uses:
+    for i, u in enumerate(uses):
+        known = [*domain, *dict.fromkeys(v.hyp for v in uses[:i] if v.hyp != u.hyp)]
         chyps, cconcl = _cited_claim(u.fact)
         free = set().union(*(r.free_symbols for r in (*chyps, cconcl)))
         missing = sorted(s.name for s in free if s.name not in u.subst)
@@ -96,12 +108,12 @@ def check_uses(hyps: Sequence[sp.Basic], uses: Sequence[Use]) -> Verdict | None:
         sigma = {s: sp.sympify(u.subst[s.name]) for s in free}
         premises = [p.subs(sigma, simultaneous=True) for p in chyps]
         for p in premises:
-            if _z3_check(domain, p)[1] != z3.unsat:
+            if _z3_check(known, p)[1] != z3.unsat:
                 return Verdict(
                     "failed", f"uses {u.fact}: its premise {p} does not follow from the domain"
                 )
         inst = cconcl.subs(sigma, simultaneous=True)
-        if _z3_check([*domain, *premises, inst], u.hyp)[1] != z3.unsat:
+        if _z3_check([inst], u.hyp)[1] != z3.unsat:
             return Verdict("failed", f"uses {u.fact}: its conclusion {inst} does not give {u.hyp}")
     return None
 
