@@ -37,7 +37,10 @@ def test_classes_and_the_scale() -> None:
     assert obligation_class(OBLIGATIONS["lemma_2_9.softmax_weight_simple"]) == "box"
     assert obligation_class(OBLIGATIONS["thm_4_5.power_mean_instance"]) == "instance"
     assert obligation_class(OBLIGATIONS["thm_4_5.power_mean"]) == "genuine"  # every a >= 1
-    assert obligation_class(OBLIGATIONS["trivial_bounds.chain_output_swing"]) == "chain sampled"
+    assert obligation_class(OBLIGATIONS["lemma_2_9.chain_parameter_norms"]) == "chain sampled"
+    # on symbols for every D (vectors of symbolic length), by branch and bound over every float
+    assert obligation_class(OBLIGATIONS["trivial_bounds.chain_output_swing"]) == "chain proved"
+    assert obligation_class(OBLIGATIONS["trivial_bounds.chain_probability"]) == "chain proved"
     assert obligation_class(OBLIGATIONS["small_ball.chain_constant"]) == "chain proved"
     # symbolic, every L by induction, with the heads enumerated: an instance
     assert obligation_class(OBLIGATIONS["lemma_2_9.chain_c_infl"]) == "instance"

@@ -207,12 +207,17 @@ AXIOM_DRAWS = 1000  # per axiom in prove (the test suite runs 10^4 under Hypothe
 
 
 def _attack_axioms(obs, quiet: bool = False) -> list[str]:
-    """Attack every axiom the selected obligations cite (seeded draws, docs/proofs.md); print
-    a line per violated axiom and a summary (stderr with --json); return the violated ids."""
+    """Attack every axiom the selected obligations cite (seeded draws, docs/proofs.md) and
+    check the scalar schema of each one a ``uses=`` instantiates on its attack's draws (it
+    must be the image of the attacked statement; tests/test_proofs_axiom_schemas.py checks
+    every schema); print a line per violated axiom or schema and a summary
+    (stderr with --json); return the violated ids."""
+    from verify.proofs.axiom_schemas import check_schema
     from verify.proofs.axioms import attack_axiom
     from verify.proofs.core import AXIOMS
 
     used = sorted({f for ob in obs for f in ob.facts if f in AXIOMS})
+    linked = {u.fact for ob in obs for u in ob.meta.get("uses", ()) if u.fact in AXIOMS}
     out = sys.stderr if quiet else sys.stdout
     broken = []
     for a in used:
@@ -220,8 +225,19 @@ def _attack_axioms(obs, quiet: bool = False) -> list[str]:
         if not worst <= 1e-9:
             broken.append(a)
             print(f"NOT OK {a}: its attack found a violation {worst:.3g} (seed {seed})", file=out)
+            continue
+        if a not in linked:
+            continue
+        worst, seed = check_schema(a, AXIOM_DRAWS)
+        if not worst <= 1e-9:
+            broken.append(a)
+            print(
+                f"NOT OK {a}: its schema fails on its attack's draws by {worst:.3g} (seed {seed})",
+                file=out,
+            )
     print(
-        f"{len(used)} axioms attacked ({AXIOM_DRAWS} draws each): "
+        f"{len(used)} axioms attacked ({AXIOM_DRAWS} draws each; the schemas of the"
+        f" {len(linked)} instantiated by uses= checked on the same draws): "
         + (f"{len(broken)} violated" if broken else "no violation"),
         file=out,
     )
@@ -320,7 +336,9 @@ def _draw_focus(args, outcomes, scope, earned) -> None:
     target = _focus_statement(args.focus)
     t = trust_base(target)
     print(
-        f"trust base of {target}: axioms {', '.join(t['axioms']) or 'none'}; solvers"
+        f"trust base of {target}: axioms {', '.join(t['axioms']) or 'none'} (cited without a"
+        f" checked use: {', '.join(t['axioms_cited_only']) or 'none'}; no schema:"
+        f" {', '.join(t['axioms_no_schema']) or 'none'}); solvers"
         f" {', '.join(t['solvers'])}; sampled {len(t['sampled'])}, instances"
         f" {len(t['instances'])}, boxes {len(t['boxes'])}, prose {len(t['prose'])}"
     )

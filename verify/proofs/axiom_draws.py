@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 
-__all__ = ["violation"]
+__all__ = ["violation", "worst_of"]
 
 
 def violation(lhs, rhs, equality: bool = False) -> np.ndarray:
@@ -28,3 +28,8 @@ def _events(rng: np.random.Generator, n: int, atoms: int, k: int):
     p = rng.dirichlet(np.ones(atoms) * rng.uniform(0.2, 2), n)
     ev = rng.random((n, k, atoms)) < rng.uniform(0, 1, (n, k, 1))
     return p, ev
+
+
+def worst_of(v, n: int) -> np.ndarray:
+    """Per draw, the largest of the violations of its blocks (k blocks of n, concatenated)."""
+    return np.asarray(v, dtype=float).reshape(-1, n).max(0)

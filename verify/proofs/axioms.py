@@ -9,8 +9,10 @@ under Hypothesis, and fails for an axiom without an attack. The docs link each d
 that uses one to its id, and the blueprint draws it as an axiom node.
 
 The axioms live in :mod:`~verify.proofs.axioms_linear` (linear algebra, analysis, the model's
-embedding) and :mod:`~verify.proofs.axioms_probability` (probability, measure, counting),
-registered in that order; :mod:`~verify.proofs.axiom_draws` holds their shared draws.
+embedding), :mod:`~verify.proofs.axioms_probability` (probability, measure) and
+:mod:`~verify.proofs.axioms_elementary` (integrals, packing, logarithms, counting), registered
+in that order; each carries its scalar schema (:mod:`~verify.proofs.axiom_schemas`) or the
+reason it has none; :mod:`~verify.proofs.axiom_draws` holds their shared draws.
 """
 
 from __future__ import annotations
@@ -20,7 +22,10 @@ import math
 import numpy as np
 
 # importing registers the axioms, in this order
-from verify.proofs import axioms_linear, axioms_probability  # noqa: F401
+# isort: off
+from verify.proofs import axioms_linear, axioms_probability, axioms_elementary  # noqa: F401
+
+# isort: on
 from verify.proofs.axiom_draws import violation
 
 __all__ = ["attack_axiom", "violation"]

@@ -33,23 +33,6 @@ def _rng(seed: int) -> np.random.Generator:
     return np.random.default_rng(seed)
 
 
-def _log10_bound_cases() -> Iterator[Case]:
-    r = _rng(60)
-    for _ in range(N):
-        m = int(r.integers(2, 17))
-        beta, omega = 10 ** r.uniform(0, 2, m), r.uniform(0.01, 2, m)
-        w, lg = float(10 ** r.uniform(-1, 1)), float(r.uniform(0, 600))
-
-        def comp(beta=beta, omega=omega, w=w, lg=lg) -> Iv:
-            total = iv(0)
-            for b, o in zip(beta, omega, strict=True):
-                total = total + iv(float(b)).ipow(2) * iv(float(o))
-            return _log10(iv(w) * total * iv(len(beta)).inv()) + iv(lg)  # hr_cor_5.average
-
-        pt = {"w": w, "log10_C": lg, "beta": beta.tolist(), "omega": omega.tolist()}
-        yield pt, (lambda a=(w, lg, beta, omega): code("hr_cor_5.chain_log10_bound")(*a)), comp
-
-
 def _quantile_points(seed: int) -> Iterator[tuple[int, float, float]]:
     r = _rng(seed)
     for _ in range(N):
@@ -79,8 +62,6 @@ def _cap_threshold_cases() -> Iterator[Case]:
 
 
 _TABLE = [
-    ("hr_cor_5.chain_log10_bound", "H&R Cor 5", "Derivation, 6: together", DOC5,
-     _log10_bound_cases, ("hr_cor_5.average", "hr_cor_5.chain_bound", "axiom.log_monotone")),
     ("hr_thm_6.chain_variance_threshold", "H&R Thm 6",
      "Derivation: a union bound over K norms and S positions", DOC6,
      _variance_threshold_cases, ("hr_thm_6.chain_variance",)),

@@ -88,42 +88,6 @@ def _neighbourhood_cases() -> Iterator[Case]:
         )
 
 
-def _cor_5_cases() -> Iterator[Case]:
-    r = _rng(7)
-    for _ in range(N):
-        m = int(r.integers(2, 17))
-        beta = 10 ** r.uniform(0, 2, m)
-        omega = r.uniform(0, 2, m)
-        w, c = float(10 ** r.uniform(-1, 1)), float(10 ** r.uniform(0, 6))
-
-        def comp(beta=beta, omega=omega, w=w, c=c) -> Iv:
-            total = iv(0)
-            for b, o in zip(beta, omega, strict=True):
-                total = total + iv(float(b)).ipow(2) * iv(float(o))
-            return iv(w) * iv(c) * total * iv(len(beta)).inv()
-
-        pt = {"w": w, "C": c, "beta": [float(b) for b in beta], "omega": [float(o) for o in omega]}
-        yield pt, (lambda a=(w, c, beta, omega): code("hr_cor_5.chain_bound")(*a)), comp
-
-
-def _omega_cases() -> Iterator[Case]:
-    r = _rng(8)
-    for _ in range(N):
-        n = int(r.integers(1, 30))
-        ns = r.integers(0, n + 1, 6)
-        rs = r.integers(0, 2, 6)
-        pt = {"N": n, "n_sensitive": ns.tolist(), "readout_sensitive": rs.tolist()}
-        yield (
-            pt,
-            (lambda a=(ns, rs, n): tuple(code("hr_cor_5.chain_omega")(*a))),
-            (
-                lambda ns=ns, rs=rs, n=n: tuple(
-                    iv(Fraction(int(x), n)) + iv(int(y)) for x, y in zip(ns, rs, strict=True)
-                )
-            ),
-        )
-
-
 def _chi2(d: int, sigma: float, t: float) -> Iv:
     u = iv(t) * iv(d) * iv(sigma).ipow(-2) * iv(Fraction(1, 2))  # F_{chi^2_k}(x) = P(k/2, x/2)
     s = arb(d - 1) / 2
@@ -146,22 +110,6 @@ _points_step(
     DOC0 + "#2-lemma-42",
     _neighbourhood_cases,
     facts=("lemma_4_2.neighbourhood",),
-)
-_points_step(
-    "hr_cor_5.chain_bound",
-    "H&R Cor 5",
-    "Derivation, 6: together",
-    "docs/derivations_hahn_rofin.md#cor-5",
-    _cor_5_cases,
-    facts=("hr_cor_5.average",),
-)
-_points_step(
-    "hr_cor_5.chain_omega",
-    "H&R Cor 5",
-    "Derivation, 5: the involution (x, n) -> (x^n, n) and omega_f",
-    "docs/derivations_hahn_rofin.md#cor-5",
-    _omega_cases,
-    facts=("hr_cor_5.edge_symmetry",),
 )
 
 # ---- Thm 4.5's series term, symbolically

@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import contextlib
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -34,6 +34,7 @@ __all__ = [
     "Obligation",
     "Outcome",
     "Prose",
+    "Schema",
     "Verdict",
     "axiom",
     "obligation",
@@ -55,18 +56,38 @@ class Verdict:
 
 
 @dataclass(frozen=True)
+class Schema:
+    """An axiom's scalar form, the claim a citing step instantiates (``uses=``,
+    :func:`~verify.proofs.methods.check_uses`): sympy ``hyps`` => ``concl`` (a relation or an
+    ``And`` of relations) over scalar symbols whose meaning ``symbols`` gives (name -> what it
+    stands for: a norm, an inner product, a probability). ``instances(rng, n)`` computes those
+    scalars (name -> array) from draws of the axiom's attack with the same generator, so the
+    schema is tested to be the image of the attacked statement
+    (:func:`~verify.proofs.axiom_schemas.schema_violation`). What a substitution means (that
+    the citing step's expression is that norm) is stated in the claim, not checked."""
+
+    symbols: Mapping[str, str]
+    hyps: tuple[Any, ...]
+    concl: Any
+    instances: Callable[[Any, int], Mapping[str, Any]]
+
+
+@dataclass(frozen=True)
 class Axiom:
     """A cited external fact, used by obligations and never proved here, but attacked:
     ``attack(rng, n)`` draws n instances of the axiom as stated (every hypothesis it names
     holds) and returns n relative violations, (lhs - rhs) / (1 + |lhs| + |rhs|) for an
     inequality lhs <= rhs (|lhs - rhs| / ... for an equality): > 1e-9 is a counterexample
-    (tests/test_proofs_axioms.py runs >= 10^4 draws under Hypothesis)."""
+    (tests/test_proofs_axioms.py runs >= 10^4 draws under Hypothesis). ``schema``: its scalar
+    form (:class:`Schema`); an axiom without one says why in ``no_schema``."""
 
     id: str
     name: str
     text: str
     reference: str
     attack: Callable[[Any, int], Any] | None = None
+    schema: Schema | None = None
+    no_schema: str = ""
 
 
 @dataclass(frozen=True)
@@ -153,11 +174,17 @@ def axiom(
     text: str,
     reference: str,
     attack: Callable[[Any, int], Any] | None = None,
+    *,
+    schema: Schema | None = None,
+    no_schema: str = "",
 ) -> Axiom:
-    """Register a named axiom with its falsification attack (see :class:`Axiom`)."""
+    """Register a named axiom with its falsification attack and its scalar schema, or the
+    reason it has none (see :class:`Axiom`)."""
     if id in AXIOMS or id in OBLIGATIONS:
         raise ValueError(f"duplicate axiom id {id}")
-    AXIOMS[id] = Axiom(id, name, text, reference, attack)
+    if schema is not None and no_schema:
+        raise ValueError(f"{id}: a schema and a reason for having none")
+    AXIOMS[id] = Axiom(id, name, text, reference, attack, schema, no_schema)
     return AXIOMS[id]
 
 

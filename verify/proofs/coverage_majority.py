@@ -12,6 +12,7 @@ import numpy as np
 import sympy as sp
 from flint import arb
 
+from verify.proofs.axiom_schemas import schema
 from verify.proofs.axioms import violation
 from verify.proofs.chain import Case, _points_step, code
 from verify.proofs.compose import iv
@@ -24,12 +25,21 @@ __all__ = ["MAJORITY_LOWER"]
 
 
 # ----------------------------------------------------------------------------- axioms
-def _central_binomial(rng: np.random.Generator, n: int) -> np.ndarray:
-    """C(2h, h) sqrt(pi h) / 4^h <= 1, in exact integers to a float ratio (h up to 3000)."""
+def _central_scalars(rng: np.random.Generator, n: int) -> dict[str, np.ndarray]:
+    """C(2h, h) and 4^h, both divided by 4^h (exact integers to a float ratio; h up to 3000),
+    and pi."""
     h = np.unique(np.concatenate([[1, 2, 3], np.round(10 ** rng.uniform(0, 3.5, n))])).astype(int)
     h = rng.choice(h, n)
     ratio = np.array([float(Fraction(math.comb(2 * k, k), 4**k)) for k in map(int, h)])
-    return violation(ratio * np.sqrt(np.pi * h), 1.0)
+    return {"c": ratio, "f": np.ones(n), "h": h.astype(float), "pi": np.full(n, np.pi)}
+
+
+def _central_binomial(rng: np.random.Generator, n: int) -> np.ndarray:
+    s = _central_scalars(rng, n)
+    return violation(s["c"] * np.sqrt(s["pi"] * s["h"]), s["f"])
+
+
+_c, _f, _h, _pi = sp.symbols("c f h pi", real=True)
 
 
 axiom(
@@ -38,14 +48,20 @@ axiom(
     "C(2h, h) <= 4^h / sqrt(pi h) for every integer h >= 1.",
     "Wallis' product; e.g. Graham, Knuth & Patashnik, Concrete Mathematics, Ex 9.60",
     _central_binomial,
+    schema=schema(
+        {"c": "C(2h, h)", "f": "4^h", "h": "an integer >= 1", "pi": "the constant pi"},
+        [_h >= 1, _f > 0, _pi > 0],
+        _c**2 * _pi * _h <= _f**2,
+        _central_scalars,
+    ),
 )
 
 
-def _chen_stein(rng: np.random.Generator, n: int) -> np.ndarray:
+def _chen_stein_scalars(rng: np.random.Generator, n: int) -> dict[str, np.ndarray]:
     """Indicators I_i = [the bits of S_i all equal c_i] of 10 fair bits, B_i = the indicators
     sharing a bit (so b_3 = 0); exact P[W = 0] by enumerating the 2^10 outcomes."""
     bits = ((np.arange(1024)[:, None] >> np.arange(10)) & 1).astype(bool)  # (1024, 10)
-    out = np.empty(n)
+    out = {k: np.empty(n) for k in ("p0", "lambda", "b1", "b2")}
     for t in range(n):
         m = int(rng.integers(1, 9))
         sets = [rng.choice(10, int(rng.integers(1, 5)), replace=False) for _ in range(m)]
@@ -57,9 +73,22 @@ def _chen_stein(rng: np.random.Generator, n: int) -> np.ndarray:
         b1 = (np.outer(p, p) * dep).sum()
         both = (ind[:, :, None] & ind[:, None, :]).mean(0)
         b2 = (both * dep).sum() - np.trace(both)
-        p0 = (~ind.any(1)).mean()
-        out[t] = violation(abs(p0 - math.exp(-lam)), (b1 + b2) * (1 - math.exp(-lam)) / lam)
+        out["p0"][t], out["lambda"][t], out["b1"][t], out["b2"][t] = (
+            (~ind.any(1)).mean(),
+            lam,
+            b1,
+            b2,
+        )
     return out
+
+
+def _chen_stein(rng: np.random.Generator, n: int) -> np.ndarray:
+    s = _chen_stein_scalars(rng, n)
+    lam = s["lambda"]
+    return violation(np.abs(s["p0"] - np.exp(-lam)), (s["b1"] + s["b2"]) * (1 - np.exp(-lam)) / lam)
+
+
+_p0, _lam, _b1, _b2 = sp.symbols("p0 lambda b1 b2", real=True)
 
 
 axiom(
@@ -71,6 +100,12 @@ axiom(
     " B_i} p_i p_j, b_2 = sum_i sum_{j in B_i, j != i} E[I_i I_j].",
     "Arratia, Goldstein & Gordon, Ann. Probab. 17 (1989) 9-25, Thm 1",
     _chen_stein,
+    schema=schema(
+        {"p0": "P[W = 0]", "lambda": "sum_i p_i > 0", "b1": "b_1", "b2": "b_2 (b_3 = 0)"},
+        [_lam > 0, _b1 >= 0, _b2 >= 0],
+        sp.Abs(_p0 - sp.exp(-_lam)) * _lam <= (_b1 + _b2) * (1 - sp.exp(-_lam)),
+        _chen_stein_scalars,
+    ),
 )
 
 

@@ -58,9 +58,10 @@ def _side_text(hyps: Sequence[sp.Basic], concl: sp.Basic) -> str:
 
 @dataclass(frozen=True)
 class Use:
-    """A hypothesis ``hyp`` that stands for the conclusion of obligation ``fact`` at the
-    instance ``subst`` (the cited obligation's symbol names -> expressions of the citing one;
-    every symbol of the cited claim must be given)."""
+    """A hypothesis ``hyp`` that stands for the conclusion of ``fact`` at the instance
+    ``subst``: ``fact`` is an obligation (its claim) or an axiom (its scalar schema,
+    :class:`~verify.proofs.core.Schema`); ``subst`` maps the cited claim's symbol names to
+    expressions of the citing one, and every symbol of the cited claim must be given."""
 
     fact: str
     subst: Mapping[str, sp.Expr]
@@ -68,11 +69,17 @@ class Use:
 
 
 def _cited_claim(fact: str) -> tuple[tuple[sp.Basic, ...], sp.Basic]:
-    from verify.proofs.core import OBLIGATIONS
+    """(hypotheses, conclusion) of a cited obligation or axiom (its scalar schema)."""
+    from verify.proofs.core import AXIOMS, OBLIGATIONS
 
+    ax = AXIOMS.get(fact)
+    if ax is not None:
+        if ax.schema is None:
+            raise ValueError(f"{fact} has no scalar schema ({ax.no_schema or 'none given'})")
+        return ax.schema.hyps, ax.schema.concl
     ob = OBLIGATIONS.get(fact)
     if ob is None:
-        raise KeyError(f"no obligation {fact}")
+        raise KeyError(f"no obligation or axiom {fact}")
     if ob.method == "z3":
         return ob.meta["hyps"], ob.meta["concl"]
     if ob.method == "sympy" and "lhs" in ob.meta:
@@ -92,15 +99,20 @@ def check_uses(hyps: Sequence[sp.Basic], uses: Sequence[Use]) -> Verdict | None:
     With D the hypotheses that stand for no fact (the domain; the facts are left out, so no
     use justifies itself) and, for the i-th use, the hypotheses of the uses before it (already
     justified: a chain of facts, never a cycle): those imply each premise of the cited claim at
-    the instance (z3); and the cited conclusion at the instance, on its own (with its side
-    conditions), implies the hypothesis (z3). The hypothesis is that conclusion at an
-    instance: a weakened fact or a wrong instance fails here even where the domain would give
-    the hypothesis anyway (z3 re-deriving a true fact from its premises checks no link)."""
+    the instance (z3); and the cited conclusion at the instance (each relation of an ``And``),
+    on its own (with its side conditions), implies the hypothesis (z3). The hypothesis is that
+    conclusion at an instance: a weakened fact or a wrong instance fails here even where the
+    domain would give the hypothesis anyway (z3 re-deriving a true fact from its premises
+    checks no link). A fact that cannot be instantiated (an unknown id, an axiom without a
+    schema) is a ``failed`` verdict naming it."""
     stand = {u.hyp for u in uses}
     domain = [h for h in hyps if h not in stand]
     for i, u in enumerate(uses):
         known = [*domain, *dict.fromkeys(v.hyp for v in uses[:i] if v.hyp != u.hyp)]
-        chyps, cconcl = _cited_claim(u.fact)
+        try:
+            chyps, cconcl = _cited_claim(u.fact)
+        except (KeyError, ValueError) as exc:
+            return Verdict("failed", f"uses {u.fact}: {exc}")
         free = set().union(*(r.free_symbols for r in (*chyps, cconcl)))
         missing = sorted(s.name for s in free if s.name not in u.subst)
         if missing:
@@ -113,7 +125,8 @@ def check_uses(hyps: Sequence[sp.Basic], uses: Sequence[Use]) -> Verdict | None:
                     "failed", f"uses {u.fact}: its premise {p} does not follow from the domain"
                 )
         inst = cconcl.subs(sigma, simultaneous=True)
-        if _z3_check([inst], u.hyp)[1] != z3.unsat:
+        parts = list(inst.args) if isinstance(inst, sp.And) else [inst]
+        if _z3_check(parts, u.hyp)[1] != z3.unsat:
             return Verdict("failed", f"uses {u.fact}: its conclusion {inst} does not give {u.hyp}")
     return None
 

@@ -24,6 +24,8 @@ _MODULES = (
     "chain_norms",
     "chain_tails",
     "chain_bounds",
+    "chain_trivial",
+    "chain_arrays",
     "chain_hr",
     "chain_symbolic",
     "chain_induction",

@@ -18,7 +18,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
-from verify.proofs.core import OBLIGATIONS, PROSE, Obligation, Outcome
+from verify.proofs.core import AXIOMS, OBLIGATIONS, PROSE, Obligation, Outcome
 
 __all__ = [
     "INSTANCE",
@@ -73,8 +73,11 @@ INSTANCE: dict[str, str] = {
 def obligation_class(ob: Obligation) -> str:
     """genuine / instance / box / chain proved / chain sampled (module doc)."""
     if ob.method == "chain":
-        # "sizes": symbolic, with a size enumerated (CHAIN_SIZES says which)
-        return {"points": "chain sampled", "sizes": "instance"}.get(ob.evidence, "chain proved")
+        # "sizes": symbolic, with a size enumerated (CHAIN_SIZES says which); "bnb": branch and
+        # bound over the whole stated domain (chain proved), "subbox": over a stated sub-box
+        return {"points": "chain sampled", "sizes": "instance", "subbox": "box"}.get(
+            ob.evidence, "chain proved"
+        )
     if ob.method == "arb":
         return "box"
     if ob.id in INSTANCE:
@@ -181,9 +184,12 @@ def earned_statuses(
 
 def trust_base(statement: str) -> dict[str, list[str]]:
     """What a statement's status rests on, over the statement and every statement it uses:
-    the named axioms (attacked, not proved), the solvers that discharged its obligations
-    (z3, the arb branch and bound, sympy, the chain comparisons), the obligations checked only
-    at sampled points, those at fixed sizes or on a compact box, and the prose steps."""
+    the named axioms (attacked, not proved; ``axioms_cited_only``: those some step cites with
+    no ``uses=`` checking its hypothesis against the axiom's schema; ``axioms_no_schema``:
+    those with no scalar schema at all, each with its reason in the registry), the solvers
+    that discharged its obligations (z3, the arb branch and bound, sympy, the chain
+    comparisons), the obligations checked only at sampled points, those at fixed sizes or on a
+    compact box, and the prose steps."""
     uses = statement_uses()
     todo, seen = [statement], set()
     while todo:
@@ -193,9 +199,15 @@ def trust_base(statement: str) -> dict[str, list[str]]:
             todo.extend(uses.get(cur, ()))
     obs = [ob for ob in OBLIGATIONS.values() if ob.statement in seen]
     classes = {ob.id: obligation_class(ob) for ob in obs}
+    axioms = sorted({f for ob in obs for f in ob.facts if f.startswith("axiom.")})
+    linked = {ob.id: {u.fact for u in ob.meta.get("uses", ())} for ob in obs}
     return {
         "statements": sorted(seen),
-        "axioms": sorted({f for ob in obs for f in ob.facts if f.startswith("axiom.")}),
+        "axioms": axioms,
+        "axioms_cited_only": sorted(
+            {f for ob in obs for f in ob.facts if f in axioms and f not in linked[ob.id]}
+        ),
+        "axioms_no_schema": [a for a in axioms if getattr(AXIOMS.get(a), "schema", None) is None],
         "solvers": sorted({ob.method for ob in obs}),
         "sampled": sorted(i for i, c in classes.items() if c == "chain sampled"),
         "instances": sorted(i for i, c in classes.items() if c == "instance"),

@@ -185,7 +185,8 @@ def _uses_shims(cls: type) -> bool:
 class _Env:
     """One symbolic copy of the ``verify.theory`` modules a call reaches (built lazily)."""
 
-    def __init__(self) -> None:
+    def __init__(self, names: dict[str, Any] | None = None) -> None:
+        self.names = _NAMES if names is None else names  # the arithmetic (interval: chain_boxes)
         self.globs: dict[int, dict[str, Any]] = {}
         self.memo: dict[int, Any] = {}
 
@@ -207,8 +208,8 @@ class _Env:
             g: dict[str, Any] = dict(real)
             self.globs[id(real)] = g
             for key, value in real.items():
-                g[key] = _NAMES[key] if key in _NAMES else self.copy(value)
-            for key, value in _NAMES.items():
+                g[key] = self.names[key] if key in self.names else self.copy(value)
+            for key, value in self.names.items():
                 g.setdefault(key, value)
         return self.globs[id(real)]
 
