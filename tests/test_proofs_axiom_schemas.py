@@ -25,11 +25,7 @@ NO_SCHEMA = {"axiom.borel_cantelli", "axiom.positionwise_embedding"}
 TIGHTEN = {"axiom.chen_stein": 0.5}
 # schemas whose conclusion has nothing to tighten (a sign): a wrong conclusion instead
 WRONG = {
-    "axiom.log_monotone": lambda s: sp.Le(
-        (sp.Symbol("la", real=True) - sp.Symbol("lb", real=True))
-        * (sp.Symbol("a", real=True) - sp.Symbol("b", real=True)),
-        0,
-    ),
+    "axiom.probability_range": lambda s: sp.And(*s.concl.args, sp.Symbol("pa", real=True) >= 1),
 }
 WITH_SCHEMA = sorted(a for a, ax in AXIOMS.items() if ax.schema is not None)
 

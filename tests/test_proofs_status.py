@@ -51,9 +51,12 @@ def test_classes_and_the_scale() -> None:
 
 def test_a_statement_earns_the_weakest_evidence_on_its_path() -> None:
     earned = earned_statuses(_outcomes(), STATEMENTS)
-    assert earned["Thm 4.5"]["status"] == "prose"  # its reading is a prose step
-    assert earned["Cor 4.6"]["status"] == "prose"  # it uses Thm 4.5
-    assert earned["Cor 4.6"]["weakest"].startswith("Thm 4.5")
+    assert earned["H&R Thm 6"]["status"] == "prose"  # its reading is a prose step
+    # Thm 4.5's reading is a checked step (thm_4_5.margin_reading), no longer prose
+    assert earned["Thm 4.5"]["own"] != "prose" and earned["Cor 5.1"]["status"] != "prose"
+    for st, e in earned.items():  # no statement is stronger than one it uses
+        for u in e["uses"]:
+            assert RANKS.index(e["status"]) >= RANKS.index(earned[u]["status"]), (st, u)
     assert earned["Sec 5 MAJORITY"]["derivation"] == "proved"  # every step genuine
     assert earned["Lemma 3.2"]["derivation"] == "instance"  # lemma_3_2.product at K = 4
     # a failed step anywhere below fails everything above it
@@ -88,7 +91,10 @@ def test_the_trust_base_lists_axioms_solvers_and_what_is_sampled() -> None:
     assert {"Thm 4.5", "Cor 4.3", "Lemma 4.2"} <= set(t["statements"])
     assert "axiom.borel_cantelli" in t["axioms"] and "z3" in t["solvers"]
     assert "lemma_4_2.chain_neighbourhood" in t["sampled"]
-    assert "prose.thm_4_5.margin_reading" in t["prose"]
+    assert t["prose"] == []  # Thm 4.5's reading: thm_4_5.margin_reading
+    assert "axiom.borel_cantelli" in t["axioms_no_schema"]
+    assert "axiom.borel_cantelli" in t["axioms_cited_only"]
+    assert "axiom.log_monotone" in t["axioms"]
     assert "cor_4_6.chain_bound" not in t["sampled"]  # proved on symbols
     assert "thm_4_5.power_mean_instance" in t["instances"]
     assert trust_base("Sec 5 MAJORITY")["axioms"] == ["axiom.central_binomial"]

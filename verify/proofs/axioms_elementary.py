@@ -108,9 +108,14 @@ axiom(
 
 
 def _log_scalars(rng: np.random.Generator, n: int) -> dict[str, np.ndarray]:
+    """a, b > 0 (equal in an eighth of the draws), their logarithms, q = (log a - log b) /
+    (a - b) (1/a when a = b: the mean value theorem's 1/c, c between a and b) and a power."""
     a, b = _scale(rng, n), _scale(rng, n)
     b[: n // 8] = a[: n // 8]  # equality: a = b
-    return {"a": a, "b": b, "la": np.log(a), "lb": np.log(b), "pw": rng.uniform(-3, 3, n)}
+    la, lb = np.log(a), np.log(b)
+    same = a == b
+    q = np.where(same, 1 / a, (la - lb) / np.where(same, 1.0, a - b))
+    return {"a": a, "b": b, "la": la, "lb": lb, "q": q, "pw": rng.uniform(-3, 3, n)}
 
 
 def _log(rng: np.random.Generator, n: int) -> np.ndarray:
@@ -133,11 +138,22 @@ axiom(
     "Rudin, Principles of Mathematical Analysis, Sec 8.6",
     _log,
     schema=schema(
-        {"a": "a > 0", "b": "b > 0", "la": "log a", "lb": "log b"},
+        {
+            "a": "a > 0",
+            "b": "b > 0",
+            "la": "log a (to a base > 1)",
+            "lb": "log b (the same base)",
+            "q": "a slope > 0 (1/(c ln base) for some c between a and b: the mean value"
+            " theorem); strictly increasing: log a - log b has the sign of a - b",
+        },
         [sp.Symbol("a", **_R) > 0, sp.Symbol("b", **_R) > 0],
-        (sp.Symbol("la", **_R) - sp.Symbol("lb", **_R))
-        * (sp.Symbol("a", **_R) - sp.Symbol("b", **_R))
-        >= 0,
+        sp.And(
+            sp.Eq(
+                sp.Symbol("la", **_R) - sp.Symbol("lb", **_R),
+                sp.Symbol("q", **_R) * (sp.Symbol("a", **_R) - sp.Symbol("b", **_R)),
+            ),
+            sp.Symbol("q", **_R) > 0,
+        ),
         _log_scalars,
     ),
 )

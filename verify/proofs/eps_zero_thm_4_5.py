@@ -8,7 +8,7 @@ from functools import lru_cache
 import sympy as sp
 
 from verify.proofs.core import Verdict
-from verify.proofs.methods import custom_step, sympy_identity, z3_step
+from verify.proofs.methods import Use, custom_step, sympy_identity, z3_step
 
 DOC5 = "docs/derivations_eps_zero.md#5-thm-45-and-borel-cantelli"
 T45 = "Thm 4.5"
@@ -197,4 +197,102 @@ custom_step(
     _series_conv,
     _series_conv_twin,
     facts=("thm_4_5.series_order", "thm_4_5.summable_iff", "axiom.borel_cantelli"),
+)
+
+# ---- the reading used (the margin explicit): Cor 4.3's threshold, its flip bound on the good
+# event and Cor 4.6's label step, chained by uses= (each fact's conclusion at its instance)
+_A, _n, _z, _xi = sp.symbols("A n zeta xi", real=True)  # log10(||w|| C_infl/(2 xi)), log10 N
+_N, _w, _C, _t, _b1, _b2 = sp.symbols("N w C t beta beta'", real=True)
+_T1, _T2, _fb, _la, _lb, _q = sp.symbols("T1 T2 fb lf l2xi q", real=True)
+_s, _K0, _mN = sp.symbols("s K_0 m_N", real=True)
+_S, _bt, _I = sp.symbols("S bt_L I", real=True)  # Lemma 2.9's positions, coefficient, change
+_FLIP_ON_GOOD = _w * _C * _t**2 / _N
+_PER_FLIP_AT = {
+    "N": _N,
+    "w": _w,
+    "C": _C,
+    "beta": _b1,
+    "beta'": _b2,
+    "S": _S,
+    "bt_L": _bt,
+    "I": _I,
+    "dT": _T1 - _T2,
+}
+z3_step(
+    "thm_4_5.margin_reading",
+    T45,
+    "Reading used (the margin explicit)",
+    DOC5,
+    [
+        # N > N_0 (cor_4_3.threshold's domain, in log10)
+        _z > 0,
+        _z < 1,
+        _n >= 0,
+        _n > sp.Max(0, _A / (1 - _z)),
+        _xi > 0,
+        # off E_N: the string x and its neighbour x^n have blowups beta, beta' <= t = N^{zeta/2},
+        # and the flip moves T by at most the per-flip bound (cor_4_3.per_flip, from Lemma
+        # 2.9's |dT| <= ||w|| I, I <= bt_L beta beta'/S)
+        _N >= 1,
+        _w >= 0,
+        _C >= 0,
+        _t >= 1,
+        _b1 >= 1,
+        _b1 <= _t,
+        _b2 >= 1,
+        _b2 <= _t,
+        _S >= _N,
+        _bt >= 0,
+        _bt <= _C,
+        _I <= _bt * _b1 * _b2 / _S,
+        sp.Abs(_T1 - _T2) <= _w * _I,
+        _I <= _C * _b1 * _b2 / _N,
+        sp.Abs(_T1 - _T2) <= _w * _C * _b1 * _b2 / _N,
+        # fb = ||w|| C_infl N^{zeta-1} = ||w|| C_infl t^2/N (cor_4_3.power), its log10 and that
+        # of 2 xi differ by A + (zeta - 1) log10 N (cor_4_3.log_form)
+        _fb > 0,
+        sp.Eq(_fb, _FLIP_ON_GOOD),
+        sp.Eq(_la - _lb, _A + (_z - 1) * _n),
+        # T recognises f with margin xi at x and at x^n
+        sp.Abs(_T1) >= _xi,
+        sp.Abs(_T2) >= _xi,
+        # counting: (T1, T2) is the pair of F_N (a string, a neighbour) with the least
+        # T(x) T(x^n); when it keeps its sign, all m_N strings of F_N are zero-sensitive
+        sp.Eq(_s, _T1 * _T2),
+        sp.Max(-_s, _K0 - _mN) >= 0,
+        # the facts, in order
+        _A + (_z - 1) * _n < 0,
+        sp.Eq(_la - _lb, _q * (_fb - 2 * _xi)),
+        _q > 0,
+        sp.Abs(_T1 - _T2) <= _FLIP_ON_GOOD,
+        _T1 * _T2 > 0,
+    ],
+    sp.Ge(_K0, _mN),
+    sp.Ge(_K0, 2 * _mN),
+    facts=("cor_4_3.power", "cor_4_3.log_form"),
+    uses=(
+        Use("cor_4_3.threshold", {"A": _A, "n": _n, "zeta": _z}, _A + (_z - 1) * _n < 0),
+        *(
+            Use(
+                "axiom.log_monotone",
+                {"a": _fb, "b": 2 * _xi, "la": _la, "lb": _lb, "q": _q},
+                hyp,
+            )
+            for hyp in (sp.Eq(_la - _lb, _q * (_fb - 2 * _xi)), _q > 0)
+        ),
+        Use(
+            "lemma_2_9.constant_off_readout",
+            {"N": _N, "S": _S, "beta": _b1, "beta'": _b2, "bt_L": _bt, "C": _C, "I": _I},
+            _I <= _C * _b1 * _b2 / _N,
+        ),
+        Use("cor_4_3.per_flip", _PER_FLIP_AT, sp.Abs(_T1 - _T2) <= _w * _C * _b1 * _b2 / _N),
+        Use(
+            "cor_4_3.good_event",
+            {**_PER_FLIP_AT, "t": _t},
+            sp.Abs(_T1 - _T2) <= _FLIP_ON_GOOD,
+        ),
+        Use("cor_4_6.label_kept", {"T1": _T1, "T2": _T2, "xi": _xi}, _T1 * _T2 > 0),
+    ),
+    note="off E_N, for N > N_0 and f recognised with margin xi, every string of F_N is"
+    " zero-sensitive: K_0(f) >= m_N = ceil(N^e) (then cor_4_6.family_zero_sensitive: >= N^e)",
 )

@@ -81,7 +81,10 @@ def _cited_claim(fact: str) -> tuple[tuple[sp.Basic, ...], sp.Basic]:
     if ob is None:
         raise KeyError(f"no obligation or axiom {fact}")
     if ob.method == "z3":
-        return ob.meta["hyps"], ob.meta["concl"]
+        # its hypotheses that stand for facts are checked by its own uses (from the rest):
+        # what it establishes is its domain => its conclusion
+        stand = {u.hyp for u in ob.meta.get("uses", ())}
+        return tuple(h for h in ob.meta["hyps"] if h not in stand), ob.meta["concl"]
     if ob.method == "sympy" and "lhs" in ob.meta:
         return (), sp.Eq(ob.meta["lhs"], ob.meta["rhs"])
     if ob.method == "arb":
@@ -97,18 +100,19 @@ def _cited_claim(fact: str) -> tuple[tuple[sp.Basic, ...], sp.Basic]:
 def check_uses(hyps: Sequence[sp.Basic], uses: Sequence[Use]) -> Verdict | None:
     """None when every use is a checked instance; otherwise a ``failed`` verdict naming it.
     With D the hypotheses that stand for no fact (the domain; the facts are left out, so no
-    use justifies itself) and, for the i-th use, the hypotheses of the uses before it (already
-    justified: a chain of facts, never a cycle): those imply each premise of the cited claim at
-    the instance (z3); and the cited conclusion at the instance (each relation of an ``And``),
-    on its own (with its side conditions), implies the hypothesis (z3). The hypothesis is that
-    conclusion at an instance: a weakened fact or a wrong instance fails here even where the
-    domain would give the hypothesis anyway (z3 re-deriving a true fact from its premises
-    checks no link). A fact that cannot be instantiated (an unknown id, an axiom without a
-    schema) is a ``failed`` verdict naming it."""
+    use justifies itself), taken in order: D implies each premise of the cited claim at the
+    instance (z3), and the cited conclusion at the instance (each relation of an ``And``), on
+    its own (with its side conditions), implies the hypothesis (z3), which then joins D for the
+    uses after it (a chain of facts in one step; a use never rests on itself or on a later
+    one). The hypothesis is that conclusion at an instance: a weakened fact or a wrong instance
+    fails here even where the domain would give the hypothesis anyway (z3 re-deriving a true
+    fact from its premises checks no link). A cited obligation's premises are its own domain:
+    the hypotheses its own uses stand for were checked when it was discharged. A fact that
+    cannot be instantiated (an unknown id, an axiom without a schema) is a ``failed`` verdict
+    naming it."""
     stand = {u.hyp for u in uses}
     domain = [h for h in hyps if h not in stand]
-    for i, u in enumerate(uses):
-        known = [*domain, *dict.fromkeys(v.hyp for v in uses[:i] if v.hyp != u.hyp)]
+    for u in uses:
         try:
             chyps, cconcl = _cited_claim(u.fact)
         except (KeyError, ValueError) as exc:
@@ -120,7 +124,7 @@ def check_uses(hyps: Sequence[sp.Basic], uses: Sequence[Use]) -> Verdict | None:
         sigma = {s: sp.sympify(u.subst[s.name]) for s in free}
         premises = [p.subs(sigma, simultaneous=True) for p in chyps]
         for p in premises:
-            if _z3_check(known, p)[1] != z3.unsat:
+            if _z3_check(domain, p)[1] != z3.unsat:
                 return Verdict(
                     "failed", f"uses {u.fact}: its premise {p} does not follow from the domain"
                 )
@@ -128,6 +132,7 @@ def check_uses(hyps: Sequence[sp.Basic], uses: Sequence[Use]) -> Verdict | None:
         parts = list(inst.args) if isinstance(inst, sp.And) else [inst]
         if _z3_check(parts, u.hyp)[1] != z3.unsat:
             return Verdict("failed", f"uses {u.fact}: its conclusion {inst} does not give {u.hyp}")
+        domain.append(u.hyp)
     return None
 
 
