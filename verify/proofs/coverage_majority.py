@@ -19,7 +19,7 @@ from verify.proofs.compose import iv
 from verify.proofs.core import axiom
 from verify.proofs.coverage_common import DOC9, S5, _exhaustive
 from verify.proofs.interval import Iv
-from verify.proofs.methods import custom_step, sympy_identity, z3_step
+from verify.proofs.methods import Use, custom_step, sympy_identity, z3_step
 
 __all__ = ["MAJORITY_LOWER"]
 
@@ -131,6 +131,15 @@ sympy_identity(
     1 / (hh + 1),
 )
 nq, P, Bc, Cc, F, pi_, h2, K0, m_, g_ = sp.symbols("N P B C F pi h K_0 m g", real=True)
+
+
+def _central() -> Use:
+    """C^2 pi h <= F^2: the central binomial bound at C = C(2h, h), F = 4^h."""
+    return Use(
+        "axiom.central_binomial", {"c": Cc, "h": h2, "f": F, "pi": pi_}, Cc**2 * pi_ * h2 <= F**2
+    )
+
+
 z3_step(
     "sec_5_majority.tie_count_odd",
     S5,
@@ -148,7 +157,8 @@ z3_step(
     ],
     sp.Le(Bc**2 * pi_ * nq, 8 * P**2),
     sp.Le(Bc**2 * pi_ * nq, 4 * P**2),
-    facts=("sec_5_majority.pascal", "axiom.central_binomial"),
+    facts=("sec_5_majority.pascal",),
+    uses=(_central(),),
     note="odd N: B = 2 C(N, (N-1)/2) = C(2h, h) with h = (N + 1)/2 (pascal), 4^h = 2 * 2^N,"
     " C(2h, h)^2 pi h <= 16^h (central binomial)",
 )
@@ -170,7 +180,8 @@ z3_step(
     ],
     sp.Le(Bc**2 * pi_ * nq, 8 * P**2),
     sp.Le(Bc**2 * pi_ * nq, 4 * P**2),
-    facts=("sec_5_majority.ratio", "axiom.central_binomial"),
+    facts=("sec_5_majority.ratio",),
+    uses=(_central(),),
     note="even N: B = C(N, N/2) + C(N, N/2 +- 1) <= 2 C(2h, h) with h = N/2 (ratio), 4^h = 2^N",
 )
 MAJORITY_LOWER = P * (1 - sp.sqrt(8 / (3 * nq)))
@@ -193,6 +204,10 @@ z3_step(
     [
         nq >= 1,
         P > 0,
+        pi_ >= 3,
+        Bc >= 0,
+        sp.Eq(K0, P - Bc),
+        Bc**2 * pi_ * nq <= 8 * P**2,
         m_ >= 0,
         K0 >= MAJORITY_LOWER,
         sp.Eq(g_, P - m_),
@@ -201,7 +216,13 @@ z3_step(
     ],
     sp.Gt(K0, m_),
     sp.Gt(K0, 2 * m_),
-    facts=("sec_5_majority.lower_bound",),
+    uses=(
+        Use(
+            "sec_5_majority.lower_bound",
+            {"N": nq, "P": P, "pi": pi_, "B": Bc, "K_0": K0},
+            K0 >= MAJORITY_LOWER,
+        ),
+    ),
     note="m = N^c, P = 2^N: gap = 2^N - N^c > 0 and 3 N gap^2 > 8 4^N mean 2^N (1 -"
     " sqrt(8/(3N))) > N^c (majority_lower_bound_exceeds)",
 )

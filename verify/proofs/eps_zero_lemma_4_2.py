@@ -6,7 +6,7 @@ from __future__ import annotations
 import sympy as sp
 
 from verify.proofs.core import Verdict
-from verify.proofs.methods import arb_step, custom_step, z3_step
+from verify.proofs.methods import Use, arb_step, custom_step, z3_step
 
 __all__ = ["MARKOV"]
 
@@ -27,17 +27,19 @@ z3_step(
     note="K = 4: every tau_k <= t^{1/K} = u forces beta <= t; so beta > t forces some"
     " z_kn > t^{1/K} - 1",
 )
-P, Kk, Ss, pz, C, T = sp.symbols("P K S p_z C T", real=True)
+P, Kk, Ss, pz, C, T, sig = sp.symbols("P K S p_z C T Sigma", real=True)
 z3_step(
     "lemma_4_2.union",
     L42,
     "Blowup tail, union bound",
     DOC2,
-    [Kk >= 1, Ss >= 1, C >= 0, T >= 0, pz >= 0, pz <= C * T, P <= Kk * Ss * pz],
+    [Kk >= 1, Ss >= 1, C >= 0, T >= 0, pz >= 0, pz <= C * T, sig <= Kk * Ss * pz, P <= sig],
     sp.Le(P, Kk * Ss * C * T),
     sp.Le(P, Kk * Ss * C * T / 2),
-    facts=("lemma_4_2.union_threshold", "small_ball.z_tail", "axiom.union_bound"),
-    note="T = (t^{1/K} - 1)^{-(D-1)}: K S events z_kn > t^{1/K} - 1",
+    facts=("lemma_4_2.union_threshold", "small_ball.z_tail"),
+    uses=(Use("axiom.union_bound", {"pu": P, "s": sig}, P <= sig),),
+    note="T = (t^{1/K} - 1)^{-(D-1)}: K S events z_kn > t^{1/K} - 1, each of probability at"
+    " most p_z; Sigma = the sum of their probabilities",
 )
 c, w = sp.symbols("c w", real=True)
 z3_step(
@@ -139,6 +141,10 @@ z3_step(
     ],
     sp.Le(P, pp * MARKOV),
     sp.Le(P, pp * MARKOV / 2),
-    facts=("axiom.union_bound", "axiom.markov"),
-    note="P[beta(x) > t] <= p; Markov on the number of neighbours with beta > t",
+    uses=(
+        Use("axiom.union_bound", {"pu": P, "s": pb + pm}, P <= pb + pm),
+        Use("axiom.markov", {"pr": pm, "ex": E, "a": N - kq + 1}, pm * (N - kq + 1) <= E),
+    ),
+    note="P[beta(x) > t] <= p; Markov on the number of neighbours with beta > t (E its"
+    " expectation, at most N p)",
 )

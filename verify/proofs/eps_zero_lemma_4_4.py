@@ -5,7 +5,7 @@ from __future__ import annotations
 import sympy as sp
 
 from verify.proofs.core import Verdict
-from verify.proofs.methods import custom_step, sympy_identity, z3_step
+from verify.proofs.methods import Use, custom_step, sympy_identity, z3_step
 
 DOC4 = "docs/derivations_eps_zero.md#4-lemma-44"
 L44 = "Lemma 4.4"
@@ -80,18 +80,39 @@ z3_step(
     " every x in [-B, B], so ceil(B/rho)^M cubes of side 2 rho cover Theta = [-B, B]^M"
     " ((B/rho)^M is no count when B/rho is not an integer)",
 )
-TT, T2, X = sp.symbols("T T' X", real=True)
+TT, T2 = sp.symbols("T T'", real=True)
+_N, _w, _C, _t, _b1, _b2 = sp.symbols("N w C t beta beta'", real=True)
+_X = _w * _C * _t**2 / _N  # Cor 4.3's flip bound on the good event
 z3_step(
     "lemma_4_4.sign_kept",
     L44,
     "The sensitivity event, directly",
     DOC4,
-    [X >= 0, TT * T2 <= 0, sp.Abs(TT - T2) <= X],
-    sp.Le(sp.Abs(TT), X),
-    sp.Le(sp.Abs(TT), X / 2),
-    facts=("cor_4_3.good_event",),
+    [
+        _N >= 1,
+        _w >= 0,
+        _C >= 0,
+        _t >= 1,
+        _b1 >= 1,
+        _b1 <= _t,
+        _b2 >= 1,
+        _b2 <= _t,
+        sp.Abs(TT - T2) <= _w * _C * _b1 * _b2 / _N,
+        TT * T2 <= 0,
+        sp.Abs(TT - T2) <= _X,
+    ],
+    sp.Le(sp.Abs(TT), _X),
+    sp.Le(sp.Abs(TT), _X / 2),
+    facts=("cor_4_3.per_flip",),
+    uses=(
+        Use(
+            "cor_4_3.good_event",
+            {"N": _N, "w": _w, "C": _C, "t": _t, "beta": _b1, "beta'": _b2, "dT": TT - T2},
+            sp.Abs(TT - T2) <= _X,
+        ),
+    ),
     note="a neighbour with the other sign forces |T(x)| <= ||w|| C_infl t^2/N (Cor 4.3's flip"
-    " bound on the good event, from Lemma 2.9)",
+    " bound on the good event, from the per-flip bound of Lemma 2.9)",
 )
 om_c, aa = sp.symbols("c a", real=True)
 z3_step(

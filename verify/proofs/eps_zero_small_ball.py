@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import sympy as sp
 
-from verify.proofs.methods import sympy_identity, z3_step
+from verify.proofs.methods import Use, sympy_identity, z3_step
 
 __all__ = ["C_SB"]
 
@@ -44,16 +44,38 @@ z3_step(
     note="one coordinate b_i = u_i + t/sqrt(D) of the cube confines t",
 )
 dens, ad, ln = sp.symbols("density a_D len", real=True)
+_chord = [  # the line x + t/sqrt(D) meets the cube [0, a] between t1 and t2
+    x + t1 / sp.sqrt(D) >= 0,
+    x + t1 / sp.sqrt(D) <= a,
+    x + t2 / sp.sqrt(D) >= 0,
+    x + t2 / sp.sqrt(D) <= a,
+]
 z3_step(
     "small_ball.density",
     SB,
     "Pb has a density on the (D-1)-dim hyperplane bounded by a^-D a sqrt(D)",
     DOC1,
-    [a > 0, D >= 1, ad > 0, ln >= 0, ln <= a * sp.sqrt(D), dens <= ad * ln],
+    [
+        a > 0,
+        D >= 1,
+        ad > 0,
+        *_chord,
+        sp.Eq(ln, sp.Abs(t1 - t2)),
+        sp.Abs(t1 - t2) <= a * sp.sqrt(D),
+        dens <= ad * ln,
+    ],
     sp.Le(dens, sp.sqrt(D) * ad * a),
     sp.Le(dens, sp.sqrt(D) * ad * a / 2),
-    facts=("small_ball.line_segment", "axiom.fubini_density"),
-    note="a_D = a^{-D}, the uniform density on the cube",
+    uses=(
+        Use(
+            "small_ball.line_segment",
+            {"x": x, "t1": t1, "t2": t2, "a": a, "D": D},
+            sp.Abs(t1 - t2) <= a * sp.sqrt(D),
+        ),
+        Use("axiom.fubini_density", {"dens": dens, "lint": ad * ln}, dens <= ad * ln),
+    ),
+    note="a_D = a^{-D}, the uniform density on the cube: the line through the point meets the"
+    " cube in a chord of length len, so int_line f = a_D len (Fubini)",
 )
 Dp, ap, dl = sp.symbols("D a delta", positive=True)
 k = Dp - 1

@@ -8,7 +8,7 @@ import itertools
 import sympy as sp
 
 from verify.proofs.core import Verdict
-from verify.proofs.methods import arb_step, custom_step, sympy_identity, z3_step
+from verify.proofs.methods import Use, arb_step, custom_step, sympy_identity, z3_step
 
 __all__ = ["t_star"]
 
@@ -165,7 +165,11 @@ z3_step(
     [Kk >= 1, S >= 1, F >= 0, F <= 1, sp.Eq(mev, Kk * S), P <= U, U <= mev * fmx, fmx <= F],
     sp.Le(P, Kk * S * F),
     sp.Le(P, Kk * S * F / 2),
-    facts=("axiom.anderson", "small_ball.variance_projection", "axiom.union_bound"),
+    facts=("small_ball.variance_projection",),
+    uses=(
+        Use("axiom.union_bound", {"pu": P, "s": U}, P <= U),
+        Use("axiom.anderson", {"pv": fmx, "p0": F}, fmx <= F),
+    ),
     note="P <= U = the sum over the m = K S events (union bound); each event's probability is at"
     " most F_max, the largest, and F_max <= F, the central chi^2 CDF (Anderson)",
 )

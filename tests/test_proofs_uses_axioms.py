@@ -1,0 +1,72 @@
+"""Facts checked, not cited, in the eps = 0, Hahn & Rofin and coverage steps (issue 42): the
+hypotheses that stand for an axiom (through its scalar schema) or for another step's conclusion
+name it with uses=, and each is a checked instance: weakening the cited fact in the
+substitution (the bound doubled, the threshold halved, a premise moved) fails the step."""
+
+from __future__ import annotations
+
+import dataclasses
+
+import pytest
+import sympy as sp
+
+from verify.proofs import load
+from verify.proofs.core import OBLIGATIONS
+from verify.proofs.methods import check_uses
+
+load()
+
+LINKED = {
+    "small_ball.density": {"small_ball.line_segment", "axiom.fubini_density"},
+    "lemma_4_2.union": {"axiom.union_bound"},
+    "lemma_4_2.neighbourhood": {"axiom.union_bound", "axiom.markov"},
+    "lemma_4_4.sign_kept": {"cor_4_3.good_event"},
+    "hr_thm_6.union": {"axiom.union_bound", "axiom.anderson"},
+    "sec_5_majority.tie_count_odd": {"axiom.central_binomial"},
+    "sec_5_majority.tie_count_even": {"axiom.central_binomial"},
+    "sec_5_majority.exact_test": {"sec_5_majority.lower_bound"},
+    "thm_4_5.margin_reading": {
+        "cor_4_3.threshold",
+        "axiom.log_monotone",
+        "cor_4_3.good_event",
+        "cor_4_6.label_kept",
+    },
+}
+
+
+@pytest.mark.parametrize("ob_id", sorted(LINKED))
+def test_the_linked_steps_hold_and_name_their_facts(ob_id: str) -> None:
+    ob = OBLIGATIONS[ob_id]
+    assert {u.fact for u in ob.meta["uses"]} == LINKED[ob_id]
+    assert check_uses(ob.meta["hyps"], ob.meta["uses"]) is None
+    for u in ob.meta["uses"]:
+        assert u.fact in ob.facts and u.fact in ob.claim
+
+
+# (obligation, fact, the symbol whose instance is changed, its wrong value)
+WRONG = [
+    ("small_ball.density", "axiom.fubini_density", "lint", lambda v: 2 * v),
+    ("small_ball.density", "small_ball.line_segment", "a", lambda v: v / 2),
+    ("lemma_4_2.union", "axiom.union_bound", "s", lambda v: 2 * v),
+    ("lemma_4_2.neighbourhood", "axiom.union_bound", "s", lambda v: 2 * v),
+    ("lemma_4_2.neighbourhood", "axiom.markov", "a", lambda v: v / 2),
+    ("lemma_4_4.sign_kept", "cor_4_3.good_event", "t", lambda v: v / 2),
+    ("hr_thm_6.union", "axiom.union_bound", "s", lambda v: 2 * v),
+    ("hr_thm_6.union", "axiom.anderson", "p0", lambda v: 2 * v),
+    ("sec_5_majority.tie_count_odd", "axiom.central_binomial", "f", lambda v: 2 * v),
+    ("sec_5_majority.tie_count_even", "axiom.central_binomial", "pi", lambda v: v / 4),
+    ("sec_5_majority.exact_test", "sec_5_majority.lower_bound", "pi", lambda v: v / 2),
+]
+
+
+@pytest.mark.parametrize(("ob_id", "fact", "key", "wrong"), WRONG, ids=lambda x: str(x))
+def test_a_weakened_instance_fails(ob_id: str, fact: str, key: str, wrong) -> None:
+    ob = OBLIGATIONS[ob_id]
+    uses = [
+        dataclasses.replace(u, subst={**u.subst, key: wrong(sp.sympify(u.subst[key]))})
+        if u.fact == fact
+        else u
+        for u in ob.meta["uses"]
+    ]
+    v = check_uses(ob.meta["hyps"], uses)
+    assert v is not None and v.status == "failed" and fact in v.detail, v
