@@ -110,7 +110,6 @@ PENDING: set[tuple[str, str]] = {
     ("lemma_3_1.readout_bound", "lemma_3_1.readout_identity"),
     ("lemma_3_1.out_proj_bound", "lemma_3_1.out_proj_identity"),
     ("lemma_3_1.out_proj_bound", "lemma_3_1.head_output"),
-    ("small_ball.density", "small_ball.line_segment"),
     ("small_ball.compose", "small_ball.density"),
     ("small_ball.compose", "small_ball.variance_projection"),
     ("small_ball.z_tail", "small_ball.compose"),
@@ -119,7 +118,6 @@ PENDING: set[tuple[str, str]] = {
     ("lemma_4_2.sequential_exp", "lemma_4_2.sequential_shift"),
     ("lemma_4_4.slice_quadratic", "lemma_4_4.gram_det"),
     ("lemma_4_4.volume_average", "lemma_4_2.neighbourhood"),
-    ("lemma_4_4.sign_kept", "cor_4_3.good_event"),
     ("thm_4_5.series_order", "lemma_4_2.gamma_tail"),
     ("thm_4_5.series_order", "thm_4_5.power_mean"),
     ("thm_4_5.series_order", "lemma_4_2.sequential_shift"),
@@ -141,7 +139,6 @@ PENDING: set[tuple[str, str]] = {
     ("sec_5_majority.tie_count_even", "sec_5_majority.ratio"),
     ("sec_5_majority.lower_bound", "sec_5_majority.tie_count_odd"),
     ("sec_5_majority.lower_bound", "sec_5_majority.tie_count_even"),
-    ("sec_5_majority.exact_test", "sec_5_majority.lower_bound"),
     *(
         (f"cor_5_{k}.from_cor_4_6", cited)
         for k in (1, 2, 3, 4)

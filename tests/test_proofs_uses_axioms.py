@@ -20,7 +20,11 @@ LINKED = {
     "small_ball.density": {"small_ball.line_segment", "axiom.fubini_density"},
     "lemma_4_2.union": {"axiom.union_bound"},
     "lemma_4_2.neighbourhood": {"axiom.union_bound", "axiom.markov"},
-    "lemma_4_4.sign_kept": {"cor_4_3.good_event"},
+    "lemma_4_4.sign_kept": {
+        "cor_4_3.good_event",
+        "cor_4_3.per_flip",
+        "lemma_2_9.constant_off_readout",
+    },
     "hr_thm_6.union": {"axiom.union_bound", "axiom.anderson"},
     "sec_5_majority.tie_count_odd": {"axiom.central_binomial"},
     "sec_5_majority.tie_count_even": {"axiom.central_binomial"},
@@ -29,6 +33,8 @@ LINKED = {
         "cor_4_3.threshold",
         "axiom.log_monotone",
         "cor_4_3.good_event",
+        "cor_4_3.per_flip",
+        "lemma_2_9.constant_off_readout",
         "cor_4_6.label_kept",
     },
 }

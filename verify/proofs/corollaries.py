@@ -260,6 +260,8 @@ z3_step(
     uses=(_OFF_READOUT,),
     note="the readout is off the flipped bit (eos), Lemma 2.9 with delta = 0",
 )
+
+
 z3_step(
     "cor_4_3.good_event",
     C43,

@@ -8,6 +8,7 @@ from functools import lru_cache
 import sympy as sp
 
 from verify.proofs.core import Verdict
+from verify.proofs.links import per_flip_link
 from verify.proofs.methods import Use, custom_step, sympy_identity, z3_step
 
 DOC5 = "docs/derivations_eps_zero.md#5-thm-45-and-borel-cantelli"
@@ -205,19 +206,8 @@ _A, _n, _z, _xi = sp.symbols("A n zeta xi", real=True)  # log10(||w|| C_infl/(2 
 _N, _w, _C, _t, _b1, _b2 = sp.symbols("N w C t beta beta'", real=True)
 _T1, _T2, _fb, _la, _lb, _q = sp.symbols("T1 T2 fb lf l2xi q", real=True)
 _s, _K0, _mN = sp.symbols("s K_0 m_N", real=True)
-_S, _bt, _I = sp.symbols("S bt_L I", real=True)  # Lemma 2.9's positions, coefficient, change
 _FLIP_ON_GOOD = _w * _C * _t**2 / _N
-_PER_FLIP_AT = {
-    "N": _N,
-    "w": _w,
-    "C": _C,
-    "beta": _b1,
-    "beta'": _b2,
-    "S": _S,
-    "bt_L": _bt,
-    "I": _I,
-    "dT": _T1 - _T2,
-}
+_FLIP_HYPS, _FLIP_USES, _PER_FLIP_AT = per_flip_link(_N, _w, _C, _b1, _b2, _T1 - _T2)
 z3_step(
     "thm_4_5.margin_reading",
     T45,
@@ -241,13 +231,7 @@ z3_step(
         _b1 <= _t,
         _b2 >= 1,
         _b2 <= _t,
-        _S >= _N,
-        _bt >= 0,
-        _bt <= _C,
-        _I <= _bt * _b1 * _b2 / _S,
-        sp.Abs(_T1 - _T2) <= _w * _I,
-        _I <= _C * _b1 * _b2 / _N,
-        sp.Abs(_T1 - _T2) <= _w * _C * _b1 * _b2 / _N,
+        *_FLIP_HYPS,
         # fb = ||w|| C_infl N^{zeta-1} = ||w|| C_infl t^2/N (cor_4_3.power), its log10 and that
         # of 2 xi differ by A + (zeta - 1) log10 N (cor_4_3.log_form)
         _fb > 0,
@@ -280,12 +264,7 @@ z3_step(
             )
             for hyp in (sp.Eq(_la - _lb, _q * (_fb - 2 * _xi)), _q > 0)
         ),
-        Use(
-            "lemma_2_9.constant_off_readout",
-            {"N": _N, "S": _S, "beta": _b1, "beta'": _b2, "bt_L": _bt, "C": _C, "I": _I},
-            _I <= _C * _b1 * _b2 / _N,
-        ),
-        Use("cor_4_3.per_flip", _PER_FLIP_AT, sp.Abs(_T1 - _T2) <= _w * _C * _b1 * _b2 / _N),
+        *_FLIP_USES,
         Use(
             "cor_4_3.good_event",
             {**_PER_FLIP_AT, "t": _t},
