@@ -7,8 +7,10 @@ from __future__ import annotations
 import math
 from fractions import Fraction
 
+import numpy as np
 import pytest
 import sympy as sp
+from scipy import stats
 
 from verify.proofs import load
 from verify.proofs.box_arith import compile_num, on_box
@@ -24,6 +26,7 @@ from verify.proofs.chain_boxes import (
 from verify.proofs.core import OBLIGATIONS, discharge, scratch_registry
 from verify.proofs.status import obligation_class
 from verify.theory.probability import ProbabilityError, checked_probability
+from verify.validation import check_int, check_real
 
 load()
 
@@ -184,3 +187,71 @@ def test_the_obligation_and_its_class(sub_box: str, cls: str) -> None:
         out = discharge(ob)
         assert out.verdict.status == "proved" and out.twin.status == "refuted"
         assert ("sub-box" in out.verdict.detail) == bool(sub_box)
+
+
+def unchecked_threshold(d_model: int, sigma: float, probability: float) -> float:
+    """noise_variance_threshold as it was: q >= 0 checked, q <= 1 not."""
+    d = check_int("d_model", d_model, minimum=2)
+    sigma = check_real("sigma", sigma, strictly_positive=True)
+    q = check_real("probability", probability, minimum=0.0)
+    return float(stats.chi2.ppf(q, d - 1) * sigma**2 / d)
+
+
+def test_a_threshold_accepting_a_probability_above_one_fails_its_chain(monkeypatch) -> None:
+    """The edge "probabilities near 1": noise_variance_threshold used to check only q >= 0 and
+    returned NaN from scipy for q > 1; the chain's edge boxes run the code's own checks on every
+    float above 1 (and the code itself at the midpoints) and fail there."""
+    from verify.theory import hahn_rofin
+
+    ob = OBLIGATIONS["hr_thm_6.chain_variance_threshold"]
+    assert ob.prove().status == "proved"
+    monkeypatch.setattr(hahn_rofin, "noise_variance_threshold", unchecked_threshold)
+    verdict = ob.prove()
+    assert verdict.status == "failed" and verdict.point["q"] > 1 and "nan" in verdict.detail
+
+
+def _first_layers_norm(params):
+    """last_norm_affine reading norm2 of the first layer (not the last): a layout slip."""
+    name = "final_norm" if params.config.norm_first else "layers.0.norm2"
+    g, b = params[f"{name}.weight"], params[f"{name}.bias"]
+    if not params.config.ln_affine:
+        return np.ones(params.config.d_model), np.zeros(params.config.d_model)
+    return np.asarray(g, float), np.asarray(b, float)
+
+
+def test_the_trivial_bounds_read_the_readouts_layer_norm(monkeypatch) -> None:
+    """On symbols for every D and L: a gain read from another layer is another symbol."""
+    from verify.theory import trivial
+
+    ob = OBLIGATIONS["trivial_bounds.chain_output_swing"]
+    assert ob.prove().status == "proved"
+    monkeypatch.setattr(trivial, "last_norm_affine", _first_layers_norm)
+    verdict = ob.prove()
+    assert verdict.status == "failed" and verdict.point["norm_first"] == "False"
+
+
+MINE = {  # issue 42's sampled chains of this scope, and how each is proved now
+    "trivial_bounds.chain_output_swing": "chain proved",
+    "trivial_bounds.chain_output_abs": "chain proved",
+    "trivial_bounds.chain_readout_swing": "chain proved",
+    "trivial_bounds.chain_sensitivity_swing": "chain proved",
+    "trivial_bounds.chain_all_functions": "chain proved",
+    "trivial_bounds.chain_probability": "chain proved",
+    "hr_cor_5.chain_bound": "chain proved",
+    "hr_cor_5.chain_omega": "chain proved",
+    "hr_cor_5.chain_log10_bound": "chain proved",
+    "hr_thm_6.chain_variance_threshold": "chain proved",
+    "hr_thm_6.chain_cap_threshold": "chain proved",
+    "prop_3_5.chain_cap": "instance",  # the layout enumerated
+    "prop_3_5.chain_box_norms": "chain sampled",  # the attaining point's norms: SVDs
+    "lemma_2_9.chain_parameter_norms": "chain sampled",  # a spectral norm of any matrix
+}
+
+
+def test_the_chains_of_this_scope_and_their_classes() -> None:
+    for ob_id, cls in MINE.items():
+        ob = OBLIGATIONS[ob_id]
+        assert obligation_class(ob) == cls, ob_id
+        if cls != "chain sampled":
+            out = discharge(ob)
+            assert out.verdict.status == "proved" and out.twin.status == "refuted", ob_id

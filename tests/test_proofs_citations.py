@@ -139,6 +139,8 @@ PENDING: set[tuple[str, str]] = {
     ("sec_5_majority.tie_count_even", "sec_5_majority.ratio"),
     ("sec_5_majority.lower_bound", "sec_5_majority.tie_count_odd"),
     ("sec_5_majority.lower_bound", "sec_5_majority.tie_count_even"),
+    ("sec_5_majority.lower_bound", "sec_5_majority.tie_strings"),
+    ("sec_5_majority.lower_bound", "sec_5_majority.weight_classes"),
     *(
         (f"cor_5_{k}.from_cor_4_6", cited)
         for k in (1, 2, 3, 4)

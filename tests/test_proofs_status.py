@@ -33,9 +33,11 @@ def test_every_instance_names_a_registered_obligation() -> None:
     assert sorted(set(INSTANCE) - set(OBLIGATIONS)) == []
 
 
-def test_classes_and_the_scale() -> None:
+def test_classes_and_the_scale(monkeypatch) -> None:
     assert obligation_class(OBLIGATIONS["lemma_2_9.softmax_weight_simple"]) == "box"
-    assert obligation_class(OBLIGATIONS["thm_4_5.power_mean_instance"]) == "instance"
+    monkeypatch.setitem(INSTANCE, "lemma_2_9.hm_le_gm", "a size named for the test")
+    assert obligation_class(OBLIGATIONS["lemma_2_9.hm_le_gm"]) == "instance"
+    monkeypatch.delitem(INSTANCE, "lemma_2_9.hm_le_gm")
     assert obligation_class(OBLIGATIONS["thm_4_5.power_mean"]) == "genuine"  # every a >= 1
     assert obligation_class(OBLIGATIONS["lemma_2_9.chain_parameter_norms"]) == "chain sampled"
     # on symbols for every D (vectors of symbolic length), by branch and bound over every float
@@ -90,13 +92,19 @@ def test_the_trust_base_lists_axioms_solvers_and_what_is_sampled() -> None:
     t = trust_base("Cor 4.6")
     assert {"Thm 4.5", "Cor 4.3", "Lemma 4.2"} <= set(t["statements"])
     assert "axiom.borel_cantelli" in t["axioms"] and "z3" in t["solvers"]
-    assert "lemma_4_2.chain_neighbourhood" in t["sampled"]
+    assert "thm_4_5.chain_series_order" in t["sampled"]
+    assert "lemma_4_2.chain_neighbourhood" not in t["sampled"]  # proved on symbols
     assert t["prose"] == []  # Thm 4.5's reading: thm_4_5.margin_reading
     assert "axiom.borel_cantelli" in t["axioms_no_schema"]
     assert "axiom.borel_cantelli" in t["axioms_cited_only"]
     assert "axiom.log_monotone" in t["axioms"]
     assert "cor_4_6.chain_bound" not in t["sampled"]  # proved on symbols
-    assert "thm_4_5.power_mean_instance" in t["instances"]
+    below = set(t["statements"])
+    assert t["instances"] == sorted(
+        i
+        for i, ob in OBLIGATIONS.items()
+        if ob.statement in below and obligation_class(ob) == "instance"
+    )
     assert trust_base("Sec 5 MAJORITY")["axioms"] == ["axiom.central_binomial"]
 
 

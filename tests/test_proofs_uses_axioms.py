@@ -76,3 +76,36 @@ def test_a_weakened_instance_fails(ob_id: str, fact: str, key: str, wrong) -> No
     ]
     v = check_uses(ob.meta["hyps"], uses)
     assert v is not None and v.status == "failed" and fact in v.detail, v
+
+
+def test_an_axiom_hypothesis_stays_a_premise_of_the_step_that_took_it() -> None:
+    """tie_count_odd takes C^2 pi h <= F^2 from the central binomial bound at C = C(2h, h):
+    true only for that C. Citing tie_count_odd at C = B for an arbitrary B >= 0 must still
+    supply the bound (a use of another obligation's hypothesis is derived, an axiom's is not)."""
+    from verify.proofs.methods import Use, _cited_claim
+
+    n, p, pi, b = sp.symbols("N P pi B", real=True)
+    hyps, _ = _cited_claim("sec_5_majority.tie_count_odd")
+    assert any("C**2" in str(h) for h in hyps)
+    use = Use(
+        "sec_5_majority.tie_count_odd",
+        {"N": n, "P": p, "pi": pi, "h": (n + 1) / 2, "F": 2 * p, "C": b, "B": b},
+        b**2 * pi * n <= 8 * p**2,
+    )
+    v = check_uses([n >= 1, p > 0, pi >= 3, b >= 0, b**2 * pi * n <= 8 * p**2], [use])
+    assert v is not None and "premise" in v.detail
+    # a hypothesis standing for another obligation is derived: not a premise
+    hyps, _ = _cited_claim("thm_4_5.margin_reading")
+    assert not any(str(h) == "T1*T2 > 0" for h in hyps)
+    assert any("q" in {s.name for s in h.free_symbols} for h in hyps)  # the log's, kept
+
+
+def test_prove_counts_the_checked_citations(capsys) -> None:
+    from verify.cli import main
+    from verify.proofs.status import citation_counts
+
+    counts = citation_counts([OBLIGATIONS[k] for k in LINKED])
+    assert counts["axiom"][0] == 9 and counts["obligation"][0] == 10
+    assert main(["prove", "--only", "lemma_4_2.neighbourhood"]) == 0
+    out = capsys.readouterr().out
+    assert "citations checked by uses=: obligation 0 of 0, axiom 2 of 2" in out

@@ -278,9 +278,9 @@ def _print_earned(outcomes) -> dict:
     statuses."""
     from collections import Counter
 
-    from verify.proofs.citations import citation_counts
+    from verify.proofs.citations import citation_counts as obligation_kinds
     from verify.proofs.core import OBLIGATIONS
-    from verify.proofs.status import earned_statuses, obligation_class
+    from verify.proofs.status import citation_counts, earned_statuses, obligation_class
 
     sts = list(dict.fromkeys(o.obligation.statement for o in outcomes))
     earned = earned_statuses(outcomes, sts)
@@ -288,9 +288,12 @@ def _print_earned(outcomes) -> dict:
     print("obligations by class: " + ", ".join(f"{k} {v}" for k, v in sorted(classes.items())))
     cites = citation_counts(o.obligation for o in outcomes)
     print(
-        f"citations of obligations: {cites['checked']} checked by uses="
-        f" of {cites['checked'] + cites['label']} (the rest labels);"
-        f" {cites['composition']} compositions in chains"
+        "citations checked by uses=: " + ", ".join(f"{k} {n} of {t}" for k, (n, t) in cites.items())
+    )
+    kinds = obligation_kinds(o.obligation for o in outcomes)
+    print(
+        f"  of the obligation citations: {kinds['composition']} are compositions in chains (no"
+        f" hypothesis); of the rest {kinds['checked']} checked, {kinds['label']} labels"
     )
     print(f"{'statement':24s} {'earned':14s} {'derivation':14s} weakest on its path")
     done = {o.obligation.id for o in outcomes}

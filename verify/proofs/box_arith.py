@@ -11,13 +11,15 @@ decide (the box straddles the branch) raises :class:`Undecided`, and the box is 
 :func:`on_box` runs a coded function with this arithmetic bound to its names, by the machinery
 of :mod:`verify.proofs.symbolic` (the same bytecode; float literals as the exact rationals they
 are; ``math``, ``mpmath``, ``scipy.special``, ``float``, ``max``, ``min`` bound to the interval
-versions). :func:`compile_num` evaluates a step expression (sympy) in the same arithmetic.
+versions; the validators run on the box). :func:`compile_num` evaluates a step expression
+(sympy) in the same arithmetic.
 """
 
 from __future__ import annotations
 
 import builtins
 import math
+import numbers
 import types
 from collections.abc import Callable, Mapping
 from fractions import Fraction
@@ -282,10 +284,6 @@ def _float(x: Any = 0.0) -> Any:
     return x if isinstance(x, (Num, sp.Basic)) else (float(x) if isinstance(x, str) else x)
 
 
-def _pass(_name: str, value: Any, *args: Any, **kwargs: Any) -> Any:
-    return value
-
-
 _PI = Num(Iv.of(arb.pi().lower(), arb.pi().upper()))
 _E = Num(Iv.of(arb(1).exp().lower(), arb(1).exp().upper()))
 _MATH = types.SimpleNamespace(
@@ -295,7 +293,38 @@ _MATH = types.SimpleNamespace(
 )  # fmt: skip
 _MPMATH = types.SimpleNamespace(mpf=lift, exp=exp, sqrt=sqrt, log=_MATH.log, log10=log10, pi=_PI)
 _SPECIAL = types.SimpleNamespace(gammaincc=gammaincc)
-# name in a module's globals -> what it is bound to in the interval copy
+
+
+def _int(x: Any = 0) -> Any:
+    return x if isinstance(x, Num) else int(x)
+
+
+def _validators() -> dict[str, Any]:
+    """``check_real`` and ``check_int`` running their own bytecode on a box: a Num counts as a
+    real (and, on an int side, as an integer), ``float``/``int`` pass it on, ``np.isfinite``
+    decides on it, and a bound the box straddles is :class:`Undecided` (the box is split); a
+    box outside the accepted range raises the validator's own error."""
+    from verify import validation
+
+    shims = {
+        "numbers": types.SimpleNamespace(
+            Real=(numbers.Real, Num), Integral=(numbers.Integral, Num)
+        ),
+        "float": _float,
+        "int": _int,
+        "np": types.SimpleNamespace(isfinite=_isfinite),
+    }
+    out = {}
+    for fn in (validation.check_real, validation.check_int):
+        copy = types.FunctionType(fn.__code__, {**fn.__globals__, **shims}, fn.__name__,
+                                  fn.__defaults__)  # fmt: skip
+        copy.__kwdefaults__ = fn.__kwdefaults__
+        out[fn.__name__] = copy
+    return out
+
+
+# name in a module's globals -> what it is bound to in the interval copy (the validators run:
+# ``checked_probability`` is code of verify.theory, copied like the rest)
 NAMES: dict[str, Any] = {
     "math": _MATH,
     "mpmath": _MPMATH,
@@ -303,20 +332,19 @@ NAMES: dict[str, Any] = {
     "float": _float,
     "max": _extremum(lambda a, b: a >= b, builtins.max),
     "min": _extremum(lambda a, b: a <= b, builtins.min),
-    "check_real": _pass,
-    "check_int": _pass,
-    "checked_probability": _pass,
+    **_validators(),
 }
 
 
-def on_box(fn: Callable[..., Any]) -> Callable[..., Any]:
+def on_box(fn: Callable[..., Any], names: dict[str, Any] | None = None) -> Callable[..., Any]:
     """``fn`` (code of ``verify.theory``, or a test's replacement) running in the interval
-    arithmetic (module doc): the same bytecode, its names bound to :data:`NAMES`."""
+    arithmetic (module doc): the same bytecode, its names bound to :data:`NAMES` (or
+    ``names``: a validator left out of it runs, on the box)."""
     from verify.proofs.symbolic import _Env
 
     if not isinstance(fn, types.FunctionType):
         raise TypeError(f"{fn!r} is not a Python function")
-    return _Env(NAMES).copy(fn)
+    return _Env(NAMES if names is None else names).copy(fn)
 
 
 CompiledNum = Callable[[Mapping[str, Any]], Num]

@@ -21,10 +21,9 @@ import numpy as np
 from flint import arb
 
 from verify.proofs.chain_code import CODE, code
-from verify.proofs.compose import iv, lipschitz_composed, sqrt_iv
-from verify.proofs.core import Verdict
+from verify.proofs.chain_step import Comparison, chain_step
+from verify.proofs.compose import iv
 from verify.proofs.interval import Iv
-from verify.proofs.methods import custom_step
 
 __all__ = ["CODE", "N_POINTS", "REL_TOL", "code"]
 
@@ -64,34 +63,26 @@ def _check(
     return n, None, ""
 
 
+POINTS = Comparison(
+    claim="equals the composition of the steps at {n} seeded points",
+    proved="equals the composition at {n} seeded points",
+    passed_halved="the halved code passed every point",
+    caught_halved="halved code caught",
+    half=0.5,
+    minimum=N_POINTS,
+)
+
+
 def _points_step(ob_id: str, statement: str, step: str, doc: str, cases, facts=()) -> None:
     """Register a chain obligation comparing code(ob_id) with a composition at points."""
-
-    def prove() -> Verdict:
-        n, pt, msg = _check(cases)
-        if pt is not None:
-            return Verdict("failed", f"{CODE[ob_id]} != composition: {msg}", pt)
-        if n < N_POINTS:
-            return Verdict("unknown", f"only {n} points")
-        return Verdict("proved", f"{CODE[ob_id]} equals the composition at {n} seeded points")
-
-    def twin() -> Verdict:
-        _, pt, msg = _check(cases, weaken=0.5)
-        if pt is None:
-            return Verdict("not refuted", "the halved code passed every point")
-        return Verdict("refuted", f"halved code caught: {msg}", pt)
-
-    custom_step(
+    chain_step(
         ob_id,
         statement,
         step,
         doc,
-        "chain",
-        f"{CODE[ob_id]} equals the composition of the steps at {N_POINTS} seeded points",
-        f"{CODE[ob_id]} times 1/2",
-        prove,
-        twin,
-        facts=tuple(facts),
+        lambda weaken: _check(cases, weaken),
+        POINTS,
+        facts=facts,
         evidence="points",
     )
 
@@ -183,40 +174,3 @@ def _beta_max(nm: Any) -> Iv:
     k = n_norms_composed(cfg)
     zmax = iv(cfg.ln_eps).rpow(arb(-0.5), positive=False)
     return (iv(1) + zmax).ipow(k)
-
-
-def _prop_3_5_cases() -> Iterator[Case]:
-    from verify.model import n_params, param_shapes
-    from verify.theory.norms import box_norms
-
-    rng = np.random.default_rng(35)
-    for nm in configs():
-        cfg = nm.config
-        b, xi = float(10 ** rng.uniform(-1, 0.3)), float(10 ** rng.uniform(-3, 0))
-
-        def comp(cfg: Any = cfg, b: float = b, xi: float = xi) -> Iv:
-            total = iv(0)
-            for v in lipschitz_composed(box_norms(cfg, b)).values():
-                total = total + v.ipow(2)
-            c_lip = sqrt_iv(total)
-            size = sum(int(np.prod(s)) for s in param_shapes(cfg).values())
-            diam = iv(2) * sqrt_iv(iv(b).ipow(2) * iv(size))
-            return iv(n_params(cfg)) * _log10(iv(1) + c_lip * diam * iv(xi).inv())
-
-        pt = {**_cfg_point(nm), "B": b, "xi": xi}
-        yield pt, (lambda cfg=cfg, b=b, xi=xi: code("prop_3_5.chain_cap")(cfg, b, xi)), comp
-
-
-_points_step(
-    "prop_3_5.chain_cap",
-    "Prop 3.5",
-    "Derivation, 3: at most (1 + diam/r)^M net points",
-    "docs/derivations.md#prop-35",
-    _prop_3_5_cases,
-    facts=(
-        "prop_3_5.chain_box_norms",
-        "prop_3_5.separation",
-        "prop_3_5.volume_ratio",
-        "lemma_3_1.chain_c_lip",
-    ),
-)

@@ -8,8 +8,8 @@ every m, with or without weights). The code runs on vectors of symbolic length
 
 The layout is part of the composition, not read from the code: the readout reads the last layer
 norm, norm2 of layer L - 1 post-LN and the final norm pre-LN (``layers.{L - 1}.norm2``,
-``final_norm``), with gain 1 and bias 0 without ``ln_affine``; the code asking for any other
-parameter fails the chain (the mapping has no other name)."""
+``final_norm``), with gain 1 and bias 0 without ``ln_affine``; code reading another array
+gets other symbols, and the chain fails."""
 
 from __future__ import annotations
 
@@ -55,9 +55,7 @@ def _last_norm(norm_first: bool) -> str:
 
 
 def _params(norm_first: bool, affine: bool) -> SymParams:
-    last = _last_norm(norm_first)
-    names = ("readout.weight", *((f"{last}.weight", f"{last}.bias") if affine else ()))
-    return SymParams(_config(norm_first, affine), D, names, ("readout.bias",))
+    return SymParams(_config(norm_first, affine), D, ("readout.bias",))
 
 
 def _gain_bias(norm_first: bool, affine: bool) -> tuple[sp.Expr, sp.Expr]:

@@ -41,7 +41,16 @@ from verify.proofs.box_arith import Num, Undecided, lift
 from verify.proofs.core import Verdict
 from verify.proofs.interval import Iv, Undefined
 
-__all__ = ["BoxCase", "Raises", "Var", "box_step", "check_cases", "float_key", "key_float"]
+__all__ = [
+    "BoxCase",
+    "Raises",
+    "Var",
+    "as_numbers",
+    "box_step",
+    "check_cases",
+    "float_key",
+    "key_float",
+]
 
 KINDS = ("real", "int", "float")
 MAX_BOXES = 20000
@@ -90,7 +99,7 @@ class Raises:
     """The composition's value where the code must raise ``exc`` (outside the statement's
     domain: a probability that is not one)."""
 
-    exc: type[BaseException]
+    exc: type[BaseException] | tuple[type[BaseException], ...]
 
 
 @dataclass(frozen=True)
@@ -99,13 +108,33 @@ class BoxCase:
     env: name -> a :class:`Num` over the box (or the int/float at a point) and return a Num, a
     number, a tuple of them or :class:`Raises` (``composed``). ``domain``: the stated domain
     this box covers (with the substitution that made it compact); ``sub_box``: why it is only a
-    part of the stated domain ("" when it is the whole)."""
+    part of the stated domain ("" when it is the whole); ``at_point(numbers)``: the code itself
+    at a point given as plain numbers, run where ``coded`` cannot evaluate a midpoint (a
+    weakening calling a library on its argument): at a point the code is its own truth."""
 
     domain: str
     box: tuple[Var, ...]
     coded: Callable[[dict[str, Any]], Any]
     composed: Callable[[dict[str, Any]], Any]
     sub_box: str = ""
+    at_point: Callable[[dict[str, Any]], Any] | None = None
+
+
+def as_numbers(env: dict[str, Any]) -> dict[str, Any] | None:
+    """The env of a point as plain numbers (ints, the floats the Nums hold exactly), or None
+    when some side is an interval: the code itself can then run there (where its copy in
+    interval arithmetic cannot: a weakening that calls a library on its argument)."""
+    out: dict[str, Any] = {}
+    for name, x in env.items():
+        if isinstance(x, Num):
+            if x.g is not None or x.v.lo != x.v.hi:
+                return None
+            f = float(x.v.lo)
+            if not arb(f) == x.v.lo:  # not a float: the code cannot be given it
+                return None
+            x = f
+        out[name] = x
+    return out
 
 
 Sides = dict[str, tuple[Any, Any]]  # name -> (lo, hi): Fractions (real, int) or float keys
@@ -198,6 +227,10 @@ def _compare_point(got: Any, want: Any, rtol: Fraction, atol: Fraction) -> str:
             if not _same_raise(g, w):
                 return f"coded {_show(g)} vs composed {_show(w)}"
             continue
+        if not (_finite(g) and _finite(w)):  # equal only as the same infinity (NaN: never)
+            if not (isinstance(g, float) and isinstance(w, float) and g == w):
+                return f"coded {_show(g)} vs composed {_show(w)}"
+            continue
         d = (lift(g) - lift(w)).v
         if _beyond(d, lift(w).v, rtol, atol):
             return f"coded {_show(g)} vs composed {_show(w)}"
@@ -205,12 +238,20 @@ def _compare_point(got: Any, want: Any, rtol: Fraction, atol: Fraction) -> str:
 
 
 def _same_raise(g: Any, w: Any) -> bool:
-    return isinstance(g, Raises) and isinstance(w, Raises) and g.exc is w.exc
+    """The code (``g``) raised an exception the composition (``w``) says it must."""
+    return isinstance(g, Raises) and isinstance(w, Raises) and issubclass(g.exc, w.exc)
+
+
+def _finite(x: Any) -> bool:
+    return not isinstance(x, float) or math.isfinite(x)
 
 
 def _show(x: Any) -> str:
+    if not _finite(x):
+        return repr(x)
     if isinstance(x, Raises):
-        return f"raises {x.exc.__name__}"
+        kinds = x.exc if isinstance(x.exc, tuple) else (x.exc,)
+        return f"raises {' or '.join(k.__name__ for k in kinds)}"
     v = lift(x).v
     return f"{float(((v.lo + v.hi) / 2).mid()):.12g}"
 
@@ -288,6 +329,12 @@ class BnbOutcome:
     detail: str = ""
 
 
+def _weakened(out: Any, weaken: Any) -> Any:
+    if weaken == 1:
+        return out
+    return tuple(x if isinstance(x, Raises) else lift(x) * weaken for x in _tuple(out))
+
+
 def prove_case(
     case: BoxCase,
     rtol: Fraction,
@@ -303,10 +350,7 @@ def prove_case(
         return BnbOutcome(bad.status, 0, detail=bad.detail)
 
     def coded(env: dict[str, Any]) -> Any:
-        out = case.coded(env)
-        if weaken == 1:
-            return out
-        return tuple(x if isinstance(x, Raises) else lift(x) * weaken for x in _tuple(out))
+        return _weakened(case.coded(env), weaken)
 
     stack, n = [_start(case)], 0
     while stack:
@@ -317,6 +361,12 @@ def prove_case(
         mid_env, _ = _env(case, b, point=True)
         try:
             mg = _run(coded, mid_env, raises)
+        except (Undecided, Undefined, TypeError) as exc:
+            numbers = as_numbers(mid_env)
+            if case.at_point is None or numbers is None:
+                return BnbOutcome("unknown", n, _point_of(case, b), f"at a point: {exc}")
+            mg = _run(lambda e: _weakened(case.at_point(e), weaken), numbers, raises)
+        try:
             mw = _run(case.composed, mid_env, raises)
         except (Undecided, Undefined) as exc:
             return BnbOutcome("unknown", n, _point_of(case, b), f"undecided at a point: {exc}")

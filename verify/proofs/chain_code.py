@@ -39,7 +39,7 @@ CODE: dict[str, str] = {
     "hr_thm_6.chain_variance": "verify.theory.hahn_rofin:noise_variance_probability",
     "hr_thm_6.chain_cap_probability": "verify.theory.hahn_rofin:noise_beta_cap_probability",
     "hr_thm_6.chain_cap_growth": "verify.theory.hahn_rofin:noise_cap_growth",
-    # issue 26's named bounds (verify.proofs.chain_bounds)
+    # issue 26's named bounds
     "cor_3_3.chain_exponent": "verify.theory.bounds:cor_3_3_exponent",
     "lemma_3_1.chain_bound": "verify.theory.bounds:lemma_3_1_bound",
     "lemma_3_2.chain_per_layer_bound": "verify.theory.bounds:lemma_3_2_per_layer_bound",
@@ -60,7 +60,7 @@ CODE: dict[str, str] = {
     "trivial_bounds.chain_sensitivity_swing": "verify.theory.trivial:sensitivity_swing_bound",
     "trivial_bounds.chain_all_functions": "verify.theory.trivial:log10_all_functions",
     "trivial_bounds.chain_probability": "verify.theory.probability:checked_probability",
-    # H&R's log10 forms, requirement and thresholds (verify.proofs.chain_hr)
+    # H&R's log10 forms, requirement and thresholds (chain_symbolic, chain_arrays, chain_quantiles)
     "hr_cor_5.chain_log10_bound": "verify.theory.hahn_rofin:log10_cor_5_bound",
     "hr_cor_5.chain_log10_as_bound": "verify.theory.hahn_rofin:log10_cor_5_as_bound",
     "hr_cor_5.chain_required_blowup": "verify.theory.hahn_rofin:cor_5_required_blowup",

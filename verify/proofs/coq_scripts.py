@@ -63,7 +63,9 @@ def claim_of(ob) -> Claim:
     """The claim of a z3, arb or sympy-identity obligation (module doc); Untranslatable for
     the other methods (chains compare code, custom sympy steps are limits and series)."""
     m = ob.meta
-    if ob.method == "z3":
+    if ob.method == "z3" and "parts" in m:  # verify.proofs.positions: one lemma per part
+        raise Untranslatable("an induction on the size (its parts are z3 claims)", ob.id)
+    if ob.method == "z3" and "hyps" in m:  # (a custom z3 step over the integers has none)
         hyps = tuple(m["hyps"])
         extra = [c for h in hyps for c in _side_conditions(h)]
         return Claim(

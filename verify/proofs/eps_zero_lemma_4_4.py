@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import sympy as sp
 
+from verify.proofs import aggregates as agg
 from verify.proofs.core import Verdict
 from verify.proofs.links import per_flip_link
-from verify.proofs.methods import Use, custom_step, sympy_identity, z3_step
+from verify.proofs.methods import Use, custom_step, z3_step
 
 DOC4 = "docs/derivations_eps_zero.md#4-lemma-44"
 L44 = "Lemma 4.4"
@@ -14,13 +15,33 @@ L44 = "Lemma 4.4"
 # ---- section 4: Lemma 4.4's cube covering
 
 
+K_SLICE = sp.Symbol("k", positive=True, integer=True)
+D_GRAM = sp.Symbol("D", positive=True)
+GRAM_DET = 1 - K_SLICE / D_GRAM  # det(I_k - 11^T/D), the claim
+
+
 def _gram_det() -> Verdict:
-    dd = sp.symbols("D", positive=True)
-    for kk in range(1, 4):
-        g = sp.eye(kk) - sp.ones(kk, kk) / dd
-        if sp.simplify(g.det() - (1 - sp.Rational(kk) / dd)) != 0:
-            return Verdict("failed", f"k = {kk}")
-    return Verdict("proved", "sympy: det(I_k - 11^T/D) = 1 - k/D for k = 1, 2, 3")
+    """Every k >= 1: M = I_k - 11^T/D is symmetric, (M 1)_1 = 1 - k/D and (M v)_1 = v_1 for v
+    orthogonal to 1 (row 1 against rows 2..k through their aggregates, symbolic k), so M has
+    the eigenvalue 1 - k/D on 1 and 1 on its (k - 1)-dimensional complement: det M, the
+    product of the eigenvalues of a symmetric matrix, is (1 - k/D) 1^{k-1}. Cross-check:
+    sympy's determinant at k = 1..8."""
+    m11, m1j = 1 - 1 / D_GRAM, -1 / D_GRAM
+    lam = m11 + agg.sum_rest(m1j, 1, K_SLICE)  # (M 1)_1
+    mv = (m11 * agg.X1 + agg.sum_rest(m1j * agg.X, 1, K_SLICE)).subs(agg.R, -agg.X1)
+    if sp.cancel(mv - agg.X1) != 0:
+        return Verdict("failed", "M v != v for v orthogonal to 1")
+    if sp.cancel(lam - GRAM_DET) != 0:
+        return Verdict("failed", f"the eigenvalue on 1 is {sp.cancel(lam)}, not {GRAM_DET}")
+    for kk in range(1, 9):
+        g = sp.eye(kk) - sp.ones(kk, kk) / D_GRAM
+        if sp.cancel(g.det() - GRAM_DET.subs(K_SLICE, kk)) != 0:
+            return Verdict("failed", f"k = {kk}: det = {sp.factor(g.det())}", {"k": str(kk)})
+    return Verdict(
+        "proved",
+        "sympy, symbolic k: M 1 = (1 - k/D) 1, M v = v on 1-perp (aggregates), so det ="
+        " 1 - k/D; sympy's det agrees at k = 1..8",
+    )
 
 
 def _gram_twin() -> Verdict:
@@ -36,25 +57,31 @@ custom_step(
     "Certified slices: explicit slice bound",
     DOC4,
     "sympy",
-    "A^T P A = I_k - 11^T/D has det 1 - k/D (k = 1, 2, 3)",
+    "A^T P A = I_k - 11^T/D has det 1 - k/D for every k >= 1 (symbolic k: eigenvalue 1 - k/D"
+    " on 1, 1 on its complement; the determinant of a symmetric matrix is the product of its"
+    " eigenvalues)",
     "det = 1 - k/(2D)",
     _gram_det,
     _gram_twin,
 )
-u1, u2, c1, c2, c3, c4 = sp.symbols("u1 u2 c1 c2 c3 c4", real=True)
-_d = sp.Matrix([c1 + u1, c2 + u2, c3, c4])
-_pd = _d - sp.ones(4, 1) * sum(_d) / 4
-_q = (_pd.T * _pd)[0]
-sympy_identity(
+# d = c + A u moves the first k coordinates (x1, x2 two of them; the rest through R, Q, which
+# do not depend on u1, u2): (1/2) Hess_u |Pd|^2 has the entries of A^T P A = I_k - 11^T/D
+_m = agg.sum_all(agg.X) / agg.D
+_half_hessian = sp.hessian(agg.sum_all((agg.X - _m) ** 2), (agg.X1, agg.X2)) / 2
+agg.aggregate_step(
     "lemma_4_4.slice_quadratic",
     L44,
     "Certified slices: explicit slice bound",
     DOC4,
-    sp.hessian(_q, (u1, u2))[0, 0] / 2 + 10 * sp.hessian(_q, (u1, u2))[0, 1] / 2,
-    (1 - sp.Rational(1, 4)) + 10 * (-sp.Rational(1, 4)),
-    (1 - sp.Rational(1, 4)),
+    "for every D >= k >= 2: (1/2) Hess_u |P(c + A u)|^2 = A^T P A = I_k - 11^T/D (entries"
+    " (1, 1) and (1, 2); every (i, j) by symmetry) [symbolic D: the other coordinates through"
+    " their aggregates]",
+    {
+        "(1/2) H_11 = 1 - 1/D": (_half_hessian[0, 0], 1 - 1 / agg.D),
+        "(1/2) H_12 = -1/D": (_half_hessian[0, 1], -1 / agg.D),
+    },
+    ("(1/2) H_12 = 0 (the 11^T/D term dropped)", _half_hessian[0, 1], sp.S.Zero),
     facts=("lemma_4_4.gram_det", "axiom.ball_volume", "axiom.union_bound"),
-    positive=False,
 )
 ws, pss, Bb = sp.symbols("w1:4"), sp.symbols("q1:4"), sp.symbols("B", real=True)
 z3_step(

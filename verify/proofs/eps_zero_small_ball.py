@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import sympy as sp
 
+from verify.proofs import aggregates as agg
 from verify.proofs.methods import Use, sympy_identity, z3_step
 
 __all__ = ["C_SB"]
@@ -13,18 +14,20 @@ DOC1 = "docs/derivations_eps_zero.md#1-small-ball-bound-sb"
 SB = "Small-ball bound"
 
 # ---- section 1: the small-ball constant
-d1, d2, d3 = sp.symbols("d1 d2 d3", real=True)
-_mean = (d1 + d2 + d3) / 3
-sympy_identity(
+_m = agg.sum_all(agg.X, 0) / agg.D
+agg.aggregate_step(
     "small_ball.variance_projection",
     SB,
     "var(d) = |Pd|^2/D",
     DOC1,
-    (d1**2 + d2**2 + d3**2) / 3 - _mean**2,
-    ((d1 - _mean) ** 2 + (d2 - _mean) ** 2 + (d3 - _mean) ** 2) / 3,
-    ((d1 - _mean) ** 2 + (d2 - _mean) ** 2 + (d3 - _mean) ** 2) / 6,
-    positive=False,
-)
+    "for every D >= 1: var(d) = sum d_i^2/D - mean(d)^2 = |Pd|^2/D = sum (d_i - mean)^2/D"
+    " [symbolic D: the sums over d_1..d_D as their aggregates R = sum d_i, Q = sum d_i^2]",
+    {"var(d) = |Pd|^2/D": (agg.sum_all(agg.X**2, 0) / agg.D - _m**2,
+                           agg.sum_all((agg.X - _m) ** 2, 0) / agg.D)},
+    ("var(d) = |Pd|^2/(2D)", agg.sum_all(agg.X**2, 0) / agg.D - _m**2,
+     agg.sum_all((agg.X - _m) ** 2, 0) / (2 * agg.D)),
+    explicit=0,
+)  # fmt: skip
 x, t1, t2, a, D = sp.symbols("x t1 t2 a D", real=True)
 z3_step(
     "small_ball.line_segment",

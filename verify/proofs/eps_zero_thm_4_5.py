@@ -15,18 +15,6 @@ DOC5 = "docs/derivations_eps_zero.md#5-thm-45-and-borel-cantelli"
 T45 = "Thm 4.5"
 
 # ---- section 5: Thm 4.5
-ys = sp.symbols("y", real=True)
-z3_step(
-    "thm_4_5.power_mean_instance",
-    T45,
-    "Series",
-    DOC5,
-    [ys >= 0],
-    sp.Le((1 + ys) ** 7, 2**7 * (1 + ys**7)),
-    sp.Le((1 + ys) ** 7, 2**5 * (1 + ys**7)),
-    note="(1 + x^{1/a})^a <= 2^a (1 + x) at a = D - 1 = 7, y = x^{1/a} (a check of"
-    " thm_4_5.power_mean, which holds for every a >= 1)",
-)
 _a = sp.Symbol("a", positive=True)
 _y = sp.Symbol("y", nonnegative=True)
 _PHI = 2 ** (_a - 1) * (1 + _y**_a) - (1 + _y) ** _a

@@ -29,6 +29,7 @@ from verify.proofs.influence_terms import (
     v_c,
 )
 from verify.proofs.methods import arb_step, sympy_identity, z3_step
+from verify.proofs.positions import INSTANCE_SIZE, SIZE, sum_induction, unroll
 
 ST = "Lemma 2.9"
 DOC = "docs/derivations.md#lemma-29"
@@ -36,37 +37,45 @@ DOC = "docs/derivations.md#lemma-29"
 p, qq, c, zu, zv, z, z2, tau, tau2, w = sp.symbols("p q c z_u z_v z z' tau tau' w", real=True)
 rho, H, d, e = sp.symbols("rho H d e", real=True)
 
-# ---- step 3: attention
-s1, s2, s3, t1, t2, t3 = sp.symbols("s1 s2 s3 t1 t2 t3", real=True)
-_den = sp.exp(s1) + sp.exp(s2) + sp.exp(s3)
-_p1 = sp.exp(s1) / _den
+# ---- step 3: attention, over S positions (S a symbol: sums over j = 1..S)
+j_, i_ = sp.symbols("j i", integer=True, positive=True)
+s_, t_ = sp.IndexedBase("s", real=True), sp.IndexedBase("t", real=True)
+shift = sp.Symbol("epsilon", real=True)
+
+
+def _partition(along: sp.Expr) -> sp.Expr:
+    """sum_i e^{s_i + along t_i} over the S positions."""
+    return sp.Sum(sp.exp(s_[i_] + along * t_[i_]), (i_, 1, SIZE))
+
+
+_pj = sp.exp(s_[j_]) / _partition(0)
 sympy_identity(
     "lemma_2_9.softmax_derivative",
     ST,
     "Step 3: softmax, dp = (diag p - p p^T) ds",
     DOC,
-    sp.diff(_p1, s1) * t1 + sp.diff(_p1, s2) * t2 + sp.diff(_p1, s3) * t3,
-    _p1 * (t1 - (_p1 * t1 + sp.exp(s2) / _den * t2 + sp.exp(s3) / _den * t3)),
-    _p1 * t1,
+    sp.diff(sp.exp(s_[j_] + shift * t_[j_]) / _partition(shift), shift).subs(shift, 0),
+    _pj * (t_[j_] - sp.Sum(sp.exp(s_[i_]) * t_[i_], (i_, 1, SIZE)) / _partition(0)),
+    _pj * t_[j_],
+    instance=(INSTANCE_SIZE, lambda e: unroll(e.subs(j_, 1), INSTANCE_SIZE)),
 )
-p1, p2, p3 = sp.symbols("p1 p2 p3", real=True)
-_m = p1 * t1 + p2 * t2 + p3 * t3
-z3_step(
+t1 = sp.Symbol("t1", real=True)
+pj, tj, m_ = sp.symbols("p t m", real=True)
+sp_, sa_, sm_, sdp_ = sp.symbols("P A M sum_dp", real=True)
+sum_induction(
     "lemma_2_9.softmax_dp_l1",
     ST,
     "Step 3: softmax, ||dp||_1 <= 2 sum_j p_j |ds_j|",
     DOC,
-    [p1 >= 0, p2 >= 0, p3 >= 0, sp.Eq(p1 + p2 + p3, 1)],
-    sp.Le(
-        sp.Abs(p1 * (t1 - _m)) + sp.Abs(p2 * (t2 - _m)) + sp.Abs(p3 * (t3 - _m)),
-        2 * (p1 * sp.Abs(t1) + p2 * sp.Abs(t2) + p3 * sp.Abs(t3)),
-    ),
-    sp.Le(
-        sp.Abs(p1 * (t1 - _m)) + sp.Abs(p2 * (t2 - _m)) + sp.Abs(p3 * (t3 - _m)),
-        p1 * sp.Abs(t1) + p2 * sp.Abs(t2) + p3 * sp.Abs(t3),
-    ),
+    terms=(pj, tj),
+    term_hyps=(pj >= 0,),
+    sums={sp_: pj, sa_: pj * sp.Abs(tj), sm_: pj * tj, sdp_: sp.Abs(pj * (tj - m_))},
+    invariant=(sdp_ <= sa_ + sp.Abs(m_) * sp_, sp.Abs(sm_) <= sa_, sp_ >= 0),
+    final=(sp.Eq(sp_, 1), sp.Eq(m_, sm_)),
+    concl=sp.Le(sdp_, 2 * sa_),
+    twin=sp.Le(sdp_, sa_),
     facts=("lemma_2_9.softmax_derivative", "axiom.triangle"),
-    note="three positions; any S by the same triangle inequality",
+    note="t = ds, dp_j = p_j (t_j - m) (softmax_derivative), m = sum_j p_j t_j",
 )
 sa, sm, sdp = sp.symbols("A m sum_dp", real=True)
 z3_step(
@@ -163,22 +172,26 @@ z3_step(
     sp.Le(sp.Abs(t1), (dq * k_bar + q_bar * dk) / (2 * sd)),
     facts=("lemma_3_1.logit_identity", "axiom.cauchy_schwarz"),
 )
-v1, v2, v3, w1, w2, w3, r1, r2, r3, bv = sp.symbols("v1 v2 v3 v1' v2' v3' p1' p2' p3' b_v")
+v_, w_, r_, pp_ = (sp.IndexedBase(n, real=True) for n in ("v", "v'", "p'", "p"))
+bv = sp.Symbol("b_v", real=True)
+
+
+def _sum(e: sp.Expr) -> sp.Expr:
+    return sp.Sum(e, (j_, 1, SIZE))
+
+
 sympy_identity(
     "lemma_2_9.attention_split",
     ST,
     "Step 3: the change of o_m splits as sum p dv + sum dp (v' - b_v)",
     DOC,
-    (r1 * w1 + r2 * w2 + r3 * w3) - (p1 * v1 + p2 * v2 + p3 * v3),
-    p1 * (w1 - v1)
-    + p2 * (w2 - v2)
-    + p3 * (w3 - v3)
-    + (r1 - p1) * (w1 - bv)
-    + (r2 - p2) * (w2 - bv)
-    + (r3 - p3) * (w3 - bv)
-    + bv * ((r1 + r2 + r3) - (p1 + p2 + p3)),
-    p1 * (w1 - v1) + p2 * (w2 - v2) + p3 * (w3 - v3),
+    _sum(r_[j_] * w_[j_]) - _sum(pp_[j_] * v_[j_]),
+    _sum(pp_[j_] * (w_[j_] - v_[j_]))
+    + _sum((r_[j_] - pp_[j_]) * (w_[j_] - bv))
+    + bv * (_sum(r_[j_]) - _sum(pp_[j_])),
+    _sum(pp_[j_] * (w_[j_] - v_[j_])),
     positive=False,
+    instance=(INSTANCE_SIZE, lambda e: unroll(e, INSTANCE_SIZE)),
 )
 pn, val, rew = sp.symbols("p_n val rew", real=True)
 _coef = [

@@ -13,6 +13,7 @@ from verify.proofs.influence_terms import (
     S,
 )
 from verify.proofs.methods import z3_step
+from verify.proofs.positions import Instance, Part, Schema, induction
 
 ST = "Lemma 2.9"
 DOC = "docs/derivations.md#lemma-29"
@@ -58,19 +59,56 @@ z3_step(
     " the ReLU by no more (relu_lipschitz), the second map by <= ||W_2|| times that",
 )
 
-# ---- step 5: the recursion's monomials
+# ---- step 5: the recursion's monomials, for every number K of norms: a polynomial with
+# non-negative coefficients, of degree <= 1 in each rho_k >= 1, is F(rho) <= F(1, ..., 1) prod_k
+# rho_k. Such an F in K + 1 norms is F0 + rho_{K+1} F1, F0 and F1 such polynomials in K norms
+# (the terms without and with rho_{K+1}); in 0 norms, a constant c >= 0.
+f0, f1, c0, c1, pk, rk1, cst = sp.symbols("F0 F1 C0 C1 P rho c", real=True)
+fk, ck = sp.symbols("F C", real=True)
+
+
+def _bounded(f: sp.Expr, c_: sp.Expr, prod: sp.Expr) -> tuple[sp.Basic, ...]:
+    """F <= C P, C = F(1, ..., 1) >= 0, P = prod_k rho_k >= 1."""
+    return (sp.Le(f, c_ * prod), sp.Ge(c_, 0), sp.Ge(prod, 1))
+
+
 r_1, r_2, r_3 = sp.symbols("rho1 rho2 rho3", real=True)
 cs = sp.symbols("c0:8", real=True)
 _mon = [1, r_1, r_2, r_3, r_1 * r_2, r_1 * r_3, r_2 * r_3, r_1 * r_2 * r_3]
-z3_step(
+_poly = sum(ci * m for ci, m in zip(cs, _mon, strict=True))
+induction(
     "lemma_2_9.recursion_monomials",
     ST,
     "Step 5: recursion",
     DOC,
-    [r_1 >= 1, r_2 >= 1, r_3 >= 1, *(ci >= 0 for ci in cs)],
-    sp.Le(sum(ci * m for ci, m in zip(cs, _mon, strict=True)), sum(cs) * r_1 * r_2 * r_3),
-    sp.Le(sum(ci * m for ci, m in zip(cs, _mon, strict=True)), sum(cs[1:]) * r_1 * r_2 * r_3),
-    note="three norms; a polynomial with non-negative coefficients in rho_k >= 1",
+    (
+        Part("base K = 0", (cst >= 0,), _bounded(cst, cst, sp.S.One)),
+        Part(
+            "step K -> K + 1",
+            (*_bounded(f0, c0, pk), *_bounded(f1, c1, pk), rk1 >= 1),
+            _bounded(f0 + rk1 * f1, c0 + c1, pk * rk1),
+        ),
+    ),
+    Instance(
+        3,
+        (r_1 >= 1, r_2 >= 1, r_3 >= 1, *(ci >= 0 for ci in cs)),
+        sp.Le(_poly, sum(cs) * r_1 * r_2 * r_3),
+        sp.Le(_poly, sum(cs[1:]) * r_1 * r_2 * r_3),
+        "K",
+    ),
+    "every K >= 0 norms rho_1..rho_K >= 1 and every polynomial F with non-negative coefficients"
+    " and degree <= 1 in each rho_k: F(rho) <= F(1, ..., 1) prod_k rho_k [induction on K:"
+    " F = F0 + rho_{K+1} F1 with F0, F1 in K norms; invariant F <= C P, C = F(1, ..., 1) >= 0,"
+    " P = prod_k rho_k >= 1; base K = 0 (F = c), step K -> K + 1]",
+    schema=Schema(
+        (),
+        sp.Le(fk, ck * pk),
+        {
+            "F": "F(rho_1, ..., rho_K), non-negative coefficients, degree <= 1 in each rho_k >= 1",
+            "C": "F(1, ..., 1)",
+            "P": "prod_k rho_k",
+        },
+    ),
 )
 
 mono, prod_, rk = sp.symbols("m P rho_k", real=True)

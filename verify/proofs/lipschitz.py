@@ -6,8 +6,10 @@ from __future__ import annotations
 
 import sympy as sp
 
+from verify.proofs import layer_norm_jacobian  # noqa: F401  (lemma_3_1.ln_jacobian, every D)
 from verify.proofs.core import Verdict
 from verify.proofs.methods import Use, custom_step, sympy_identity, z3_step
+from verify.proofs.positions import INSTANCE_SIZE, SIZE, sum_induction, unroll
 
 __all__ = ["LIP"]
 
@@ -36,27 +38,6 @@ sympy_identity(
     (gam * gh + be) - (gam2 * gh2 + be2),
     gam * (gh - gh2) + (gam - gam2) * gh2 + (be - be2),
     gam * (gh - gh2) + (gam - gam2) * gh2,
-    positive=False,
-)
-u1, u2, u3 = sp.symbols("u1 u2 u3", real=True)
-_u = sp.Matrix([u1, u2, u3])
-_c = _u - sp.ones(3, 1) * (u1 + u2 + u3) / 3
-_var = (_c.T * _c)[0] / 3
-_z = (_var + eps) ** sp.Rational(-1, 2)
-_g = _z * _c
-_P = sp.eye(3) - sp.ones(3, 3) / 3
-_J = _g.jacobian(_u)
-sympy_identity(
-    "lemma_3_1.ln_jacobian",
-    ST,
-    "Step 2: layer norm, input and parameters (the Jacobian z (P - g g^T/D))",
-    DOC31,
-    _J[0, 0] + 2 * _J[0, 1] + 3 * _J[1, 2] + 5 * _J[2, 0],
-    (_z * (_P - _g * _g.T / 3))[0, 0]
-    + 2 * (_z * (_P - _g * _g.T / 3))[0, 1]
-    + 3 * (_z * (_P - _g * _g.T / 3))[1, 2]
-    + 5 * (_z * (_P - _g * _g.T / 3))[2, 0],
-    (_z * _P)[0, 0] + 2 * (_z * _P)[0, 1] + 3 * (_z * _P)[1, 2] + 5 * (_z * _P)[2, 0],
     positive=False,
 )
 var, zz, nrm = sp.symbols("var z n2", real=True)
@@ -196,40 +177,44 @@ sympy_identity(
     (qa2 - qa) * ka2 + (qb2 - qb) * kb2,
     positive=False,
 )
-p1, p2, p3, s1, s2, s3, w1, w2, w3 = sp.symbols("p1 p2 p3 ds1 ds2 ds3 u1 u2 u3", real=True)
-_m = p1 * s1 + p2 * s2 + p3 * s3
+j_ = sp.Symbol("j", integer=True, positive=True)
+pp_, ds_, u_ = (sp.IndexedBase(n, real=True) for n in ("p", "ds", "u"))
+mean = sp.Symbol("m", real=True)
+
+
+def _sum(e: sp.Expr) -> sp.Expr:
+    return sp.Sum(e, (j_, 1, SIZE))
+
+
 sympy_identity(
     "lemma_3_1.covariance_identity",
     ST,
     "Step 3: attention, reweighting: the covariance bound",
     DOC31,
-    (p1 * (s1 - _m) * w1 + p2 * (s2 - _m) * w2 + p3 * (s3 - _m) * w3).subs(p3, 1 - p1 - p2),
-    ((p1 * s1 * w1 + p2 * s2 * w2 + p3 * s3 * w3) - _m * (p1 * w1 + p2 * w2 + p3 * w3)).subs(
-        p3, 1 - p1 - p2
-    ),
-    (p1 * s1 * w1 + p2 * s2 * w2 + p3 * s3 * w3).subs(p3, 1 - p1 - p2),
+    _sum(pp_[j_] * (ds_[j_] - mean) * u_[j_]),
+    _sum(pp_[j_] * ds_[j_] * u_[j_]) - mean * _sum(pp_[j_] * u_[j_]),
+    _sum(pp_[j_] * ds_[j_] * u_[j_]),
     positive=False,
     facts=("lemma_2_9.softmax_derivative", "axiom.mean_value"),
+    instance=(INSTANCE_SIZE, lambda e: unroll(e, INSTANCE_SIZE)),
 )
 dl = sp.symbols("delta", real=True)
-z3_step(
+pj, tj = sp.symbols("p ds", real=True)
+sp_, sm_, sq_, sv_ = sp.symbols("P M Q Var_p", real=True)
+sum_induction(
     "lemma_3_1.variance_second_moment",
     ST,
     "Step 3: attention, reweighting: the covariance bound (Var <= E[ds^2] <= delta^2)",
     DOC31,
-    [
-        p1 >= 0,
-        p2 >= 0,
-        p3 >= 0,
-        sp.Eq(p1 + p2 + p3, 1),
-        dl >= 0,
-        sp.Abs(s1) <= dl,
-        sp.Abs(s2) <= dl,
-        sp.Abs(s3) <= dl,
-    ],
-    sp.Le(p1 * (s1 - _m) ** 2 + p2 * (s2 - _m) ** 2 + p3 * (s3 - _m) ** 2, dl**2),
-    sp.Le(p1 * (s1 - _m) ** 2 + p2 * (s2 - _m) ** 2 + p3 * (s3 - _m) ** 2, dl**2 / 4),
-    note="three positions",
+    terms=(pj, tj),
+    term_hyps=(pj >= 0, sp.Abs(tj) <= dl),
+    sums={sp_: pj, sm_: pj * tj, sq_: pj * tj**2, sv_: pj * (tj - mean) ** 2},
+    invariant=(sp.Eq(sv_, sq_ - 2 * mean * sm_ + mean**2 * sp_), sq_ <= dl**2 * sp_, sp_ >= 0),
+    global_hyps=(dl >= 0,),
+    final=(sp.Eq(sp_, 1), sp.Eq(mean, sm_)),
+    concl=sp.Le(sv_, dl**2),
+    twin=sp.Le(sv_, dl**2 / 4),
+    note="Var_p = sum_j p_j (ds_j - m)^2 with m = sum_j p_j ds_j",
 )
 e2, mm_, vr = sp.symbols("E2 m Var_p", real=True)
 z3_step(
@@ -313,28 +298,23 @@ sympy_identity(
     positive=False,
     facts=("axiom.triangle", "axiom.submultiplicative"),
 )
-vn, bvn = sp.symbols("n_v b_v", real=True)
-z3_step(
+bvn = sp.Symbol("b_v", real=True)
+uj, su_ = sp.symbols("u U", real=True)
+sum_induction(
     "lemma_3_1.head_output",
     ST,
     "Step 3: heads and output projection (||o_h|| <= V_h Y + b_v^h)",
     DOC31,
-    [
-        p1 >= 0,
-        p2 >= 0,
-        p3 >= 0,
-        sp.Eq(p1 + p2 + p3, 1),
-        V >= 0,
-        Y >= 0,
-        bvn >= 0,
-        w1 <= V * Y + bvn,
-        w2 <= V * Y + bvn,
-        w3 <= V * Y + bvn,
-    ],
-    sp.Le(p1 * w1 + p2 * w2 + p3 * w3, V * Y + bvn),
-    sp.Le(p1 * w1 + p2 * w2 + p3 * w3, (V * Y + bvn) / 2),
+    terms=(pj, uj),
+    term_hyps=(pj >= 0, uj <= V * Y + bvn),
+    sums={sp_: pj, su_: pj * uj},
+    invariant=(su_ <= (V * Y + bvn) * sp_, sp_ >= 0),
+    global_hyps=(V >= 0, Y >= 0, bvn >= 0),
+    final=(sp.Eq(sp_, 1),),
+    concl=sp.Le(su_, V * Y + bvn),
+    twin=sp.Le(su_, (V * Y + bvn) / 2),
     facts=("axiom.triangle",),
-    note="a convex combination of three values of norm w_j",
+    note="u_j bounds ||v_j|| <= V Y + b_v; ||o_h|| <= sum_j p_j ||v_j|| (triangle)",
 )
 
 # ---- step 4: MLP, residuals, readout
@@ -456,17 +436,28 @@ z3_step(
 )
 
 # ---- step 5: Cauchy-Schwarz over the groups
-l1, l2, l3, d1, d2, d3 = sp.symbols("L1 L2 L3 d1 d2 d3", real=True)
-z3_step(
+lg, dg, sx_, sl_, sd_ = sp.symbols("L d X A B", real=True)
+
+
+def _max_twin(positions: list[dict[sp.Symbol, sp.Symbol]]) -> sp.Basic:
+    """max_g L_g in place of sqrt(sum_g L_g^2)."""
+    ls, ds = [pos[lg] for pos in positions], [pos[dg] for pos in positions]
+    lhs = sp.Add(*(a_ * b_ for a_, b_ in zip(ls, ds, strict=True)))
+    return sp.Le(lhs, sp.Max(*ls) * sp.sqrt(sp.Add(*(x**2 for x in ds))))
+
+
+sum_induction(
     "lemma_3_1.group_combine",
     ST,
     "Step 5: the constant",
     DOC31,
-    [l1 >= 0, l2 >= 0, l3 >= 0, d1 >= 0, d2 >= 0, d3 >= 0],
-    sp.Le(
-        l1 * d1 + l2 * d2 + l3 * d3, sp.sqrt(l1**2 + l2**2 + l3**2) * sp.sqrt(d1**2 + d2**2 + d3**2)
-    ),
-    sp.Le(l1 * d1 + l2 * d2 + l3 * d3, sp.Max(l1, l2, l3) * sp.sqrt(d1**2 + d2**2 + d3**2)),
+    terms=(lg, dg),
+    term_hyps=(),
+    sums={sx_: lg * dg, sl_: lg**2, sd_: dg**2},
+    invariant=(sl_ >= 0, sd_ >= 0, sx_**2 <= sl_ * sd_),
+    concl=sp.Le(sx_, sp.sqrt(sl_) * sp.sqrt(sd_)),
+    twin=_max_twin,
+    cite_hyps=(sl_ >= 0, sd_ >= 0),
     facts=("axiom.cauchy_schwarz",),
-    note="three groups; any number by Cauchy-Schwarz",
+    note="Cauchy-Schwarz over any number of groups, L_g and d_g any reals",
 )

@@ -80,10 +80,17 @@ def _cited_claim(fact: str) -> tuple[tuple[sp.Basic, ...], sp.Basic]:
     ob = OBLIGATIONS.get(fact)
     if ob is None:
         raise KeyError(f"no obligation or axiom {fact}")
+    if ob.method == "z3" and "parts" in ob.meta:  # verify.proofs.positions: for every size
+        if "schema" not in ob.meta:
+            raise ValueError(f"{fact}: an induction on the size without a scalar schema")
+        return ob.meta["schema"].hyps, ob.meta["schema"].concl
     if ob.method == "z3":
-        # its hypotheses that stand for facts are checked by its own uses (from the rest):
-        # what it establishes is its domain => its conclusion
-        stand = {u.hyp for u in ob.meta.get("uses", ())}
+        # its hypotheses that stand for another obligation's conclusion were derived from the
+        # rest when it was discharged (an obligation holds for every value of its domain), so
+        # they are no premises; one that stands for an axiom stays a premise: an axiom's
+        # schema holds only where its symbols mean what it says (C(2h, h), a log), which the
+        # citing step must supply again
+        stand = {u.hyp for u in ob.meta.get("uses", ()) if u.fact not in AXIOMS}
         return tuple(h for h in ob.meta["hyps"] if h not in stand), ob.meta["concl"]
     if ob.method == "sympy" and "lhs" in ob.meta:
         return (), sp.Eq(ob.meta["lhs"], ob.meta["rhs"])
@@ -106,10 +113,11 @@ def check_uses(hyps: Sequence[sp.Basic], uses: Sequence[Use]) -> Verdict | None:
     uses after it (a chain of facts in one step; a use never rests on itself or on a later
     one). The hypothesis is that conclusion at an instance: a weakened fact or a wrong instance
     fails here even where the domain would give the hypothesis anyway (z3 re-deriving a true
-    fact from its premises checks no link). A cited obligation's premises are its own domain:
-    the hypotheses its own uses stand for were checked when it was discharged. A fact that
-    cannot be instantiated (an unknown id, an axiom without a schema) is a ``failed`` verdict
-    naming it."""
+    fact from its premises checks no link). A cited obligation's premises are its hypotheses
+    but those its own uses of other obligations stand for (derived when it was discharged); a
+    hypothesis it takes from an axiom's schema stays a premise, since a schema holds only where
+    its symbols mean what it says. A fact that cannot be instantiated (an unknown id, an axiom
+    without a schema) is a ``failed`` verdict naming it."""
     stand = {u.hyp for u in uses}
     domain = [h for h in hyps if h not in stand]
     for u in uses:
@@ -300,6 +308,27 @@ def _is_zero(e: sp.Expr) -> bool:
     return False
 
 
+def _nonzero_point(diff: sp.Expr, positive: bool, seed: int) -> dict | None:
+    """A seeded rational point where ``diff`` is certainly nonzero (interval arithmetic), or
+    None; an unspecified function is taken to be ReLU (an identity in an unspecified function
+    holds for every function, so one refutes it)."""
+    diff = diff.replace(lambda x: isinstance(x, AppliedUndef), lambda x: sp.Max(x.args[0], 0))
+    syms = sorted(diff.free_symbols, key=str)
+    rng = random.Random(seed)
+    for _ in range(50):
+        pt = {
+            s: Fraction(rng.randint(1, 6), 2) if positive else Fraction(rng.randint(-6, 6), 2)
+            for s in syms
+        }
+        try:
+            d = point_value(diff, pt)
+        except Undefined:
+            continue
+        if not d.contains_zero():
+            return pt
+    return None
+
+
 def sympy_identity(
     id: str,
     statement: str,
@@ -312,35 +341,29 @@ def sympy_identity(
     facts: Sequence[str] = (),
     positive: bool = True,
     seed: int = 0,
+    instance: tuple[int, Callable[[sp.Expr], sp.Expr]] | None = None,
 ) -> Obligation:
     """An identity lhs = rhs (sympy); the twin is refuted at a seeded rational point (positive
-    coordinates in [1/2, 3] with ``positive``, else in [-3, 3])."""
+    coordinates in [1/2, 3] with ``positive``, else in [-3, 3]). ``instance``: (n, f) for an
+    identity of symbolic size (sums over S positions), f(expr) the expression at S = n
+    (:func:`verify.proofs.positions.unroll`): the twin is refuted there, and an identity sympy
+    cannot reduce to 0 is ``failed`` when it differs there at a point."""
+    size, at = instance if instance is not None else (None, lambda e: e)
+    where = f" at S = {size}" if size is not None else ""
 
     def prove() -> Verdict:
         if _is_zero(lhs - rhs):
             return Verdict("proved", "sympy: lhs - rhs simplifies to 0")
+        pt = _nonzero_point(at(lhs - rhs), positive, seed) if size is not None else None
+        if pt is not None:
+            return Verdict("failed", f"lhs != rhs{where} at a rational point", _fmt_point(pt))
         return Verdict("unknown", "sympy could not simplify lhs - rhs to 0")
 
     def refute() -> Verdict:
-        # an identity in an unspecified function holds for every function: the twin is
-        # refuted with one (ReLU, the function the steps use)
-        diff = (lhs - twin_rhs).replace(
-            lambda x: isinstance(x, AppliedUndef), lambda x: sp.Max(x.args[0], 0)
-        )
-        syms = sorted(diff.free_symbols, key=str)
-        rng = random.Random(seed)
-        for _ in range(50):
-            pt = {
-                s: Fraction(rng.randint(1, 6), 2) if positive else Fraction(rng.randint(-6, 6), 2)
-                for s in syms
-            }
-            try:
-                d = point_value(diff, pt)
-            except Undefined:
-                continue
-            if not d.contains_zero():
-                return Verdict("refuted", "lhs != twin at a rational point", _fmt_point(pt))
-        return Verdict("not refuted", "the twin agreed at every point tried")
+        pt = _nonzero_point(at(lhs - twin_rhs), positive, seed)
+        if pt is None:
+            return Verdict("not refuted", "the twin agreed at every point tried")
+        return Verdict("refuted", f"lhs != twin{where} at a rational point", _fmt_point(pt))
 
     return obligation(
         Obligation(
@@ -349,12 +372,12 @@ def sympy_identity(
             step=step,
             doc=doc,
             method="sympy",
-            claim=f"{lhs} = {rhs}",
+            claim=f"{lhs} = {rhs}" + (" for every S >= 1" if size is not None else ""),
             twin_claim=f"{lhs} = {twin_rhs}",
             prove=prove,
             refute_twin=refute,
             facts=tuple(facts),
-            meta={"lhs": lhs, "rhs": rhs},
+            meta={"lhs": lhs, "rhs": rhs, **({"instance": instance} if instance else {})},
         )
     )
 

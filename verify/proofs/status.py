@@ -2,7 +2,7 @@
 through everything it uses (docs/proofs.md, "Status earned").
 
 An obligation's *class*: ``genuine`` (z3 or sympy over its whole stated domain), ``instance``
-(a fixed size: three positions, K = 4, N <= 3, ...; :data:`INSTANCE`), ``box`` (arb on a
+(a fixed size: D = 3, K = 4, N <= 3, ...; :data:`INSTANCE`), ``box`` (arb on a
 compact box), ``chain proved`` (the code equals the composition symbolically), ``chain
 sampled`` (at seeded points). Its *evidence* on the scale :data:`RANKS` (strongest first):
 proved < instance < box < sampled chain < prose < axiom-only < not discharged < failed. A
@@ -23,6 +23,7 @@ from verify.proofs.core import AXIOMS, OBLIGATIONS, PROSE, Obligation, Outcome
 __all__ = [
     "INSTANCE",
     "RANKS",
+    "citation_counts",
     "earned_statuses",
     "obligation_class",
     "obligation_evidence",
@@ -45,22 +46,9 @@ RANKS = (
 # obligations stated at a fixed size (the size): the general case follows by the same step,
 # but what is checked is this instance
 INSTANCE: dict[str, str] = {
-    "lemma_2_9.softmax_derivative": "three positions",
-    "lemma_2_9.softmax_dp_l1": "three positions",
-    "lemma_2_9.attention_split": "three positions",
-    "lemma_2_9.recursion_monomials": "three norms",
-    "lemma_3_1.ln_jacobian": "D = 3",
-    "lemma_3_1.covariance_identity": "three positions",
-    "lemma_3_1.variance_second_moment": "three positions",
-    "lemma_3_1.head_output": "three positions",
-    "lemma_3_1.group_combine": "three groups",
     "lemma_3_2.product": "K = 4",
-    "small_ball.variance_projection": "D = 3",
     "lemma_4_2.union_threshold": "K = 4",
-    "lemma_4_4.gram_det": "k = 1, 2, 3",
-    "lemma_4_4.slice_quadratic": "D = 4, k = 2",
     "lemma_4_4.volume_average": "three cubes",
-    "thm_4_5.power_mean_instance": "a = 7",
     "thm_4_5.series_order": "(D, L) = (16, 1), (32, 2)",
     "thm_4_5.series_convergence": "(D, L) = (16, 1), (32, 2)",
     "hr_cor_5.edge_symmetry": "every f on N = 3 bits",
@@ -214,3 +202,16 @@ def trust_base(statement: str) -> dict[str, list[str]]:
         "boxes": sorted(i for i, c in classes.items() if c == "box"),
         "prose": sorted(p.id for p in PROSE.values() if p.statement in seen),
     }
+
+
+def citation_counts(obligations: Iterable[Obligation] | None = None) -> dict[str, list[int]]:
+    """How many citations (``facts`` entries) are checked by a ``uses=``: kind ("obligation",
+    "axiom") -> [checked, total]."""
+    out = {"obligation": [0, 0], "axiom": [0, 0]}
+    for ob in OBLIGATIONS.values() if obligations is None else obligations:
+        linked = {u.fact for u in ob.meta.get("uses", ())}
+        for f in ob.facts:
+            row = out["axiom" if f.startswith("axiom.") else "obligation"]
+            row[0] += f in linked
+            row[1] += 1
+    return out

@@ -35,6 +35,8 @@ from typing import Any
 import numpy as np
 import sympy as sp
 
+from verify.proofs.chain_step import Comparison, chain_step
+
 __all__ = ["exact", "same", "symbolic"]
 
 _THEORY = "verify.theory"
@@ -445,6 +447,16 @@ def _compare(cases: Callable[[], Iterable[SymCase]], weaken: Any = 1) -> tuple[i
     return n, None, ""
 
 
+SYMBOLIC = Comparison(
+    claim="evaluated on symbols equals the composition of the steps, for every {domain}",
+    proved="- composition = 0 symbolically ({n} cases)",
+    passed_halved="the halved code was shown equal",
+    caught_halved="halved code differs",
+    half=sp.Rational(1, 2),
+    undecided="the code could not",
+)
+
+
 def symbolic_step(
     ob_id: str,
     statement: str,
@@ -460,36 +472,16 @@ def symbolic_step(
     on symbols (:func:`symbolic`) equals the composition of the steps (:func:`same`) for every
     value of ``domain``. Its twin: the coded function times 1/2, which must differ somewhere.
     ``evidence``: "symbolic", or "sizes" when some size of the domain is enumerated (heads)."""
-    from verify.proofs.chain_code import CODE
-    from verify.proofs.core import Verdict
-    from verify.proofs.methods import custom_step
-
-    def prove() -> Verdict:
-        n, dom, msg = _compare(cases)
-        if dom is not None:
-            status = "unknown" if msg.startswith("the code could not") else "failed"
-            return Verdict(status, f"{CODE[ob_id]} != composition: {msg}", dom)
-        return Verdict("proved", f"{CODE[ob_id]} - composition = 0 symbolically ({n} cases)")
-
-    def twin() -> Verdict:
-        _, dom, msg = _compare(cases, sp.Rational(1, 2))
-        if dom is None:
-            return Verdict("not refuted", "the halved code was shown equal")
-        return Verdict("refuted", f"halved code differs: {msg}", dom)
-
-    custom_step(
+    chain_step(
         ob_id,
         statement,
         step,
         doc,
-        "chain",
-        f"{CODE[ob_id]} evaluated on symbols equals the composition of the steps, for every"
-        f" {domain}",
-        f"{CODE[ob_id]} times 1/2",
-        prove,
-        twin,
-        facts=tuple(facts),
+        lambda weaken: _compare(cases, weaken),
+        SYMBOLIC,
+        facts=facts,
         evidence=evidence,
+        domain=domain,
     )
 
 

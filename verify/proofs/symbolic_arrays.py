@@ -177,10 +177,10 @@ _NP = _Numpy(
 NAMES_NP: dict[str, Any] = {**_NAMES, "np": _NP}
 
 
-def symbolic_np(fn: Callable[..., Any]) -> Callable[..., Any]:
-    """``fn`` in the symbolic arithmetic with numpy on symbolic-length vectors (module doc);
-    numbers in its result exact, a :class:`SymVec` as it is."""
-    copied = _Env(NAMES_NP).copy(fn)
+def symbolic_np(fn: Callable[..., Any], names: dict[str, Any] | None = None) -> Callable[..., Any]:
+    """``fn`` in the symbolic arithmetic with numpy on symbolic-length vectors (module doc), and
+    ``names`` bound too; numbers in its result exact, a :class:`SymVec` as it is."""
+    copied = _Env({**NAMES_NP, **(names or {})}).copy(fn)
 
     def run(*args: Any, **kwargs: Any) -> Any:
         out = copied(*args, **kwargs)
@@ -190,26 +190,24 @@ def symbolic_np(fn: Callable[..., Any]) -> Callable[..., Any]:
 
 
 class SymParams(Mapping[str, Any]):
-    """A model's parameters as symbols: each named vector of length D a :class:`SymVec` whose
-    entries are ``IndexedBase(name)[i]`` (real), each scalar (``scalars``) a real symbol named
-    after it. Only names the model has are given (``names``): any other lookup is a KeyError."""
+    """A model's parameters as symbols: each scalar (``scalars``) a real symbol named after it,
+    every other name a :class:`SymVec` of length D whose entries are ``IndexedBase(name)[i]``
+    (real): code that reads another array than the composition's gets other symbols, and the
+    chain fails there."""
 
-    def __init__(self, config: Any, d: Any, names: tuple[str, ...], scalars: tuple[str, ...]):
-        self.config, self.d = config, d
-        self.names, self.scalars = names, scalars
+    def __init__(self, config: Any, d: Any, scalars: tuple[str, ...]) -> None:
+        self.config, self.d, self.scalars = config, d, scalars
 
     def __getitem__(self, name: str) -> Any:
         if name in self.scalars:
             return sp.Symbol(name, real=True)
-        if name in self.names:
-            return SymVec(sp.IndexedBase(name, real=True)[INDEX], self.d)
-        raise KeyError(name)
+        return SymVec(self.entry(name), self.d)
 
     def __iter__(self) -> Iterator[str]:
-        return iter((*self.names, *self.scalars))
+        return iter(self.scalars)
 
     def __len__(self) -> int:
-        return len(self.names) + len(self.scalars)
+        return len(self.scalars)
 
     @staticmethod
     def entry(name: str) -> sp.Expr:

@@ -135,10 +135,11 @@ def noise_variance_probability(d_model: int, sigma: float, t: float) -> float:
 
 
 def noise_variance_threshold(d_model: int, sigma: float, probability: float) -> float:
-    """The t with F_{chi^2_{D-1}}(t D / sigma^2) = probability (the quantile, scaled)."""
+    """The t with F_{chi^2_{D-1}}(t D / sigma^2) = probability (the quantile, scaled; inf at
+    probability 1). A probability outside [0, 1] raises (scipy would return NaN)."""
     d = check_int("d_model", d_model, minimum=2)
     sigma = check_real("sigma", sigma, strictly_positive=True)
-    q = check_real("probability", probability, minimum=0.0)
+    q = checked_probability("probability", probability)
     return float(stats.chi2.ppf(q, d - 1) * sigma**2 / d)
 
 
@@ -163,9 +164,11 @@ def noise_beta_cap_probability(
 
 
 def noise_cap_threshold(d_model: int, n_norms: int, seq_len: int, sigma: float, p: float) -> float:
-    """The t at which the bound of :func:`noise_beta_cap_probability` equals p (0 < p <= 1)."""
+    """The t at which the bound of :func:`noise_beta_cap_probability` equals p (0 <= p <= 1;
+    any other p raises)."""
     k = check_int("K", n_norms, minimum=1)
     s = check_int("S", seq_len, minimum=1)
+    p = checked_probability("p", p)
     return noise_variance_threshold(d_model, sigma, p / (k * s))
 
 
