@@ -47,8 +47,9 @@ _LOG = (
 )
 _ENUMERATED = "the cited obligation is checked by enumeration (custom): no formal claim"
 _INDUCTION = (
-    "Lemma 3.2's bound beta <= (1 + eps^{-1/2})^K for every K is the induction"
-    " (product_induction) over K, not one claim: lemma_3_2.product is its K = 4 instance"
+    "Lemma 3.2's product over K layer norms is proved by induction on K (parts, no scalar"
+    " schema to instantiate); its factors are in [1, 1 + m] with m abstract, and the link"
+    " tau <= 1 + z, z <= m = eps^{-1/2} is lemma_3_2.product_induction's (a checked use)"
 )
 # not yet linked: steps of i42-uses-b's files (eps_zero*, hahn_rofin, coverage*) and the
 # attention / Lemma 3.1 steps still being restated (i42-softmax, i42-layernorm)
@@ -64,6 +65,7 @@ ALLOWED: dict[tuple[str, str], str] = {
     ("cor_4_3.threshold", "cor_4_3.log_form"): _LOG,
     ("lemma_3_2.variance_le_norm", "small_ball.variance_projection"): _VECTOR,
     ("cor_3_3.compose", "lemma_3_2.product"): _INDUCTION,
+    ("lemma_3_2.product", "lemma_3_2.z_max"): _INDUCTION,
     ("cor_4_3.good_event", "lemma_4_2.neighbourhood"): _STATEMENT,
     ("cor_4_6.family_zero_sensitive", "cor_4_6.label_kept"): _STATEMENT,
     ("cor_4_6.family_zero_sensitive", "cor_4_3.good_event"): _STATEMENT,
@@ -115,6 +117,7 @@ PENDING: set[tuple[str, str]] = {
     ("small_ball.z_tail", "small_ball.compose"),
     ("lemma_4_2.union", "lemma_4_2.union_threshold"),
     ("lemma_4_2.union", "small_ball.z_tail"),
+    ("lemma_4_2.union", "small_ball.compose"),
     ("lemma_4_2.sequential_exp", "lemma_4_2.sequential_shift"),
     ("lemma_4_4.slice_quadratic", "lemma_4_4.gram_det"),
     ("lemma_4_4.volume_average", "lemma_4_2.neighbourhood"),

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import sympy as sp
 
+from verify.proofs.finite_products import product_bound
 from verify.proofs.methods import Use, sympy_identity, z3_step
 
 __all__ = ["COR_3_3", "M_BETA"]
@@ -13,7 +14,7 @@ var, eps, D, bb = sp.symbols("var epsilon D B_k", real=True)
 
 # ---- Lemma 3.2
 DOC32 = "docs/derivations.md#lemma-32"
-t1, t2, t3, t4, m = sp.symbols("tau1 tau2 tau3 tau4 m", real=True)
+t1, m = sp.symbols("tau1 m", real=True)
 _ZMAX = eps ** sp.Rational(-1, 2)
 
 
@@ -22,7 +23,6 @@ def _z(v: sp.Expr) -> sp.Expr:
     return (v + eps) ** sp.Rational(-1, 2)
 
 
-_FACTORS = tuple(zip((t1, t2, t3, t4), sp.symbols("var1:5", real=True), strict=True))
 M_BETA = m  # Lemma 3.2's bound (1 + eps^{-1/2})^K on each beta (cor_3_3.compose)
 z3_step(
     "lemma_3_2.z_max",
@@ -33,23 +33,15 @@ z3_step(
     sp.Le((var + eps) ** sp.Rational(-1, 2), eps ** sp.Rational(-1, 2)),
     sp.Le((var + eps) ** sp.Rational(-1, 2), eps ** sp.Rational(-1, 2) / 2),
 )
-z3_step(
+product_bound(
     "lemma_3_2.product",
     "Lemma 3.2",
     "Derivation: K factors tau^k <= 1 + eps^{-1/2}",
     DOC32,
-    [
-        eps > 0,
-        sp.Eq(m, _ZMAX),
-        *(sp.And(v >= 0, t >= 1, t <= 1 + _z(v), _z(v) <= _ZMAX) for t, v in _FACTORS),
-    ],
-    sp.Le(t1 * t2 * t3 * t4, (1 + m) ** 4),
-    sp.Le(t1 * t2 * t3 * t4, (1 + m) ** 3),
-    uses=tuple(
-        Use("lemma_3_2.z_max", {"var": v, "epsilon": eps}, _z(v) <= _ZMAX) for _, v in _FACTORS
-    ),
-    note="K = 4 (L = 2 post-LN), tau_k <= 1 + z_k, z_k = (var_k + eps)^{-1/2} <= eps^{-1/2}"
-    " (z_max); any K by induction on the same step (product_induction)",
+    1 + m,
+    (m >= 0,),
+    facts=("lemma_3_2.z_max",),
+    note="m = eps^{-1/2}; K = the number of layer norms, any K",
 )
 pk, ak = sp.symbols("P_k A_k", real=True)
 z3_step(
