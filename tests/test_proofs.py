@@ -217,7 +217,7 @@ WEAKENINGS = [
         lambda d, s, t: float(__import__("scipy.stats").stats.chi2.cdf(t * d / s**2, d - 2)),
         "hr_thm_6.chain_variance",
     ),
-    # issue 26's named bounds (verify/proofs/chain_bounds.py)
+    # issue 26's named bounds
     (
         "Cor 3.3: exponent 2K -> K",
         bounds,
@@ -310,11 +310,11 @@ WEAKENINGS = [
         "thm_4_5.chain_theorem_bound",
     ),
     (
-        "Thm 4.5: min(1, a_N) with C_SB halved",
+        "Thm 4.5: a_N with C_SB halved (min(1, a_N)'s chain takes a_N from the series chain)",
         zero_sensitivity,
         "small_ball_constant",
         _scaled(small_ball.small_ball_constant, 0.5),
-        "thm_4_5.chain_bad_event_bound",
+        "thm_4_5.chain_series",
     ),
     (
         "trivial: output swing without the gain",

@@ -186,3 +186,23 @@ def test_unroll_writes_the_sums_out_at_a_size() -> None:
     x1, x2, x3 = sp.symbols("x1 x2 x3", real=True)
     assert unroll(sp.Sum(x[j] ** 2, (j, 1, SIZE)), 3) == x1**2 + x2**2 + x3**2
     assert unroll(sp.Sum(x[j], (j, 1, SIZE - 1)), 3) == x1 + x2
+
+
+def test_a_step_can_cite_a_general_claim_through_its_schema() -> None:
+    """``uses=`` instantiates the claim over the sums' symbols: the variance bound at
+    Var_p = v gives v <= delta^2, not v <= delta^2 / 2; weights summing to 2 are refused."""
+    from verify.proofs.methods import Use, check_uses
+
+    v, dl, m = sp.symbols("v dl mu", real=True)
+    ob_id = "lemma_3_1.variance_second_moment"
+    at = {"Var_p": v, "delta": dl, "P": 1, "M": m, "m": m}
+    assert check_uses([dl >= 0, v <= dl**2], [Use(ob_id, at, v <= dl**2)]) is None
+    half = check_uses([dl >= 0, v <= dl**2 / 2], [Use(ob_id, at, v <= dl**2 / 2)])
+    assert half is not None and half.status == "failed"
+    two = check_uses([dl >= 0, v <= dl**2], [Use(ob_id, {**at, "P": 2}, v <= dl**2)])
+    assert two is not None and "premise" in two.detail
+    # a root's argument must be shown non-negative: the sums of squares are premises
+    a, b, x = sp.symbols("a b x", real=True)
+    cs = Use("lemma_3_1.group_combine", {"X": x, "A": a, "B": b}, x <= sp.sqrt(a) * sp.sqrt(b))
+    assert check_uses([a >= 0, b >= 0, x <= sp.sqrt(a) * sp.sqrt(b)], [cs]) is None
+    assert check_uses([x <= sp.sqrt(a) * sp.sqrt(b)], [cs]) is not None

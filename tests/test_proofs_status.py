@@ -60,7 +60,7 @@ def test_a_statement_earns_the_weakest_evidence_on_its_path() -> None:
         for u in e["uses"]:
             assert RANKS.index(e["status"]) >= RANKS.index(earned[u]["status"]), (st, u)
     assert earned["Sec 5 MAJORITY"]["derivation"] == "proved"  # every step genuine
-    assert earned["Lemma 3.2"]["derivation"] == "instance"  # lemma_3_2.product at K = 4
+    assert earned["Lemma 3.2"]["derivation"] == "proved"  # lemma_3_2.product: every K
     # a failed step anywhere below fails everything above it
     failed = earned_statuses(_outcomes("small_ball.variance_projection"), STATEMENTS)
     for st in ("Small-ball bound", "Lemma 4.2", "Cor 4.3", "Thm 4.5", "Cor 4.6"):
@@ -92,7 +92,8 @@ def test_the_trust_base_lists_axioms_solvers_and_what_is_sampled() -> None:
     t = trust_base("Cor 4.6")
     assert {"Thm 4.5", "Cor 4.3", "Lemma 4.2"} <= set(t["statements"])
     assert "axiom.borel_cantelli" in t["axioms"] and "z3" in t["solvers"]
-    assert "lemma_4_2.chain_neighbourhood" in t["sampled"]
+    assert "thm_4_5.chain_series_order" in t["sampled"]
+    assert "lemma_4_2.chain_neighbourhood" not in t["sampled"]  # proved on symbols
     assert t["prose"] == []  # Thm 4.5's reading: thm_4_5.margin_reading
     assert "axiom.borel_cantelli" in t["axioms_no_schema"]
     assert "axiom.borel_cantelli" in t["axioms_cited_only"]

@@ -57,7 +57,11 @@ def trivial_reason(ob) -> str | None:
     return None
 
 
-Z3_IDS = sorted(k for k, ob in OBLIGATIONS.items() if ob.method == "z3")
+# the z3 steps over the reals (a custom z3 step over the integers, sec_5_majority.tie_strings,
+# states its claim in z3's own terms)
+Z3_IDS = sorted(
+    k for k, ob in OBLIGATIONS.items() if ob.method == "z3" and {"hyps", "parts"} & set(ob.meta)
+)
 
 
 @pytest.mark.parametrize("ob_id", Z3_IDS)

@@ -30,6 +30,7 @@ CODE: dict[str, str] = {
     "lemma_4_2.chain_neighbourhood": "verify.theory.small_ball:neighbourhood_blowup_bound",
     "lemma_4_4.chain_slice": "verify.theory.cube_covering:slice_small_ball_bound",
     "thm_4_5.chain_exponent": "verify.theory.zero_sensitivity:theorem_exponent",
+    "thm_4_5.chain_exponent_exact": "verify.theory.zero_sensitivity:theorem_exponent_exact",
     "thm_4_5.chain_series": "verify.theory.zero_sensitivity:bad_event_series_term",
     "hr_cor_5.chain_bound": "verify.theory.hahn_rofin:cor_5_bound",
     "hr_cor_5.chain_omega": "verify.theory.hahn_rofin:cor_5_omega",
@@ -39,7 +40,7 @@ CODE: dict[str, str] = {
     "hr_thm_6.chain_variance": "verify.theory.hahn_rofin:noise_variance_probability",
     "hr_thm_6.chain_cap_probability": "verify.theory.hahn_rofin:noise_beta_cap_probability",
     "hr_thm_6.chain_cap_growth": "verify.theory.hahn_rofin:noise_cap_growth",
-    # issue 26's named bounds (verify.proofs.chain_bounds)
+    # issue 26's named bounds
     "cor_3_3.chain_exponent": "verify.theory.bounds:cor_3_3_exponent",
     "lemma_3_1.chain_bound": "verify.theory.bounds:lemma_3_1_bound",
     "lemma_3_2.chain_per_layer_bound": "verify.theory.bounds:lemma_3_2_per_layer_bound",
@@ -74,6 +75,7 @@ CODE: dict[str, str] = {
     "sec_6_random_functions.chain_radius": "verify.theory.random_functions:chen_stein_radius",
     "sec_6_random_functions.chain_biased_mean": "verify.theory.random_functions:biased_k0_mean",
     "lemma_4_4.chain_certified_cover": "verify.theory.cube_covering:certify_bad_measure",
+    "lemma_4_4.chain_cube_verdict": "verify.theory.cube_covering:_cube_verdict",
     # Cor 5.1-5.4's premise: the families' sensitivity (coverage.py)
     "cor_5_1.chain_premise": "verify.boolean:sensitivity",
     "cor_5_2.chain_premise": "verify.boolean:sensitivity",

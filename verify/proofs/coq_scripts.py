@@ -65,7 +65,7 @@ def claim_of(ob) -> Claim:
     m = ob.meta
     if ob.method == "z3" and "parts" in m:  # verify.proofs.positions: one lemma per part
         raise Untranslatable("an induction on the size (its parts are z3 claims)", ob.id)
-    if ob.method == "z3":
+    if ob.method == "z3" and "hyps" in m:  # (a custom z3 step over the integers has none)
         hyps = tuple(m["hyps"])
         extra = [c for h in hyps for c in _side_conditions(h)]
         return Claim(

@@ -5,8 +5,8 @@ bound (section 6), Lemma 3.2 in the paper's one-factor-per-layer convention
 (docs/derivations_hahn_rofin.md#cor-5).
 
 The module-level expressions (``SWING``, ``COR_4_3``, ``THRESHOLD``, ...) are the right-hand
-sides the obligations prove; :mod:`verify.proofs.chain_bounds` composes the coded functions'
-values from them."""
+sides the obligations prove; the chain modules (:mod:`verify.proofs.chain_symbolic`, ...)
+compose the coded functions' values from them."""
 
 from __future__ import annotations
 

@@ -5,21 +5,16 @@ the two axioms (central binomial, Chen-Stein) the coverage steps cite."""
 from __future__ import annotations
 
 import math
-from collections.abc import Iterator
 from fractions import Fraction
 
 import numpy as np
 import sympy as sp
-from flint import arb
 
 from verify.proofs.axiom_schemas import schema
 from verify.proofs.axioms import violation
-from verify.proofs.chain import Case, _points_step, code
-from verify.proofs.compose import iv
 from verify.proofs.core import axiom
-from verify.proofs.coverage_common import DOC9, S5, _exhaustive
-from verify.proofs.interval import Iv
-from verify.proofs.methods import Use, custom_step, sympy_identity, z3_step
+from verify.proofs.coverage_common import DOC9, S5
+from verify.proofs.methods import Use, sympy_identity, z3_step
 
 __all__ = ["MAJORITY_LOWER"]
 
@@ -193,7 +188,12 @@ z3_step(
     [nq >= 1, P > 0, pi_ >= 3, Bc >= 0, sp.Eq(K0, P - Bc), Bc**2 * pi_ * nq <= 8 * P**2],
     sp.Ge(K0, MAJORITY_LOWER),
     sp.Ge(K0, P * (1 - sp.sqrt(8 / (4 * nq)))),
-    facts=("sec_5_majority.tie_count_odd", "sec_5_majority.tie_count_even"),
+    facts=(
+        "sec_5_majority.tie_count_odd",
+        "sec_5_majority.tie_count_even",
+        "sec_5_majority.tie_strings",
+        "sec_5_majority.weight_classes",
+    ),
     note="K_0 = 2^N - B (the strings off the tie counts are zero-sensitive), pi >= 3",
 )
 z3_step(
@@ -225,80 +225,4 @@ z3_step(
     ),
     note="m = N^c, P = 2^N: gap = 2^N - N^c > 0 and 3 N gap^2 > 8 4^N mean 2^N (1 -"
     " sqrt(8/(3N))) > N^c (majority_lower_bound_exceeds)",
-)
-
-
-def _exact_k0(n: int, tie: str) -> int:
-    """K_0 of MAJORITY on n bits by enumeration (f = [weight >= k], ties to ``tie``)."""
-    k = n // 2 + 1 if (n % 2 == 0 and tie == "zero") or n % 2 == 1 else n // 2
-    count = 0
-    for x in range(1 << n):
-        fx = bin(x).count("1") >= k
-        if all((bin(x ^ (1 << i)).count("1") >= k) == fx for i in range(n)):
-            count += 1
-    return count
-
-
-def _k0_cases() -> Iterator[Case]:
-    for n in range(1, 13):
-        for tie in ("zero", "one"):
-            exact = _exact_k0(n, tie)
-            yield (
-                {"N": n, "tie": tie},
-                (lambda n=n, tie=tie: code("sec_5_majority.chain_k0")(n, tie)),
-                (lambda e=exact: iv(e)),
-            )
-
-
-custom_step(
-    "sec_5_majority.chain_k0",
-    S5,
-    "Lower bound: the tie count",
-    DOC9,
-    "chain",
-    "verify.theory.majority:majority_k0_formula(N, tie) equals K_0 of MAJORITY by enumeration,"
-    " every N <= 12, both tie rules",
-    "the coded K_0 times 1/2",
-    lambda: _exhaustive(_k0_cases, "sec_5_majority.chain_k0"),
-    lambda: _exhaustive(_k0_cases, "sec_5_majority.chain_k0", 0.5),
-    facts=("sec_5_majority.lower_bound",),
-    evidence="points",
-)
-
-
-def _predicate_cases() -> Iterator[Case]:
-    """Points on both sides of the boundary 2^N (1 - sqrt(8/(3N))) = N^c, 1e-6 away: a real c
-    puts N^c there (the coded test reads c only through N^c)."""
-    for n in range(2, 61):
-        edge = 2.0**n * (1 - math.sqrt(8 / (3 * n)))
-        if edge <= 1:
-            continue
-        for side in (1 - 1e-6, 1 + 1e-6):
-            c = math.log(edge * side) / math.log(n)
-            yield (
-                {"N": n, "c": c},
-                (lambda n=n, c=c: float(bool(code("sec_5_majority.chain_predicate")(n, c)))),
-                (lambda n=n, c=c: _predicate_composed(n, c)),
-            )
-
-
-def _predicate_composed(n: int, c: float) -> Iv:
-    """1 when 2^N (1 - sqrt(8/(3N))) > N^c (decided in arb), else 0."""
-    big = arb(2) ** n
-    lower = big * (1 - (arb(8) / (3 * n)).sqrt())
-    t = arb(n) ** arb(c)
-    if lower.lower() > t.upper():
-        return iv(1)
-    if lower.upper() < t.lower():
-        return iv(0)
-    raise ArithmeticError(f"undecided at N = {n}, c = {c}")
-
-
-_points_step(
-    "sec_5_majority.chain_predicate",
-    S5,
-    "Lower bound, compared in exact integers",
-    DOC9,
-    _predicate_cases,
-    ("sec_5_majority.exact_test", "sec_5_majority.lower_bound"),
 )

@@ -13,7 +13,7 @@ from verify.proofs.influence_terms import (
     S,
 )
 from verify.proofs.methods import z3_step
-from verify.proofs.positions import Instance, Part, induction
+from verify.proofs.positions import Instance, Part, Schema, induction
 
 ST = "Lemma 2.9"
 DOC = "docs/derivations.md#lemma-29"
@@ -64,6 +64,7 @@ z3_step(
 # rho_k. Such an F in K + 1 norms is F0 + rho_{K+1} F1, F0 and F1 such polynomials in K norms
 # (the terms without and with rho_{K+1}); in 0 norms, a constant c >= 0.
 f0, f1, c0, c1, pk, rk1, cst = sp.symbols("F0 F1 C0 C1 P rho c", real=True)
+fk, ck = sp.symbols("F C", real=True)
 
 
 def _bounded(f: sp.Expr, c_: sp.Expr, prod: sp.Expr) -> tuple[sp.Basic, ...]:
@@ -99,6 +100,15 @@ induction(
     " and degree <= 1 in each rho_k: F(rho) <= F(1, ..., 1) prod_k rho_k [induction on K:"
     " F = F0 + rho_{K+1} F1 with F0, F1 in K norms; invariant F <= C P, C = F(1, ..., 1) >= 0,"
     " P = prod_k rho_k >= 1; base K = 0 (F = c), step K -> K + 1]",
+    schema=Schema(
+        (),
+        sp.Le(fk, ck * pk),
+        {
+            "F": "F(rho_1, ..., rho_K), non-negative coefficients, degree <= 1 in each rho_k >= 1",
+            "C": "F(1, ..., 1)",
+            "P": "prod_k rho_k",
+        },
+    ),
 )
 
 mono, prod_, rk = sp.symbols("m P rho_k", real=True)

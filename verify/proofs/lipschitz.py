@@ -451,6 +451,7 @@ sum_induction(
     invariant=(sl_ >= 0, sd_ >= 0, sx_**2 <= sl_ * sd_),
     concl=sp.Le(sx_, sp.sqrt(sl_) * sp.sqrt(sd_)),
     twin=_max_twin,
+    cite_hyps=(sl_ >= 0, sd_ >= 0),
     facts=("axiom.cauchy_schwarz",),
     note="Cauchy-Schwarz over any number of groups, L_g and d_g any reals",
 )

@@ -80,11 +80,10 @@ def _cited_claim(fact: str) -> tuple[tuple[sp.Basic, ...], sp.Basic]:
     ob = OBLIGATIONS.get(fact)
     if ob is None:
         raise KeyError(f"no obligation or axiom {fact}")
-    if ob.method == "z3" and "parts" in ob.meta:
-        raise ValueError(
-            f"{fact} is proved for every size by induction (verify.proofs.positions): no scalar"
-            " claim to instantiate (its claim is about sums over S positions)"
-        )
+    if ob.method == "z3" and "parts" in ob.meta:  # verify.proofs.positions: for every size
+        if "schema" not in ob.meta:
+            raise ValueError(f"{fact}: an induction on the size without a scalar schema")
+        return ob.meta["schema"].hyps, ob.meta["schema"].concl
     if ob.method == "z3":
         # its hypotheses that stand for another obligation's conclusion were derived from the
         # rest when it was discharged (an obligation holds for every value of its domain), so

@@ -26,7 +26,16 @@ import sympy as sp
 from verify.proofs.core import Obligation, Verdict, obligation
 from verify.proofs.z3_encoding import _z3_prove, _z3_refute, z3_domain
 
-__all__ = ["INSTANCE_SIZE", "SIZE", "Instance", "Part", "induction", "sum_induction", "unroll"]
+__all__ = [
+    "INSTANCE_SIZE",
+    "SIZE",
+    "Instance",
+    "Part",
+    "Schema",
+    "induction",
+    "sum_induction",
+    "unroll",
+]
 
 SIZE = sp.Symbol("S", integer=True, positive=True)  # the number of positions in a Sum
 INSTANCE_SIZE = 3  # where a twin is refuted (any size with a counterexample refutes)
@@ -49,6 +58,18 @@ class Part:
     hyps: tuple[sp.Basic, ...]
     goals: tuple[sp.Basic, ...]
     pinned: tuple[sp.Symbol, ...] = ()  # fixed by a hypothesis on purpose (sum_j p_j = 1)
+
+
+@dataclass(frozen=True)
+class Schema:
+    """A claim for every size over scalar symbols: ``hyps`` => ``concl``, each symbol of
+    ``symbols`` (name -> what it stands for) a sum over the positions, a product over the
+    norms, ... The induction proves it for those values; that a citing step's expression is
+    that sum is stated in the citing claim, not checked (as for an axiom's schema)."""
+
+    hyps: tuple[sp.Basic, ...]
+    concl: sp.Basic
+    symbols: Mapping[str, str]
 
 
 @dataclass(frozen=True)
@@ -88,11 +109,14 @@ def induction(
     *,
     facts: Sequence[str] = (),
     spec: Mapping[str, object] | None = None,
+    schema: Schema | None = None,
 ) -> Obligation:
     """A claim for every size by induction (module doc): proved when the claim at the concrete
     size has a genuine domain (z3) and every part's goals follow from its hypotheses (z3);
     the twin is refuted at the concrete size (a z3 model checked in interval arithmetic).
-    ``spec``: how it was built (:func:`sum_induction`'s arguments), kept in ``meta``."""
+    ``spec``: how it was built (:func:`sum_induction`'s arguments), kept in ``meta``;
+    ``schema``: the claim over scalar symbols that stand for the sums (what a citing step's
+    ``uses=`` instantiates)."""
     parts = tuple(parts)
 
     def prove() -> Verdict:
@@ -131,7 +155,12 @@ def induction(
             prove=prove,
             refute_twin=refute,
             facts=tuple(facts),
-            meta={"parts": parts, "instance": instance, "spec": dict(spec or {})},
+            meta={
+                "parts": parts,
+                "instance": instance,
+                "spec": dict(spec or {}),
+                **({"schema": schema} if schema is not None else {}),
+            },
         )
     )
 
@@ -167,6 +196,7 @@ def sum_induction(
     facts: Sequence[str] = (),
     note: str = "",
     size: int = INSTANCE_SIZE,
+    cite_hyps: Sequence[sp.Basic] = (),
 ) -> Obligation:
     """For every S >= 0 and positions j = 1..S whose ``terms`` satisfy ``term_hyps``: with each
     aggregate X = sum_j sums[X] (at position j), ``global_hyps`` and ``final`` imply ``concl``.
@@ -174,7 +204,10 @@ def sum_induction(
     Proof: ``invariant`` holds for the empty sums (base, under ``global_hyps``), is kept when
     one position is added (step: X -> X + sums[X], under ``term_hyps`` for the new position),
     and with ``final`` gives ``concl`` (close). ``twin``: a weakened conclusion over the
-    aggregates, or a function of the positions' symbols (at the concrete size)."""
+    aggregates, or a function of the positions' symbols (at the concrete size). Its
+    :class:`Schema` (what ``uses=`` instantiates): ``global_hyps``, ``final`` and ``cite_hyps``
+    (facts of the sums a citing step must show, e.g. sum_j L_j^2 >= 0 under a root) =>
+    ``concl``."""
     glob, th, inv = tuple(global_hyps), tuple(term_hyps), tuple(invariant)
     zero = dict.fromkeys(sums, sp.S.Zero)
     grown = {x: x + t for x, t in sums.items()}
@@ -205,5 +238,11 @@ def sum_induction(
     spec = {
         "terms": terms, "term_hyps": th, "sums": dict(sums), "invariant": inv, "concl": concl,
         "twin": twin, "global_hyps": glob, "final": tuple(final), "note": note, "size": size,
+        "cite_hyps": tuple(cite_hyps),
     }  # fmt: skip
-    return induction(id, statement, step, doc, parts, instance, claim, facts=facts, spec=spec)
+    each = f" over j = 1..S, each position with {_conj(th, 'any real terms')}"
+    meaning = {x.name: f"sum_j {t}{each}" for x, t in sums.items()}
+    schema = Schema((*glob, *final, *cite_hyps), concl, meaning)
+    return induction(
+        id, statement, step, doc, parts, instance, claim, facts=facts, spec=spec, schema=schema
+    )

@@ -23,16 +23,17 @@ _MODULES = (
     "chain",
     "chain_norms",
     "chain_tails",
-    "chain_bounds",
     "chain_trivial",
     "chain_arrays",
     "chain_quantiles",
     "chain_packing",
     "chain_param_norms",
     "chain_symbolic",
+    "chain_callees",
     "chain_induction",
     "chain_searches",
     "coverage",
+    "chain_majority",
 )
 # the statements with derivation obligations, in the derivation docs' order
 STATEMENTS = (

@@ -109,8 +109,8 @@ class _Z3:
         raise NotImplementedError(f"z3: no encoding for {type(e).__name__} ({e})")
 
     def rel(self, r: sp.Basic) -> z3.BoolRef:
-        if r is sp.true:
-            return z3.BoolVal(True, self.ctx)
+        if r is sp.true or r is sp.false:  # a relation sympy decided (an instance's 2 = 1)
+            return z3.BoolVal(r is sp.true, self.ctx)
         lhs, rhs = self.term(r.lhs), self.term(r.rhs)
         ops = {
             sp.LessThan: lambda: lhs <= rhs,

@@ -10,9 +10,9 @@ def majority_k0_formula(n: int, tie: str = "zero") -> int:
     """K_0 of MAJORITY on n bits: 2^n - 2 C(n, (n-1)/2) (odd n); 2^n - C(n, n/2) - C(n, n/2+1)
     (even n, the same under both tie rules by symmetry C(n, n/2-1) = C(n, n/2+1))."""
     if n % 2:
-        return (1 << n) - 2 * math.comb(n, (n - 1) // 2)
+        return 2**n - 2 * math.comb(n, (n - 1) // 2)
     other = n // 2 + 1 if tie == "zero" else n // 2 - 1
-    return (1 << n) - math.comb(n, n // 2) - math.comb(n, other)
+    return 2**n - math.comb(n, n // 2) - math.comb(n, other)
 
 
 def majority_lower_bound_exceeds(n: int, c: int) -> bool:
@@ -21,8 +21,8 @@ def majority_lower_bound_exceeds(n: int, c: int) -> bool:
     From C(2h, h) <= 4^h / sqrt(pi h): K_0(n) >= 2^n (1 - sqrt(8/(pi n))) >= 2^n (1 -
     sqrt(8/(3n))) for every n >= 1 (odd n: 2 C(n, (n-1)/2) = C(n+1, (n+1)/2); even n:
     C(n, n/2) + C(n, n/2+1) <= 2 C(n, n/2))."""
-    gap = (1 << n) - n**c
-    return gap > 0 and gap * gap * 3 * n > 8 * (1 << (2 * n))
+    gap = 2**n - n**c
+    return gap > 0 and gap * gap * 3 * n > 8 * 2 ** (2 * n)
 
 
 def majority_polynomial_threshold(c: int, tie: str = "zero") -> tuple[int, int]:
