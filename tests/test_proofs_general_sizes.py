@@ -10,7 +10,7 @@ import pytest
 import sympy as sp
 
 from verify.proofs import aggregates as agg
-from verify.proofs import eps_zero_lemma_4_4, layer_norm_jacobian, load
+from verify.proofs import eps_zero_lemma_4_4, finite_products, layer_norm_jacobian, load
 from verify.proofs.core import OBLIGATIONS, discharge, scratch_registry
 from verify.proofs.status import INSTANCE, obligation_class
 
@@ -21,6 +21,9 @@ GENERAL = (
     "small_ball.variance_projection",
     "lemma_4_4.slice_quadratic",
     "lemma_4_4.gram_det",
+    "lemma_3_2.product",
+    "lemma_4_2.union_threshold",
+    "lemma_4_4.volume_average",
 )
 
 
@@ -85,3 +88,27 @@ def test_a_planted_wrong_gram_determinant_fails(monkeypatch) -> None:
     m = eps_zero_lemma_4_4
     monkeypatch.setattr(m, "GRAM_DET", 1 - m.K_SLICE / (2 * m.D_GRAM))
     assert OBLIGATIONS["lemma_4_4.gram_det"].prove().status == "failed"
+
+
+def test_a_planted_wrong_power_in_the_product_fails(monkeypatch) -> None:
+    m = sp.Symbol("m", real=True)
+    monkeypatch.setattr(finite_products, "_power", lambda b, k: b**k / 2)
+    with scratch_registry():
+        ob = finite_products.product_bound(
+            "attempt.product", "Lemma 3.2", "a", "", 1 + m, (m >= 0,)
+        )
+        out = discharge(ob)
+    assert out.verdict.status == "failed" and out.verdict.point  # at K = 4: tau = 1, m = 0
+
+
+def test_a_planted_wrong_volume_average_fails() -> None:
+    from verify.proofs.positions import sum_induction
+
+    w, q, b, tw, ts = sp.symbols("w q B W Sigma", real=True)
+    with scratch_registry():
+        ob = sum_induction(
+            "attempt.average", "Lemma 4.4", "a", "", terms=(w, q), term_hyps=(w >= 0, q <= b),
+            sums={tw: w, ts: w * q}, invariant=(ts <= tw * b,), final=(sp.Eq(tw, 1),),
+            concl=sp.Le(ts, b / 2), twin=sp.Le(ts, b / 4),
+        )  # fmt: skip
+        assert discharge(ob).verdict.status == "failed"

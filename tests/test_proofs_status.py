@@ -60,7 +60,7 @@ def test_a_statement_earns_the_weakest_evidence_on_its_path() -> None:
         for u in e["uses"]:
             assert RANKS.index(e["status"]) >= RANKS.index(earned[u]["status"]), (st, u)
     assert earned["Sec 5 MAJORITY"]["derivation"] == "proved"  # every step genuine
-    assert earned["Lemma 3.2"]["derivation"] == "instance"  # lemma_3_2.product at K = 4
+    assert earned["Lemma 3.2"]["derivation"] == "proved"  # lemma_3_2.product: every K
     # a failed step anywhere below fails everything above it
     failed = earned_statuses(_outcomes("small_ball.variance_projection"), STATEMENTS)
     for st in ("Small-ball bound", "Lemma 4.2", "Cor 4.3", "Thm 4.5", "Cor 4.6"):

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import sympy as sp
 
+from verify.proofs.finite_products import product_bound
 from verify.proofs.methods import Use, sympy_identity, z3_step
 
 __all__ = ["COR_3_3", "M_BETA"]
@@ -13,7 +14,7 @@ var, eps, D, bb = sp.symbols("var epsilon D B_k", real=True)
 
 # ---- Lemma 3.2
 DOC32 = "docs/derivations.md#lemma-32"
-t1, t2, t3, t4, m = sp.symbols("tau1 tau2 tau3 tau4 m", real=True)
+t1, m = sp.symbols("tau1 m", real=True)
 M_BETA = m  # Lemma 3.2's bound (1 + eps^{-1/2})^K on each beta (cor_3_3.compose)
 z3_step(
     "lemma_3_2.z_max",
@@ -24,16 +25,15 @@ z3_step(
     sp.Le((var + eps) ** sp.Rational(-1, 2), eps ** sp.Rational(-1, 2)),
     sp.Le((var + eps) ** sp.Rational(-1, 2), eps ** sp.Rational(-1, 2) / 2),
 )
-z3_step(
+product_bound(
     "lemma_3_2.product",
     "Lemma 3.2",
     "Derivation: K factors tau^k <= 1 + eps^{-1/2}",
     DOC32,
-    [m >= 0, *(sp.And(t >= 1, t <= 1 + m) for t in (t1, t2, t3, t4))],
-    sp.Le(t1 * t2 * t3 * t4, (1 + m) ** 4),
-    sp.Le(t1 * t2 * t3 * t4, (1 + m) ** 3),
+    1 + m,
+    (m >= 0,),
     facts=("lemma_3_2.z_max",),
-    note="K = 4 (L = 2 post-LN); any K by induction on the same step",
+    note="m = eps^{-1/2}; K = the number of layer norms, any K",
 )
 pk, ak = sp.symbols("P_k A_k", real=True)
 z3_step(

@@ -7,6 +7,7 @@ import sympy as sp
 from verify.proofs import aggregates as agg
 from verify.proofs.core import Verdict
 from verify.proofs.methods import Use, custom_step, z3_step
+from verify.proofs.positions import sum_induction
 
 DOC4 = "docs/derivations_eps_zero.md#4-lemma-44"
 L44 = "Lemma 4.4"
@@ -82,17 +83,22 @@ agg.aggregate_step(
     ("(1/2) H_12 = 0 (the 11^T/D term dropped)", _half_hessian[0, 1], sp.S.Zero),
     facts=("lemma_4_4.gram_det", "axiom.ball_volume", "axiom.union_bound"),
 )
-ws, pss, Bb = sp.symbols("w1:4"), sp.symbols("q1:4"), sp.symbols("B", real=True)
-z3_step(
+wq, qq, Bb, Wsum, Ssum = sp.symbols("w q B W Sigma", real=True)
+sum_induction(
     "lemma_4_4.volume_average",
     L44,
     "P_Theta[bad] is the volume average of the per-cube probabilities",
     DOC4,
-    [*(wi >= 0 for wi in ws), sp.Eq(sum(ws), 1), *(qi <= Bb for qi in pss)],
-    sp.Le(sum(wi * qi for wi, qi in zip(ws, pss, strict=True)), Bb),
-    sp.Le(sum(wi * qi for wi, qi in zip(ws, pss, strict=True)), Bb / 2),
+    terms=(wq, qq),
+    term_hyps=(wq >= 0, qq <= Bb),
+    sums={Wsum: wq, Ssum: wq * qq},
+    invariant=(Ssum <= Wsum * Bb,),
+    final=(sp.Eq(Wsum, 1),),
+    concl=sp.Le(Ssum, Bb),
+    twin=sp.Le(Ssum, Bb / 2),
     facts=("axiom.total_probability", "lemma_4_2.neighbourhood"),
-    note="three cubes; each per-cube probability is at most the Lemma 4.2 bound",
+    note="any number of cubes, each of volume share w_j >= 0 (summing to 1) and per-cube"
+    " probability q_j at most the Lemma 4.2 bound B",
 )
 Bc, rc, nc, xc = sp.symbols("B rho n x", real=True)
 z3_step(

@@ -46,9 +46,6 @@ RANKS = (
 # obligations stated at a fixed size (the size): the general case follows by the same step,
 # but what is checked is this instance
 INSTANCE: dict[str, str] = {
-    "lemma_3_2.product": "K = 4",
-    "lemma_4_2.union_threshold": "K = 4",
-    "lemma_4_4.volume_average": "three cubes",
     "thm_4_5.series_order": "(D, L) = (16, 1), (32, 2)",
     "thm_4_5.series_convergence": "(D, L) = (16, 1), (32, 2)",
     "hr_cor_5.edge_symmetry": "every f on N = 3 bits",
