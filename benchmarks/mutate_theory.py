@@ -102,6 +102,11 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--confirm", type=int, default=0, help="rerun K survivors with full prove")
     p.add_argument("--run-unreached", action="store_true")
     p.add_argument("--list", action="store_true", help="list the mutants and exit")
+    p.add_argument(
+        "--summary-only",
+        action="store_true",
+        help="summarise DIR/progress.jsonl (a stopped run: its shuffled prefix) and exit",
+    )
     p.add_argument("--out", type=Path, default=ROOT / "benchmarks" / "out" / "mutants")
     args = p.parse_args(argv)
 
@@ -121,6 +126,9 @@ def main(argv: list[str] | None = None) -> int:
         print(f"{len(mutants)} mutants", file=sys.stderr)
         return 0
     args.out.mkdir(parents=True, exist_ok=True)
+    if args.summary_only:
+        rows = map(json.loads, (args.out / "progress.jsonl").read_text().splitlines())
+        return _write(list(rows), args, 0.0)
     tr = load_trace(args.out)
     bad = sorted(set(tr["obligations"]) - set(tr["ok"]))
     if bad:
@@ -169,7 +177,10 @@ def main(argv: list[str] | None = None) -> int:
         full = run_fresh(m, None, args.timeout * 4)
         r["confirmed_full"] = full["outcome"]
         print(f"full prove on survivor {m.label()}: {full['outcome']}", flush=True)
-    wall = time.perf_counter() - start
+    return _write(results, args, time.perf_counter() - start)
+
+
+def _write(results: list[dict], args: argparse.Namespace, wall: float) -> int:
     load = " ".join(f"{x:.1f}" for x in os.getloadavg())
     results.sort(key=lambda r: (r["path"], r["line"], r["col"], r["operator"], r["new"]))
     (args.out / "mutants.json").write_text(json.dumps(results, indent=1))

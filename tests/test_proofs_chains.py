@@ -43,6 +43,7 @@ SYMBOLIC = [
     "lemma_4_2.chain_union",
     "lemma_4_2.chain_markov_factor",
     "thm_4_5.chain_exponent",
+    "thm_4_5.chain_exponent_exact",
     "thm_4_5.chain_theorem_bound",
     "lemma_2_9.chain_bound",
     "lemma_3_1.chain_bound",

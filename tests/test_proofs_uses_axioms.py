@@ -18,7 +18,7 @@ load()
 
 LINKED = {
     "small_ball.density": {"small_ball.line_segment", "axiom.fubini_density"},
-    "lemma_4_2.union": {"axiom.union_bound"},
+    "lemma_4_2.union": {"axiom.union_bound", "axiom.probability_range"},
     "lemma_4_2.neighbourhood": {"axiom.union_bound", "axiom.markov"},
     "lemma_4_4.sign_kept": {"cor_4_3.good_event"},
     "hr_thm_6.union": {"axiom.union_bound", "axiom.anderson"},
@@ -48,6 +48,7 @@ WRONG = [
     ("small_ball.density", "axiom.fubini_density", "lint", lambda v: 2 * v),
     ("small_ball.density", "small_ball.line_segment", "a", lambda v: v / 2),
     ("lemma_4_2.union", "axiom.union_bound", "s", lambda v: 2 * v),
+    ("lemma_4_2.union", "axiom.probability_range", "pb", lambda v: 2 * v),
     ("lemma_4_2.neighbourhood", "axiom.union_bound", "s", lambda v: 2 * v),
     ("lemma_4_2.neighbourhood", "axiom.markov", "a", lambda v: v / 2),
     ("lemma_4_4.sign_kept", "cor_4_3.good_event", "t", lambda v: v / 2),
@@ -99,7 +100,7 @@ def test_prove_counts_the_checked_citations(capsys) -> None:
     from verify.proofs.status import citation_counts
 
     counts = citation_counts([OBLIGATIONS[k] for k in LINKED])
-    assert counts["axiom"][0] == 9 and counts["obligation"][0] == 6
+    assert counts["axiom"][0] == 10 and counts["obligation"][0] == 6
     assert main(["prove", "--only", "lemma_4_2.neighbourhood"]) == 0
     out = capsys.readouterr().out
     assert "citations checked by uses=: obligation 0 of 0, axiom 2 of 2" in out

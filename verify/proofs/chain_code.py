@@ -30,6 +30,7 @@ CODE: dict[str, str] = {
     "lemma_4_2.chain_neighbourhood": "verify.theory.small_ball:neighbourhood_blowup_bound",
     "lemma_4_4.chain_slice": "verify.theory.cube_covering:slice_small_ball_bound",
     "thm_4_5.chain_exponent": "verify.theory.zero_sensitivity:theorem_exponent",
+    "thm_4_5.chain_exponent_exact": "verify.theory.zero_sensitivity:theorem_exponent_exact",
     "thm_4_5.chain_series": "verify.theory.zero_sensitivity:bad_event_series_term",
     "hr_cor_5.chain_bound": "verify.theory.hahn_rofin:cor_5_bound",
     "hr_cor_5.chain_omega": "verify.theory.hahn_rofin:cor_5_omega",
@@ -74,6 +75,7 @@ CODE: dict[str, str] = {
     "sec_6_random_functions.chain_radius": "verify.theory.random_functions:chen_stein_radius",
     "sec_6_random_functions.chain_biased_mean": "verify.theory.random_functions:biased_k0_mean",
     "lemma_4_4.chain_certified_cover": "verify.theory.cube_covering:certify_bad_measure",
+    "lemma_4_4.chain_cube_verdict": "verify.theory.cube_covering:_cube_verdict",
     # Cor 5.1-5.4's premise: the families' sensitivity (coverage.py)
     "cor_5_1.chain_premise": "verify.boolean:sensitivity",
     "cor_5_2.chain_premise": "verify.boolean:sensitivity",

@@ -50,7 +50,12 @@ def _series_composed(
 
 
 def _series_check(weaken: sp.Expr = sp.S.One) -> tuple[bool, dict]:
+    from verify.theory.zero_sensitivity import rational_constant
+
     for d, ll in _SERIES_GRID:
+        c = code("small_ball.chain_constant")(d, 2.0)  # both sides read C_SB as this rational:
+        if not abs(float(rational_constant(c)) - c) <= 1e-12 * abs(c):  # it must be C_SB
+            return False, {"D": d, "L": ll, "C_SB": c}
         e = sp.Rational(d - 1, 2 * ll) - 5
         zeta = sp.Rational(d - 2, d - 1)
         got, n = code("thm_4_5.chain_series")(d, ll, e, zeta, 1.0)

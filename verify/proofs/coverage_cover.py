@@ -1,5 +1,6 @@
-"""Lemma 4.4's certified cube covering as an obligation (docs/derivations_eps_zero.md section
-4): the volume accounting of certify_bad_measure encloses the exact measure of a known set."""
+"""Lemma 4.4's certified cube covering as obligations (docs/derivations_eps_zero.md section 4):
+the volume accounting of certify_bad_measure encloses the exact measure of a known set, and its
+per-cube verdict is the rule the certificate rests on."""
 
 from __future__ import annotations
 
@@ -8,18 +9,15 @@ from fractions import Fraction
 import numpy as np
 
 from verify.proofs.chain import code
+from verify.proofs.chain_step import Comparison, chain_step
 from verify.proofs.core import Verdict
 from verify.proofs.coverage_common import DOC4
 from verify.proofs.methods import custom_step
 
 
 # ----------------------------------------------------------------------------- Lemma 4.4
-def _cover_cases(weaken: float = 1.0) -> tuple[bool, dict, str]:
-    """certify_bad_measure with its per-cube verdict replaced by an exact oracle for a known
-    set (a half-plane of the slice box, measure 1/3 or 25/72): the certified interval must
-    contain the measure at every level and close on it."""
+def _small_model():
     from verify.model import ModelConfig, init_params
-    from verify.theory import cube_covering
 
     cfg = ModelConfig(
         d_model=4,
@@ -34,7 +32,16 @@ def _cover_cases(weaken: float = 1.0) -> tuple[bool, dict, str]:
         embedding="add",
         max_len=4,
     )
-    params = init_params(cfg, "gaussian", seed=0)
+    return init_params(cfg, "gaussian", seed=0)
+
+
+def _cover_cases(weaken: float = 1.0) -> tuple[bool, dict, str]:
+    """certify_bad_measure with its per-cube verdict replaced by an exact oracle for a known
+    set (a half-plane of the slice box, measure 1/3 or 25/72): the certified interval must
+    contain the measure at every level and close on it."""
+    from verify.theory import cube_covering
+
+    params = _small_model()
     theta = params.flatten()
     w = 0.5
     for k, measure, coef, rhs in (
@@ -96,5 +103,68 @@ custom_step(
     _cover_prove,
     _cover_twin,
     facts=("lemma_4_4.volume_average", "axiom.total_probability"),
+    evidence="points",
+)
+
+
+# the per-cube verdict: +1 (good) only if every enclosed variance of the watched norms is > delta
+# on the whole cube, -1 (bad) only if one of them is <= delta on the whole cube, else 0
+def _verdict_rule(lo: np.ndarray, hi: np.ndarray, delta: float) -> int:
+    if lo.min() > delta:
+        return 1
+    return -1 if hi.min() <= delta else 0
+
+
+def _verdict_cases(weaken: float) -> tuple[int, dict | None, str]:
+    """The coded verdict (times ``weaken``) against the rule on the cube's own enclosure, at
+    delta on both sides of and at the smallest lower and upper variance bounds (the ties)."""
+    from verify.model import Params
+    from verify.model.generic.enclosure import enclose
+    from verify.theory.cube_covering import theta_slice
+
+    params = _small_model()
+    theta = params.flatten()
+    bits = np.array([[0, 1], [1, 1]], dtype=np.uint8)
+    n = 0
+    for norms in ((0,), (1,), (0, 1)):
+        for k, half in ((1, 1e-3), (2, 0.05), (3, 0.5)):
+            free = theta_slice(params, 0, k)  # the first norm's bias block: d = c + b
+            centre = theta[free] + 0.01
+            th, radius = theta.copy(), np.zeros_like(theta)
+            th[free], radius[free] = centre, half
+            enc = enclose(Params.unflatten(params.config, th), bits, prec=64, radius=radius)
+            lo, hi = enc.var_lower[:, list(norms), :], enc.var_upper[:, list(norms), :]
+            m_lo, m_hi = float(lo.min()), float(hi.min())
+            for delta in (m_lo / 2, m_lo, (m_lo + m_hi) / 2, m_hi, 2 * m_hi):
+                if not delta > 0:
+                    continue
+                n += 1
+                got = code("lemma_4_4.chain_cube_verdict")(
+                    params, theta, free, centre, half, bits, delta, norms, 64
+                )
+                want = _verdict_rule(lo, hi, delta)
+                if got * weaken != want:
+                    pt = {"norms": norms, "k": k, "half": half, "delta": delta}
+                    return n, pt, f"verdict {got * weaken} where the rule gives {want}"
+    return n, None, ""
+
+
+CASES = Comparison(
+    claim="is the covering's rule on the cube's enclosure (+1: every variance > delta; -1: one"
+    " <= delta on the whole cube; else 0) at {n}+ deltas at and around the bounds",
+    proved="is the rule at {n} (cube, norms, delta) cases, ties included",
+    passed_halved="the halved verdict agreed everywhere",
+    caught_halved="halved verdict caught",
+    half=0.5,
+    minimum=30,
+)
+chain_step(
+    "lemma_4_4.chain_cube_verdict",
+    "Lemma 4.4",
+    "Certified slices",
+    DOC4,
+    _verdict_cases,
+    CASES,
+    facts=("lemma_4_4.chain_certified_cover",),
     evidence="points",
 )

@@ -26,19 +26,34 @@ product_bound(
     note="u = t^{1/K}: every tau_k <= u forces beta <= t; so beta > t forces some"
     " z_kn > t^{1/K} - 1",
 )
-P, Kk, Ss, pz, C, T, sig = sp.symbols("P K S p_z C T Sigma", real=True)
+P, Kk, Ss, pz, C, T, sig, pv = sp.symbols("P K S p_z C T Sigma p_var", real=True)
 z3_step(
     "lemma_4_2.union",
     L42,
     "Blowup tail, union bound",
     DOC2,
-    [Kk >= 1, Ss >= 1, C >= 0, T >= 0, pz >= 0, pz <= C * T, sig <= Kk * Ss * pz, P <= sig],
+    [
+        Kk >= 1,
+        Ss >= 1,
+        C >= 0,
+        T >= 0,
+        pz >= 0,
+        pz <= pv,
+        pv <= C * T,
+        sig <= Kk * Ss * pz,
+        P <= sig,
+    ],
     sp.Le(P, Kk * Ss * C * T),
     sp.Le(P, Kk * Ss * C * T / 2),
-    facts=("lemma_4_2.union_threshold", "small_ball.z_tail"),
-    uses=(Use("axiom.union_bound", {"pu": P, "s": sig}, P <= sig),),
-    note="T = (t^{1/K} - 1)^{-(D-1)}: K S events z_kn > t^{1/K} - 1, each of probability at"
-    " most p_z; Sigma = the sum of their probabilities",
+    facts=("lemma_4_2.union_threshold", "small_ball.z_tail", "small_ball.compose"),
+    uses=(
+        Use("axiom.probability_range", {"pa": pz, "pb": pv}, pz <= pv),
+        Use("axiom.union_bound", {"pu": P, "s": sig}, P <= sig),
+    ),
+    note="T = (t^{1/K} - 1)^{-(D-1)}: K S events z_kn > s = t^{1/K} - 1, each of probability"
+    " p_z <= p_var = P[var <= s^{-2}] (the event inside it: small_ball.z_tail) <= C_SB"
+    " s^{-(D-1)} = C T (small_ball.compose at delta = s^{-2}); Sigma = the sum of their"
+    " probabilities",
 )
 c, w = sp.symbols("c w", real=True)
 z3_step(

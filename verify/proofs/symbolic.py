@@ -5,9 +5,10 @@ arithmetic bound to its names (mpmath's "one algorithm, several arithmetics"):
 
 - its float literals (``4.0``, ``0.5``, ``1.0``, defaults too) become the exact rationals they
   are (a binary float is a rational), so ``gain / 4.0`` is ``gain/4``;
-- the modules it calls through (``math``, ``mpmath``, ``scipy.special``, ``scipy.stats``) and the
-  builtins ``float``, ``max``, ``min`` are bound to sympy's functions (``math.sqrt`` -> ``sqrt``,
-  ``special.gammaincc(a, x)`` -> ``uppergamma(a, x) / gamma(a)``, ``max`` -> ``Max``, ...);
+- the modules it calls through (``math``, ``mpmath``, ``scipy.special``, ``scipy.stats``), the
+  builtins ``float``, ``max``, ``min`` and ``Fraction`` are bound to sympy's functions
+  (``math.sqrt`` -> ``sqrt``, ``special.gammaincc(a, x)`` -> ``uppergamma(a, x) / gamma(a)``,
+  ``max`` -> ``Max``, ``Fraction(p, q)`` -> ``p/q``, ...);
 - the validators (``check_real``, ``check_int``, ``checked_probability``) pass their value on:
   they check numbers, which a symbol is not (the chain obligations state the domain instead);
 - every function and method it calls in ``verify.theory`` (any module) or in its own module is
@@ -148,6 +149,7 @@ _NAMES: dict[str, Any] = {
     "float": _float,
     "max": _extremum(sp.Max, builtins.max),
     "min": _extremum(sp.Min, builtins.min),
+    "Fraction": lambda num, den=1: exact(num) / exact(den),
     "check_real": _pass,
     "check_int": _pass,
     "checked_probability": _pass,
