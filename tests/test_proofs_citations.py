@@ -138,6 +138,8 @@ PENDING: set[tuple[str, str]] = {
     ("hr_thm_6.cap_growth", "hr_thm_6.chi2_power"),
     ("hr_thm_6.cap_growth", "hr_thm_6.union"),
     ("sec_6_random_functions.b2_term", "sec_6_random_functions.neighbourhoods"),
+    ("sec_6_random_functions.biased_mean", "sec_6_random_functions.neighbourhoods"),
+    ("sec_5_majority.tail_increasing", "sec_5_majority.tail_derivative"),
     ("sec_5_majority.tie_count_odd", "sec_5_majority.pascal"),
     ("sec_5_majority.tie_count_even", "sec_5_majority.ratio"),
     ("sec_5_majority.lower_bound", "sec_5_majority.tie_count_odd"),
