@@ -66,7 +66,6 @@ def test_a_cube_without_a_premise_of_lemma_4_2_fails() -> None:
             OB.doc,
             terms=spec["terms"],
             term_hyps=dropped,
-            global_hyps=spec["global_hyps"],
             sums=spec["sums"],
             invariant=spec["invariant"],
             final=spec["final"],

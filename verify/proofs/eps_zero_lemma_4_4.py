@@ -95,7 +95,14 @@ sum_induction(
     "P_Theta[bad] is the volume average of the per-cube probabilities",
     DOC4,
     terms=(wq, qq, _pb, _pm, _ex),
+    # the cube's terms, and at the common N, k, p (in every cube's hypotheses: with no cube
+    # there is nothing to bound) the bound <= B
     term_hyps=(
+        _nn >= 1,
+        _kk >= 0,
+        _kk <= _nn,
+        _pp >= 0,
+        _NEIGHBOURHOOD <= Bb,
         wq >= 0,
         _pb <= _pp,
         _ex >= 0,
@@ -105,7 +112,6 @@ sum_induction(
         qq <= _pb + _pm,
         qq <= _NEIGHBOURHOOD,
     ),
-    global_hyps=(_nn >= 1, _kk >= 0, _kk <= _nn, _pp >= 0, _NEIGHBOURHOOD <= Bb),
     sums={Wsum: wq, Ssum: wq * qq},
     invariant=(Ssum <= Wsum * Bb,),
     final=(sp.Eq(Wsum, 1),),
