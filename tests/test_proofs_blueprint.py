@@ -87,7 +87,7 @@ def test_figure_and_derivation_section(tmp_path: Path) -> None:
     entries = statement_entries(derivations, "Lemma 4.2")
     assert [e["statement"] for e in entries] == ["Lemma 4.2", "Small-ball bound"]
     md = "\n".join(derivation_markdown(entries))
-    assert "### Derivation (Lemma 4.2)" in md and "`lemma_4_2.sequential_exp` | arb" in md
+    assert "### Derivation (Lemma 4.2)" in md and "`lemma_4_2.sequential_exp` | z3" in md
     assert "`axiom.markov` (Markov's inequality" in md
 
 
