@@ -6,6 +6,7 @@ import sympy as sp
 
 from verify.proofs import aggregates as agg
 from verify.proofs.core import Verdict
+from verify.proofs.links import per_flip_link
 from verify.proofs.methods import Use, custom_step, z3_step
 from verify.proofs.positions import sum_induction
 
@@ -116,6 +117,7 @@ z3_step(
 TT, T2 = sp.symbols("T T'", real=True)
 _N, _w, _C, _t, _b1, _b2 = sp.symbols("N w C t beta beta'", real=True)
 _X = _w * _C * _t**2 / _N  # Cor 4.3's flip bound on the good event
+_FLIP_HYPS, _FLIP_USES, _PER_FLIP_AT = per_flip_link(_N, _w, _C, _b1, _b2, TT - T2)
 z3_step(
     "lemma_4_4.sign_kept",
     L44,
@@ -130,19 +132,15 @@ z3_step(
         _b1 <= _t,
         _b2 >= 1,
         _b2 <= _t,
-        sp.Abs(TT - T2) <= _w * _C * _b1 * _b2 / _N,
+        *_FLIP_HYPS,
         TT * T2 <= 0,
         sp.Abs(TT - T2) <= _X,
     ],
     sp.Le(sp.Abs(TT), _X),
     sp.Le(sp.Abs(TT), _X / 2),
-    facts=("cor_4_3.per_flip",),
     uses=(
-        Use(
-            "cor_4_3.good_event",
-            {"N": _N, "w": _w, "C": _C, "t": _t, "beta": _b1, "beta'": _b2, "dT": TT - T2},
-            sp.Abs(TT - T2) <= _X,
-        ),
+        *_FLIP_USES,
+        Use("cor_4_3.good_event", {**_PER_FLIP_AT, "t": _t}, sp.Abs(TT - T2) <= _X),
     ),
     note="a neighbour with the other sign forces |T(x)| <= ||w|| C_infl t^2/N (Cor 4.3's flip"
     " bound on the good event, from the per-flip bound of Lemma 2.9)",

@@ -8,6 +8,7 @@ from functools import lru_cache
 import sympy as sp
 
 from verify.proofs.core import Verdict
+from verify.proofs.links import per_flip_link
 from verify.proofs.methods import Use, custom_step, sympy_identity, z3_step
 
 DOC5 = "docs/derivations_eps_zero.md#5-thm-45-and-borel-cantelli"
@@ -194,6 +195,7 @@ _N, _w, _C, _t, _b1, _b2 = sp.symbols("N w C t beta beta'", real=True)
 _T1, _T2, _fb, _la, _lb, _q = sp.symbols("T1 T2 fb lf l2xi q", real=True)
 _s, _K0, _mN = sp.symbols("s K_0 m_N", real=True)
 _FLIP_ON_GOOD = _w * _C * _t**2 / _N
+_FLIP_HYPS, _FLIP_USES, _PER_FLIP_AT = per_flip_link(_N, _w, _C, _b1, _b2, _T1 - _T2)
 z3_step(
     "thm_4_5.margin_reading",
     T45,
@@ -207,7 +209,8 @@ z3_step(
         _n > sp.Max(0, _A / (1 - _z)),
         _xi > 0,
         # off E_N: the string x and its neighbour x^n have blowups beta, beta' <= t = N^{zeta/2},
-        # and the flip moves T by at most the per-flip bound (cor_4_3.per_flip)
+        # and the flip moves T by at most the per-flip bound (cor_4_3.per_flip, from Lemma
+        # 2.9's |dT| <= ||w|| I, I <= bt_L beta beta'/S)
         _N >= 1,
         _w >= 0,
         _C >= 0,
@@ -216,7 +219,7 @@ z3_step(
         _b1 <= _t,
         _b2 >= 1,
         _b2 <= _t,
-        sp.Abs(_T1 - _T2) <= _w * _C * _b1 * _b2 / _N,
+        *_FLIP_HYPS,
         # fb = ||w|| C_infl N^{zeta-1} = ||w|| C_infl t^2/N (cor_4_3.power), its log10 and that
         # of 2 xi differ by A + (zeta - 1) log10 N (cor_4_3.log_form)
         _fb > 0,
@@ -238,7 +241,7 @@ z3_step(
     ],
     sp.Ge(_K0, _mN),
     sp.Ge(_K0, 2 * _mN),
-    facts=("cor_4_3.per_flip", "cor_4_3.power", "cor_4_3.log_form"),
+    facts=("cor_4_3.power", "cor_4_3.log_form"),
     uses=(
         Use("cor_4_3.threshold", {"A": _A, "n": _n, "zeta": _z}, _A + (_z - 1) * _n < 0),
         *(
@@ -249,9 +252,10 @@ z3_step(
             )
             for hyp in (sp.Eq(_la - _lb, _q * (_fb - 2 * _xi)), _q > 0)
         ),
+        *_FLIP_USES,
         Use(
             "cor_4_3.good_event",
-            {"N": _N, "w": _w, "C": _C, "t": _t, "beta": _b1, "beta'": _b2, "dT": _T1 - _T2},
+            {**_PER_FLIP_AT, "t": _t},
             sp.Abs(_T1 - _T2) <= _FLIP_ON_GOOD,
         ),
         Use("cor_4_6.label_kept", {"T1": _T1, "T2": _T2, "xi": _xi}, _T1 * _T2 > 0),

@@ -49,9 +49,6 @@ INSTANCE: dict[str, str] = {
     "thm_4_5.series_order": "(D, L) = (16, 1), (32, 2)",
     "thm_4_5.series_convergence": "(D, L) = (16, 1), (32, 2)",
     "hr_cor_5.edge_symmetry": "every f on N = 3 bits",
-    "trivial_bounds.function_count": "N = 0..3",
-    "sec_6_random_functions.neighbourhoods": "N = 1..8",
-    "sec_6_random_functions.biased_mean": "N = 1, 2, 3",
 }
 
 
