@@ -175,3 +175,36 @@ def test_the_only_z3_step_without_a_real_claim_is_the_integer_one() -> None:
         if ob.method == "z3" and not {"hyps", "parts"} & set(ob.meta)
     )
     assert bare == ["sec_5_majority.tie_strings"]
+
+
+@pytest.mark.parametrize(
+    "ob_id",
+    [
+        "sec_5_majority.chain_threshold",
+        "thm_4_5.chain_smallest_biting_n",
+        "thm_4_5.chain_series_order",
+        "thm_4_5.chain_series",
+    ],
+)
+def test_the_exact_checks_at_every_size_the_toolkit_uses_are_instances(ob_id: str) -> None:
+    assert obligation_class(OBLIGATIONS[ob_id]) == "instance"
+
+
+@pytest.mark.parametrize(
+    "ob_id", ["sec_5_majority.tail_derivative", "sec_5_majority.tail_increasing"]
+)
+def test_the_tail_of_n_star_is_proved_for_every_c(ob_id: str) -> None:
+    ob = OBLIGATIONS[ob_id]
+    assert obligation_class(ob) == "genuine"
+    assert ob.prove().status == "proved" and ob.refute_twin().status == "refuted"
+
+
+def test_a_threshold_whose_tail_certificate_starts_too_early_fails(monkeypatch) -> None:
+    """N* right but N_tail = 2 (before c / ln 2, and where the lower bound is below N^c): the
+    chain checks the certificate, not only N*."""
+    real = majority.majority_polynomial_threshold
+    monkeypatch.setattr(
+        majority, "majority_polynomial_threshold", lambda c, tie="zero": (real(c, tie)[0], 2)
+    )
+    verdict = OBLIGATIONS["sec_5_majority.chain_threshold"].prove()
+    assert verdict.status == "failed" and verdict.point

@@ -10,7 +10,14 @@ import pytest
 import sympy as sp
 
 from verify.proofs import aggregates as agg
-from verify.proofs import eps_zero_lemma_4_4, finite_products, layer_norm_jacobian, load
+from verify.proofs import (
+    corollaries,
+    coverage_random,
+    eps_zero_lemma_4_4,
+    finite_products,
+    layer_norm_jacobian,
+    load,
+)
 from verify.proofs.core import OBLIGATIONS, discharge, scratch_registry
 from verify.proofs.status import INSTANCE, obligation_class
 
@@ -24,6 +31,9 @@ GENERAL = (
     "lemma_3_2.product",
     "lemma_4_2.union_threshold",
     "lemma_4_4.volume_average",
+    "trivial_bounds.function_count",
+    "sec_6_random_functions.neighbourhoods",
+    "sec_6_random_functions.biased_mean",
 )
 
 
@@ -112,3 +122,32 @@ def test_a_planted_wrong_volume_average_fails() -> None:
             concl=sp.Le(ts, b / 2), twin=sp.Le(ts, b / 4),
         )  # fmt: skip
         assert discharge(ob).verdict.status == "failed"
+
+
+def test_a_planted_wrong_function_count_fails(monkeypatch) -> None:
+    monkeypatch.setattr(corollaries, "N_FUNCTIONS", 2 ** (2**corollaries.nb - 1))
+    assert OBLIGATIONS["trivial_bounds.function_count"].prove().status == "failed"
+
+
+def test_a_planted_wrong_neighbourhood_count_fails(monkeypatch) -> None:
+    right = coverage_random.meet
+    monkeypatch.setattr(coverage_random, "meet", lambda n, d: right(n, d) + (d == 2))
+    assert OBLIGATIONS["sec_6_random_functions.neighbourhoods"].prove().status == "failed"
+
+
+def test_a_planted_wrong_biased_mean_fails(monkeypatch) -> None:
+    n, p = coverage_random.nn_, coverage_random.pp
+    monkeypatch.setattr(coverage_random, "BIASED", 2**n * (p ** (n + 1) + (1 - p) ** n))
+    assert OBLIGATIONS["sec_6_random_functions.biased_mean"].prove().status == "failed"
+
+
+def test_the_series_instances_cover_every_grid_the_toolkit_runs() -> None:
+    from verify.proofs.eps_zero_thm_4_5 import series_grid
+    from verify.statements.cor_4_6 import D_MODEL, N_LAYERS
+    from verify.statements.thm_4_5 import SERIES_GRID
+
+    used = {(a[0], a[1]) for level in SERIES_GRID for a in level} | {(D_MODEL, N_LAYERS)}
+    assert set(series_grid()) == used and (128, 1) in used
+    detail = OBLIGATIONS["thm_4_5.series_order"].prove().detail
+    assert all(f"(D, L) = {g}" in detail for g in used)
+    assert "series_order" in " ".join(k for k in INSTANCE if k.startswith("thm_4_5."))

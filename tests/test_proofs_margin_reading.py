@@ -30,6 +30,8 @@ def test_the_reading_is_a_step_not_prose() -> None:
         "cor_4_3.threshold",
         "axiom.log_monotone",
         "cor_4_3.good_event",
+        "cor_4_3.per_flip",
+        "lemma_2_9.constant_off_readout",
         "cor_4_6.label_kept",
     }
 
@@ -46,7 +48,8 @@ def test_the_logs_monotonicity_carries_the_chain() -> None:
     assert _z3_check(hyps, OB.meta["concl"])[1] != z3.unsat
 
 
-def _wrong(k: int, key: str, value) -> list:
+def _wrong(fact: str, key: str, value) -> list:
+    k = next(i for i, u in enumerate(USES) if u.fact == fact)
     u = USES[k]
     return [*USES[:k], dataclasses.replace(u, subst={**u.subst, key: value}), *USES[k + 1 :]]
 
@@ -55,14 +58,14 @@ XI = sp.Symbol("xi", real=True)
 
 
 @pytest.mark.parametrize(
-    ("k", "key", "value"),
+    ("fact", "key", "value"),
     [
-        (0, "n", sp.Symbol("n", real=True) / 2),  # the threshold at sqrt(N)
-        (1, "b", XI),  # the margin's 2 xi halved
-        (3, "beta", sp.Symbol("t", real=True) ** 2),  # a blowup off the good event
-        (4, "xi", XI / 2),  # the label kept at half the margin
+        ("cor_4_3.threshold", "n", sp.Symbol("n", real=True) / 2),  # the threshold at sqrt(N)
+        ("axiom.log_monotone", "b", XI),  # the margin's 2 xi halved
+        ("cor_4_3.good_event", "beta", sp.Symbol("t", real=True) ** 2),  # off the good event
+        ("cor_4_6.label_kept", "xi", XI / 2),  # the label kept at half the margin
     ],
 )
-def test_a_wrong_substitution_fails(k: int, key: str, value) -> None:
-    v = check_uses(OB.meta["hyps"], _wrong(k, key, value))
-    assert v is not None and v.status == "failed" and USES[k].fact in v.detail
+def test_a_wrong_substitution_fails(fact: str, key: str, value) -> None:
+    v = check_uses(OB.meta["hyps"], _wrong(fact, key, value))
+    assert v is not None and v.status == "failed" and fact in v.detail

@@ -34,12 +34,14 @@ def test_every_instance_names_a_registered_obligation() -> None:
 
 
 def test_classes_and_the_scale(monkeypatch) -> None:
-    assert obligation_class(OBLIGATIONS["lemma_2_9.softmax_weight_simple"]) == "box"
+    # exp over the whole domain by E = e^{2R} >= 1 (tests/test_proofs_exp_substitution.py has
+    # the class of an arb step on a box)
+    assert obligation_class(OBLIGATIONS["lemma_2_9.softmax_weight_simple"]) == "genuine"
     monkeypatch.setitem(INSTANCE, "lemma_2_9.hm_le_gm", "a size named for the test")
     assert obligation_class(OBLIGATIONS["lemma_2_9.hm_le_gm"]) == "instance"
     monkeypatch.delitem(INSTANCE, "lemma_2_9.hm_le_gm")
     assert obligation_class(OBLIGATIONS["thm_4_5.power_mean"]) == "genuine"  # every a >= 1
-    assert obligation_class(OBLIGATIONS["lemma_2_9.chain_parameter_norms"]) == "chain sampled"
+    assert obligation_class(OBLIGATIONS["prop_3_5.chain_box_norms"]) == "chain sampled"
     # on symbols for every D (vectors of symbolic length), by branch and bound over every float
     assert obligation_class(OBLIGATIONS["trivial_bounds.chain_output_swing"]) == "chain proved"
     assert obligation_class(OBLIGATIONS["trivial_bounds.chain_probability"]) == "chain proved"
@@ -92,7 +94,8 @@ def test_the_trust_base_lists_axioms_solvers_and_what_is_sampled() -> None:
     t = trust_base("Cor 4.6")
     assert {"Thm 4.5", "Cor 4.3", "Lemma 4.2"} <= set(t["statements"])
     assert "axiom.borel_cantelli" in t["axioms"] and "z3" in t["solvers"]
-    assert "thm_4_5.chain_series_order" in t["sampled"]
+    assert "lemma_2_9.chain_parameter_norms" in t["instances"]  # on symbols, layouts enumerated
+    assert {"thm_4_5.chain_series_order", "thm_4_5.chain_series"} <= set(t["instances"])
     assert "lemma_4_2.chain_neighbourhood" not in t["sampled"]  # proved on symbols
     assert t["prose"] == []  # Thm 4.5's reading: thm_4_5.margin_reading
     assert "axiom.borel_cantelli" in t["axioms_no_schema"]
@@ -105,7 +108,7 @@ def test_the_trust_base_lists_axioms_solvers_and_what_is_sampled() -> None:
         for i, ob in OBLIGATIONS.items()
         if ob.statement in below and obligation_class(ob) == "instance"
     )
-    assert trust_base("Sec 5 MAJORITY")["axioms"] == ["axiom.central_binomial"]
+    assert trust_base("Sec 5 MAJORITY")["axioms"] == ["axiom.central_binomial", "axiom.mean_value"]
 
 
 def test_a_partial_run_is_not_discharged_not_failed() -> None:

@@ -22,6 +22,8 @@ load()
 # simplification of the coded expression), so equal sides are the check's result
 COMPUTED_LHS = {
     "hr_thm_6.cap_growth": "t*^{-1/2} of the coded threshold t*, simplified by sympy",
+    "sec_5_majority.tail_derivative": "h'(x) of the log of MAJORITY's lower bound over x^c,"
+    " differentiated by sympy",
 }
 
 

@@ -278,6 +278,7 @@ def _print_earned(outcomes) -> dict:
     statuses."""
     from collections import Counter
 
+    from verify.proofs.citations import citation_counts as obligation_kinds
     from verify.proofs.core import OBLIGATIONS
     from verify.proofs.status import citation_counts, earned_statuses, obligation_class
 
@@ -288,6 +289,11 @@ def _print_earned(outcomes) -> dict:
     cites = citation_counts(o.obligation for o in outcomes)
     print(
         "citations checked by uses=: " + ", ".join(f"{k} {n} of {t}" for k, (n, t) in cites.items())
+    )
+    kinds = obligation_kinds(o.obligation for o in outcomes)
+    print(
+        f"  of the obligation citations: {kinds['composition']} are compositions in chains (no"
+        f" hypothesis); of the rest {kinds['checked']} checked, {kinds['label']} labels"
     )
     print(f"{'statement':24s} {'earned':14s} {'derivation':14s} weakest on its path")
     done = {o.obligation.id for o in outcomes}

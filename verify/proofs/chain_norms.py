@@ -16,8 +16,10 @@ code (no SVD: a power iteration of our own gives a certificate).
   at once (every entry +B, the token row 0 at -B): a norm of the box is the supremum over it
   (the all-B block attains B sqrt(r c), the bound ||W||_2 <= ||W||_F), not less.
 
-Checked on the chains' seeded models (:func:`verify.proofs.chain.models`): at points, as the
-chains that use the summary are.
+Checked on the chains' seeded models (:func:`verify.proofs.chain.models`): box_norms at points
+(``prop_3_5.chain_box_norms``); the summary's checks here corroborate numpy's 2-norm inside
+``lemma_2_9.chain_parameter_norms``, which is proved on symbols
+(:mod:`verify.proofs.chain_param_norms`).
 """
 
 from __future__ import annotations
@@ -29,7 +31,7 @@ from typing import Any
 import numpy as np
 from flint import arb
 
-from verify.proofs.chain import CODE, N_POINTS, REL_TOL, code, models
+from verify.proofs.chain import CODE, REL_TOL, code, models
 from verify.proofs.core import Verdict
 from verify.proofs.methods import custom_step
 
@@ -176,20 +178,6 @@ def _norms_check(weaken: float = 1.0) -> tuple[int, dict | None, str]:
     return len(models()), None, ""
 
 
-def _norms_prove() -> Verdict:
-    n, pt, msg = _norms_check()
-    if pt is not None:
-        return Verdict("failed", f"{CODE['lemma_2_9.chain_parameter_norms']}: {msg}", pt)
-    return Verdict("proved", f"every norm of the summary meets its definition on {n} models")
-
-
-def _norms_twin() -> Verdict:
-    _, pt, msg = _norms_check(0.5)
-    if pt is None:
-        return Verdict("not refuted", "the halved spectral norms passed every model")
-    return Verdict("refuted", f"halved spectral norms caught: {msg}", pt)
-
-
 # ---- box_norms: the supremum over the box, attained
 def _attaining_point(cfg: Any, box: float) -> Any:
     """The point of [-B, B]^M with every entry +B but the token row 0 at -B."""
@@ -247,20 +235,6 @@ def _box_twin() -> Verdict:
     return Verdict("refuted", f"halved box norms caught: {msg}", pt)
 
 
-custom_step(
-    "lemma_2_9.chain_parameter_norms",
-    "Lemma 2.9",
-    "Step 1: the norms of theta",
-    DOC,
-    "chain",
-    f"{CODE['lemma_2_9.chain_parameter_norms']}: each spectral norm >= ||W v|| / ||v|| (arb) and"
-    " <= the certified upper bound; biases, gains, token difference, readout = their"
-    f" definitions; emb_max >= every input row; at {N_POINTS} seeded models",
-    f"{CODE['lemma_2_9.chain_parameter_norms']} with its spectral norms times 1/2",
-    _norms_prove,
-    _norms_twin,
-    evidence="points",
-)
 custom_step(
     "prop_3_5.chain_box_norms",
     "Prop 3.5",

@@ -103,13 +103,14 @@ custom_step(
     DOC5,
     "chain",
     f"{CODE['thm_4_5.chain_smallest_biting_n']}(e) = min{{N >= 2 : N^e <= 2^N}} (every smaller"
-    " N has N^e > 2^N: K_0 <= 2^N), decided in arb, at every exact e = (D-1)/(2L) - 5 with"
-    " D <= 256, L <= 8 and edge float exponents",
+    " N has N^e > 2^N: K_0 <= 2^N), decided exactly (arb, ties in integers), at every exact"
+    " e = (D-1)/(2L) - 5 with D <= 256, L <= 8 (an instance: every exponent of Thm 4.5's grids,"
+    " D <= 128, L <= 3, the only calls the toolkit makes) and 7 edge float exponents",
     f"{CODE['thm_4_5.chain_smallest_biting_n']} plus one",
     _biting_prove,
     _biting_twin,
     facts=("thm_4_5.chain_exponent", "trivial_bounds.function_count"),
-    evidence="points",
+    evidence="sizes",
 )
 
 
@@ -174,7 +175,8 @@ custom_step(
     "chain",
     f"{CODE['thm_4_5.chain_series_order']}(D, L): e = (D-1)/(2L) - 5, zeta = (D-2)/(D-1),"
     " p = e + 1 + K - zeta (D-1)/2, q = K - 1, lim a_N / (N^p log^q N) finite > 0, convergent"
-    " iff p < -1, e* = zeta (D-1)/2 - 2L - 2, at every (D, L) of Thm 4.5's series grids",
+    " iff p < -1, e* = zeta (D-1)/2 - 2L - 2, at every (D, L) of Thm 4.5's series grids (an"
+    " instance: the only calls the toolkit makes, box = 1)",
     f"{CODE['thm_4_5.chain_series_order']} with the order halved",
     _series_prove,
     _series_twin,
@@ -184,7 +186,7 @@ custom_step(
         "thm_4_5.summable_iff",
         "thm_4_5.chain_series",
     ),
-    evidence="points",
+    evidence="sizes",
 )
 
 

@@ -146,6 +146,7 @@ class Outcome:
             "claim": ob.claim,
             "twin_claim": ob.twin_claim,
             "facts": list(ob.facts),
+            "uses": list(dict.fromkeys(u.fact for u in ob.meta.get("uses", ()))),
             "evidence": ob.evidence,
             "doc": ob.doc,
             "seconds": round(self.seconds, 4),

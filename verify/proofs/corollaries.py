@@ -62,15 +62,21 @@ z3_step(
         )
         for v in (va, vb)
     ),
-    facts=("lemma_3_2.z_max", "lemma_3_2.product_induction"),
     note="tau = 1 + (var + eps)^{-1/2} for the layer's two norms: their max <= 1 + eps^{-1/2};"
-    " L of them by the induction step",
+    " L of them by the induction step (lemma_3_2.product_induction, which this step feeds)",
 )
 
 # ---- section 0: the trivial bounds
 D, a, nu, nu2, du, dT, T, s, c, G, dy = sp.symbols("D a nu nu' du dT T s c G dy", real=True)
 SWING = 2 * sp.sqrt(D) * a  # a = |w * g|_2
 v1_, e1_, v2_, e2_ = sp.symbols("var_1 epsilon_1 var_2 epsilon_2", real=True)
+
+
+def _ln_norm(v: sp.Expr, e: sp.Expr) -> sp.Expr:
+    """|u|^2 = D var/(var + eps) for a layer norm's output u (no gain)."""
+    return D * v / (v + e)
+
+
 _unit = [
     D >= 1,
     nu >= 0,
@@ -83,22 +89,23 @@ _unit = [
     e2_ >= 0,
     v2_ + e2_ > 0,
     nu2**2 * (v2_ + e2_) <= D * v2_,
-    nu**2 <= D,
-    nu2**2 <= D,
+    _ln_norm(v1_, e1_) <= D,
+    _ln_norm(v2_, e2_) <= D,
     du >= 0,
     du <= nu + nu2,
 ]
 # |u|^2 <= D var/(var + eps) for a layer norm's output u: lemma_2_9.ln_output_bound at each end
-_UNIT_USES = (
-    Use("lemma_2_9.ln_output_bound", {"var": v1_, "epsilon": e1_, "D": D}, nu**2 <= D),
-    Use("lemma_2_9.ln_output_bound", {"var": v2_, "epsilon": e2_, "D": D}, nu2**2 <= D),
+_UNIT_USES = tuple(
+    Use("lemma_2_9.ln_output_bound", {"var": v, "epsilon": e, "D": D}, _ln_norm(v, e) <= D)
+    for v, e in ((v1_, e1_), (v2_, e2_))
 )
+_SWING_HYPS = [a >= 0, *_unit, sp.Abs(dT) <= a * du]
 z3_step(
     "trivial_bounds.output_swing",
     TB,
     "Output swing",
     DOC0,
-    [a >= 0, *_unit, sp.Abs(dT) <= a * du],
+    _SWING_HYPS,
     sp.Le(sp.Abs(dT), SWING),
     sp.Le(sp.Abs(dT), SWING / 2),
     uses=_UNIT_USES,
@@ -111,10 +118,17 @@ z3_step(
     TB,
     "Output swing",
     DOC0,
-    [a >= 0, D >= 1, nu >= 0, nu**2 <= D, sp.Abs(s) <= a * nu, sp.Abs(T) <= sp.Abs(s) + sp.Abs(c)],
+    [
+        a >= 0,
+        *_unit[:7],
+        _ln_norm(v1_, e1_) <= D,
+        sp.Abs(s) <= a * nu,
+        sp.Abs(T) <= sp.Abs(s) + sp.Abs(c),
+    ],
     sp.Le(sp.Abs(T), ABS_BOUND),
     sp.Le(sp.Abs(T), sp.sqrt(D) * a),
-    facts=("lemma_2_9.ln_output_bound", "axiom.cauchy_schwarz", "axiom.triangle"),
+    uses=_UNIT_USES[:1],
+    facts=("axiom.cauchy_schwarz", "axiom.triangle"),
     note="T = (w * g) . u + (w . b + omega), s = (w * g) . u",
 )
 READOUT_SWING = 2 * sp.sqrt(D) * G  # G = max |g|
@@ -137,11 +151,27 @@ z3_step(
     TB,
     "H&R Cor 5's left side",
     DOC0,
-    [xi > 0, av >= 0, ne >= 0, 2 * xi <= d, d <= sw],
+    [
+        *_SWING_HYPS,
+        sp.Abs(dT) <= SWING,
+        SWING <= sw,
+        xi > 0,
+        av >= 0,
+        ne >= 0,
+        2 * xi <= sp.Abs(dT),
+    ],
     sp.Le(2 * xi * av * ne, SENSITIVITY),
     sp.Le(2 * xi * av * ne, SENSITIVITY / 2),
-    facts=("trivial_bounds.output_swing",),
-    note="d = |T(x) - T(x^n)| on a sensitive edge (as_N = 0: 0 <= 0); n_e = 1, or 2^N edges",
+    uses=(
+        *_UNIT_USES,
+        Use(
+            "trivial_bounds.output_swing",
+            {x.name: x for x in (a, D, nu, nu2, v1_, e1_, v2_, e2_, du, dT)},
+            sp.Abs(dT) <= SWING,
+        ),
+    ),
+    note="dT = T(x) - T(x^n) on a sensitive edge, |dT| >= 2 xi, and S >= the output swing"
+    " (as_N = 0: 0 <= 0); n_e = 1, or 2^N edges",
 )
 
 nb = sp.symbols("N", positive=True, integer=True)
@@ -171,11 +201,36 @@ def _count(formula) -> tuple[bool, int]:
     return True, -1
 
 
+N_FUNCTIONS = 2 ** (2**nb)  # the claim: #{f: {0,1}^N -> {0,1}}
+
+
 def _count_prove() -> Verdict:
-    ok, n = _count(lambda n: 2 ** (2**n))
-    if ok:
-        return Verdict("proved", "enumeration: 2^(2^N) truth tables at N = 0..3")
-    return Verdict("failed", "count differs", {"N": n})
+    """Every N: axiom.function_count (|B|^|A| maps A -> B), its schema instantiated twice:
+    |{0,1}^N| = 2^N (maps {1..N} -> {0,1}), then 2^(2^N) maps {0,1}^N -> {0,1}; sympy
+    compares with the claim for symbolic N. Cross-check: truth tables enumerated at N = 0..3."""
+    from verify.proofs.core import AXIOMS
+
+    sch = AXIOMS["axiom.function_count"].schema
+    sym = {s.name: s for s in sch.concl.free_symbols}
+
+    def maps(na: sp.Expr, nb_: sp.Expr) -> sp.Expr:
+        at = {sym["na"]: na, sym["nb"]: nb_}
+        for h in sch.hyps:  # the schema's premises at the instance, for every N
+            if sp.simplify(h.subs(at)) is not sp.true:
+                raise ValueError(f"axiom.function_count's premise {h} fails at {at}")
+        return sp.solve(sch.concl.subs(at), sym["count"])[0]
+
+    counted = maps(maps(nb, 2), 2)
+    if sp.simplify(counted - N_FUNCTIONS) != 0:
+        return Verdict("failed", f"axiom.function_count gives {counted}, not {N_FUNCTIONS}")
+    ok, n = _count(lambda k: int(N_FUNCTIONS.subs(nb, k)))
+    if not ok:
+        return Verdict("failed", "the enumerated count differs", {"N": n})
+    return Verdict(
+        "proved",
+        f"sympy, symbolic N: axiom.function_count twice gives {counted}; enumeration agrees at"
+        " N = 0..3",
+    )
 
 
 def _count_twin() -> Verdict:
@@ -189,7 +244,8 @@ custom_step(
     "Counting",
     DOC0,
     "sympy",
-    "#{f: {0,1}^N -> {0,1}} = 2^(2^N) (enumerated at N = 0..3; any N: axiom.function_count)",
+    "#{f: {0,1}^N -> {0,1}} = 2^(2^N) for every N >= 0 (axiom.function_count's schema at"
+    " |A| = N, |B| = 2, then at |A| = 2^N, |B| = 2: symbolic N; enumerated at N = 0..3)",
     "#{f: {0,1}^N -> {0,1}} = 2^N",
     _count_prove,
     _count_twin,
@@ -200,45 +256,56 @@ custom_step(
 w, C, N, b1, b2, inf_, t, zeta = sp.symbols("w C N beta beta' I t zeta", real=True)
 FLIP = w * C * b1 * b2 / N
 _S, _bt = sp.symbols("S bt_L", real=True)  # positions, the recursion's coefficient (Lemma 2.9)
+_PER_FLIP = [
+    N >= 1,
+    w >= 0,
+    C >= 0,
+    b1 >= 1,
+    b2 >= 1,
+    _S >= N,
+    _bt >= 0,
+    _bt <= C,
+    inf_ <= _bt * b1 * b2 / _S,
+    sp.Abs(dT) <= w * inf_,
+    inf_ <= C * b1 * b2 / N,
+]
+_OFF_READOUT = Use(
+    "lemma_2_9.constant_off_readout",
+    {"N": N, "S": _S, "beta": b1, "beta'": b2, "bt_L": _bt, "C": C, "I": inf_},
+    inf_ <= C * b1 * b2 / N,
+)
 z3_step(
     "cor_4_3.per_flip",
     C43,
     "Per flip",
     DOC3,
-    [
-        N >= 1,
-        w >= 0,
-        C >= 0,
-        b1 >= 1,
-        b2 >= 1,
-        _S >= N,
-        _bt >= 0,
-        _bt <= C,
-        inf_ <= _bt * b1 * b2 / _S,
-        sp.Abs(dT) <= w * inf_,
-        inf_ <= C * b1 * b2 / N,
-    ],
+    _PER_FLIP,
     sp.Le(sp.Abs(dT), FLIP),
     sp.Le(sp.Abs(dT), FLIP / 2),
     facts=("axiom.cauchy_schwarz",),
-    uses=(
-        Use(
-            "lemma_2_9.constant_off_readout",
-            {"N": N, "S": _S, "beta": b1, "beta'": b2, "bt_L": _bt, "C": C, "I": inf_},
-            inf_ <= C * b1 * b2 / N,
-        ),
-    ),
+    uses=(_OFF_READOUT,),
     note="the readout is off the flipped bit (eos), Lemma 2.9 with delta = 0",
 )
+
+
 z3_step(
     "cor_4_3.good_event",
     C43,
     "On the good event",
     DOC3,
-    [N >= 1, w >= 0, C >= 0, t >= 1, b1 >= 1, b1 <= t, b2 >= 1, b2 <= t, sp.Abs(dT) <= FLIP],
+    [*_PER_FLIP, sp.Abs(dT) <= FLIP, t >= 1, b1 <= t, b2 <= t],
     sp.Le(sp.Abs(dT), w * C * t**2 / N),
     sp.Le(sp.Abs(dT), w * C * t / N),
-    facts=("cor_4_3.per_flip", "lemma_4_2.neighbourhood"),
+    uses=(
+        _OFF_READOUT,
+        Use(
+            "cor_4_3.per_flip",
+            {x.name: x for x in (N, w, C, b1, b2, _S, _bt, inf_, dT)},
+            sp.Abs(dT) <= FLIP,
+        ),
+    ),
+    facts=("lemma_4_2.neighbourhood",),
+    note="on the good event beta, beta' <= t (its probability: lemma_4_2.neighbourhood)",
 )
 Np, zp, wp, Cp, xip = sp.symbols("N zeta w C xi", positive=True)
 GOOD_EVENT = Np ** (zp / 2)

@@ -6,6 +6,7 @@ import sympy as sp
 
 from verify.proofs import aggregates as agg
 from verify.proofs.core import Verdict
+from verify.proofs.links import per_flip_link
 from verify.proofs.methods import Use, custom_step, z3_step
 from verify.proofs.positions import sum_induction
 
@@ -84,21 +85,49 @@ agg.aggregate_step(
     facts=("lemma_4_4.gram_det", "axiom.ball_volume", "axiom.union_bound"),
 )
 wq, qq, Bb, Wsum, Ssum = sp.symbols("w q B W Sigma", real=True)
+# per cube: Lemma 4.2's premises on the cube's own (uniform) law, at the common N, k, p
+_pb, _pm, _ex = sp.symbols("p_b p_m E", real=True)
+_nn, _kk, _pp = sp.symbols("N k p", real=True)
+_NEIGHBOURHOOD = _pp * (1 + _nn / (_nn - _kk + 1))  # lemma_4_2.neighbourhood's bound
 sum_induction(
     "lemma_4_4.volume_average",
     L44,
     "P_Theta[bad] is the volume average of the per-cube probabilities",
     DOC4,
-    terms=(wq, qq),
-    term_hyps=(wq >= 0, qq <= Bb),
+    terms=(wq, qq, _pb, _pm, _ex),
+    # the cube's terms, and at the common N, k, p (in every cube's hypotheses: with no cube
+    # there is nothing to bound) the bound <= B
+    term_hyps=(
+        _nn >= 1,
+        _kk >= 0,
+        _kk <= _nn,
+        _pp >= 0,
+        _NEIGHBOURHOOD <= Bb,
+        wq >= 0,
+        _pb <= _pp,
+        _ex >= 0,
+        _ex <= _nn * _pp,
+        _pm >= 0,
+        _pm * (_nn - _kk + 1) <= _ex,
+        qq <= _pb + _pm,
+        qq <= _NEIGHBOURHOOD,
+    ),
     sums={Wsum: wq, Ssum: wq * qq},
     invariant=(Ssum <= Wsum * Bb,),
     final=(sp.Eq(Wsum, 1),),
     concl=sp.Le(Ssum, Bb),
     twin=sp.Le(Ssum, Bb / 2),
-    facts=("axiom.total_probability", "lemma_4_2.neighbourhood"),
+    facts=("axiom.total_probability",),
+    uses=(
+        Use(
+            "lemma_4_2.neighbourhood",
+            {"N": _nn, "k": _kk, "p": _pp, "p_b": _pb, "p_m": _pm, "E": _ex, "P": qq},
+            qq <= _NEIGHBOURHOOD,
+        ),
+    ),
     note="any number of cubes, each of volume share w_j >= 0 (summing to 1) and per-cube"
-    " probability q_j at most the Lemma 4.2 bound B",
+    " probability q_j at most the Lemma 4.2 bound p (1 + N/(N - k + 1)) <= B"
+    " (lemma_4_2.neighbourhood on the cube's law, a checked use at each cube)",
 )
 Bc, rc, nc, xc = sp.symbols("B rho n x", real=True)
 z3_step(
@@ -116,6 +145,7 @@ z3_step(
 TT, T2 = sp.symbols("T T'", real=True)
 _N, _w, _C, _t, _b1, _b2 = sp.symbols("N w C t beta beta'", real=True)
 _X = _w * _C * _t**2 / _N  # Cor 4.3's flip bound on the good event
+_FLIP_HYPS, _FLIP_USES, _PER_FLIP_AT = per_flip_link(_N, _w, _C, _b1, _b2, TT - T2)
 z3_step(
     "lemma_4_4.sign_kept",
     L44,
@@ -130,19 +160,15 @@ z3_step(
         _b1 <= _t,
         _b2 >= 1,
         _b2 <= _t,
-        sp.Abs(TT - T2) <= _w * _C * _b1 * _b2 / _N,
+        *_FLIP_HYPS,
         TT * T2 <= 0,
         sp.Abs(TT - T2) <= _X,
     ],
     sp.Le(sp.Abs(TT), _X),
     sp.Le(sp.Abs(TT), _X / 2),
-    facts=("cor_4_3.per_flip",),
     uses=(
-        Use(
-            "cor_4_3.good_event",
-            {"N": _N, "w": _w, "C": _C, "t": _t, "beta": _b1, "beta'": _b2, "dT": TT - T2},
-            sp.Abs(TT - T2) <= _X,
-        ),
+        *_FLIP_USES,
+        Use("cor_4_3.good_event", {**_PER_FLIP_AT, "t": _t}, sp.Abs(TT - T2) <= _X),
     ),
     note="a neighbour with the other sign forces |T(x)| <= ||w|| C_infl t^2/N (Cor 4.3's flip"
     " bound on the good event, from the per-flip bound of Lemma 2.9)",

@@ -8,6 +8,7 @@ from functools import lru_cache
 import sympy as sp
 
 from verify.proofs.core import Verdict
+from verify.proofs.links import per_flip_link
 from verify.proofs.methods import Use, custom_step, sympy_identity, z3_step
 
 DOC5 = "docs/derivations_eps_zero.md#5-thm-45-and-borel-cantelli"
@@ -85,7 +86,15 @@ sympy_identity(
     (Dq - 1) * (Lq - 1) / (2 * Lq) - 2 * Lq + 3,
     (Dq - 1) * (Lq - 1) / (2 * Lq) - 2 * Lq,
 )
-GRID = ((16, 1), (32, 2))
+
+
+def series_grid() -> list[tuple[int, int]]:
+    """Every (D, L) the toolkit runs the bad-event series at: Thm 4.5's ``SERIES_GRID`` (every
+    level: quick, default, full) and Cor 4.6's (D, L)."""
+    from verify.statements.cor_4_6 import D_MODEL, N_LAYERS
+    from verify.statements.thm_4_5 import SERIES_GRID
+
+    return sorted({(a[0], a[1]) for level in SERIES_GRID for a in level} | {(D_MODEL, N_LAYERS)})
 
 
 @lru_cache(maxsize=64)
@@ -99,7 +108,7 @@ def _order(shift: sp.Expr = sp.S.Zero) -> list[tuple]:
     from verify.theory.zero_sensitivity import bad_event_series_term
 
     out = []
-    for dd, ll in GRID:
+    for dd, ll in series_grid():
         ee = sp.Rational(dd - 1, 2 * ll) - 5
         zz = sp.Rational(dd - 2, dd - 1)
         term, n = bad_event_series_term(dd, ll, ee, zz, box=1.0)
@@ -135,7 +144,9 @@ custom_step(
     "Series",
     DOC5,
     "sympy",
-    "a_N ~ N^p (log N)^{K-1}, p = e + 1 + K - zeta(D-1)/2, at (D, L) = (16, 1), (32, 2)",
+    "a_N ~ N^p (log N)^{K-1}, p = e + 1 + K - zeta(D-1)/2, at every (D, L) the toolkit runs the"
+    " series at (Thm 4.5's SERIES_GRID, every level, and Cor 4.6's: D in {16, 32, 64, 128},"
+    " L <= 3)",
     "a_N ~ N^{p - 1/2} (log N)^{K-1}",
     _series_order,
     _series_order_twin,
@@ -180,7 +191,8 @@ custom_step(
     "Series",
     DOC5,
     "sympy",
-    "sum_N N^p (log N)^{K-1} < inf at the grid's p (so sum P[E_N] < inf: Borel-Cantelli)",
+    "sum_N N^p (log N)^{K-1} < inf at the p of every (D, L) the toolkit runs the series at"
+    " (so sum P[E_N] < inf: Borel-Cantelli)",
     "the series with p + 1 converges",
     _series_conv,
     _series_conv_twin,
@@ -194,6 +206,7 @@ _N, _w, _C, _t, _b1, _b2 = sp.symbols("N w C t beta beta'", real=True)
 _T1, _T2, _fb, _la, _lb, _q = sp.symbols("T1 T2 fb lf l2xi q", real=True)
 _s, _K0, _mN = sp.symbols("s K_0 m_N", real=True)
 _FLIP_ON_GOOD = _w * _C * _t**2 / _N
+_FLIP_HYPS, _FLIP_USES, _PER_FLIP_AT = per_flip_link(_N, _w, _C, _b1, _b2, _T1 - _T2)
 z3_step(
     "thm_4_5.margin_reading",
     T45,
@@ -207,7 +220,8 @@ z3_step(
         _n > sp.Max(0, _A / (1 - _z)),
         _xi > 0,
         # off E_N: the string x and its neighbour x^n have blowups beta, beta' <= t = N^{zeta/2},
-        # and the flip moves T by at most the per-flip bound (cor_4_3.per_flip)
+        # and the flip moves T by at most the per-flip bound (cor_4_3.per_flip, from Lemma
+        # 2.9's |dT| <= ||w|| I, I <= bt_L beta beta'/S)
         _N >= 1,
         _w >= 0,
         _C >= 0,
@@ -216,7 +230,7 @@ z3_step(
         _b1 <= _t,
         _b2 >= 1,
         _b2 <= _t,
-        sp.Abs(_T1 - _T2) <= _w * _C * _b1 * _b2 / _N,
+        *_FLIP_HYPS,
         # fb = ||w|| C_infl N^{zeta-1} = ||w|| C_infl t^2/N (cor_4_3.power), its log10 and that
         # of 2 xi differ by A + (zeta - 1) log10 N (cor_4_3.log_form)
         _fb > 0,
@@ -238,7 +252,7 @@ z3_step(
     ],
     sp.Ge(_K0, _mN),
     sp.Ge(_K0, 2 * _mN),
-    facts=("cor_4_3.per_flip", "cor_4_3.power", "cor_4_3.log_form"),
+    facts=("cor_4_3.power", "cor_4_3.log_form"),
     uses=(
         Use("cor_4_3.threshold", {"A": _A, "n": _n, "zeta": _z}, _A + (_z - 1) * _n < 0),
         *(
@@ -249,9 +263,10 @@ z3_step(
             )
             for hyp in (sp.Eq(_la - _lb, _q * (_fb - 2 * _xi)), _q > 0)
         ),
+        *_FLIP_USES,
         Use(
             "cor_4_3.good_event",
-            {"N": _N, "w": _w, "C": _C, "t": _t, "beta": _b1, "beta'": _b2, "dT": _T1 - _T2},
+            {**_PER_FLIP_AT, "t": _t},
             sp.Abs(_T1 - _T2) <= _FLIP_ON_GOOD,
         ),
         Use("cor_4_6.label_kept", {"T1": _T1, "T2": _T2, "xi": _xi}, _T1 * _T2 > 0),

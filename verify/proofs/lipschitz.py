@@ -69,14 +69,20 @@ z3_step(
         eps >= 0,
         var + eps > 0,
         sp.Eq(nrm * (var + eps), D * var),
-        nrm <= D,
+        D * var / (var + eps) <= D,
         nrm * (c1**2 + rest) >= 0,
         gh * gh * (c1**2 + rest) <= c1**2 * nrm,
     ],
     sp.Le(sp.Abs(gh), sp.sqrt(D - 1)),
     sp.Le(sp.Abs(gh), sp.sqrt(D - 1) / 2),
     facts=("axiom.cauchy_schwarz",),
-    uses=(Use("lemma_2_9.ln_output_bound", {"var": var, "epsilon": eps, "D": D}, nrm <= D),),
+    uses=(
+        Use(
+            "lemma_2_9.ln_output_bound",
+            {"var": var, "epsilon": eps, "D": D},
+            D * var / (var + eps) <= D,
+        ),
+    ),
     note="n2 = |g-hat|^2 = D var/(var + eps) <= D (ln_output_bound); c_1 = -sum_{i>1} c_i,"
     " so c_1^2 <= (D-1) r (Cauchy-Schwarz); g-hat_1^2 = c_1^2 n2/|c|^2",
 )
@@ -96,7 +102,7 @@ z3_step(
         var >= 0,
         zz >= 0,
         zz <= (var + eps) ** sp.Rational(-1, 2),
-        zz <= eps ** sp.Rational(-1, 2),
+        (var + eps) ** sp.Rational(-1, 2) <= eps ** sp.Rational(-1, 2),
         out <= g * zz * du + sp.sqrt(D - 1) * dgam + dbe,
     ],
     sp.Le(out, LIP["ln_input"] * du + LIP["ln_gain"] * dgam + LIP["ln_bias"] * dbe),
@@ -112,7 +118,7 @@ z3_step(
         Use(
             "lemma_3_2.z_max",
             {"var": var, "epsilon": eps},
-            zz <= eps ** sp.Rational(-1, 2),
+            (var + eps) ** sp.Rational(-1, 2) <= eps ** sp.Rational(-1, 2),
         ),
     ),
 )

@@ -94,6 +94,13 @@ def _cited_claim(fact: str) -> tuple[tuple[sp.Basic, ...], sp.Basic]:
         return tuple(h for h in ob.meta["hyps"] if h not in stand), ob.meta["concl"]
     if ob.method == "sympy" and "lhs" in ob.meta:
         return (), sp.Eq(ob.meta["lhs"], ob.meta["rhs"])
+    if ob.method == "arb":
+        # proved on its box only: the box's sides are the premises a use must meet
+        box = ob.meta["box"]
+        sides = [
+            r for s, (lo, hi) in box.items() for r in (s >= sp.Rational(lo), s <= sp.Rational(hi))
+        ]
+        return tuple(sides), ob.meta["concl"]
     raise ValueError(f"{fact} ({ob.method}) has no formal claim to instantiate")
 
 
@@ -101,14 +108,16 @@ def check_uses(hyps: Sequence[sp.Basic], uses: Sequence[Use]) -> Verdict | None:
     """None when every use is a checked instance; otherwise a ``failed`` verdict naming it.
     With D the hypotheses that stand for no fact (the domain; the facts are left out, so no
     use justifies itself), taken in order: D implies each premise of the cited claim at the
-    instance (z3), and D, those premises and the cited conclusion at the instance (each
-    relation of an ``And``) imply the hypothesis (z3), which then joins D for the uses after
-    it (a chain of facts in one step; a use never rests on itself or on a later one). A cited
-    obligation's premises are its hypotheses but those its own uses of other obligations stand
-    for (derived when it was discharged); a hypothesis it takes from an axiom's schema stays a
-    premise, since a schema holds only where its symbols mean what it says. A fact that
-    cannot be instantiated (an unknown id, an axiom without a schema) is a ``failed`` verdict
-    naming it."""
+    instance (z3), and the cited conclusion at the instance (each relation of an ``And``), on
+    its own (with its side conditions), implies the hypothesis (z3), which then joins D for the
+    uses after it (a chain of facts in one step; a use never rests on itself or on a later
+    one). The hypothesis is that conclusion at an instance: a weakened fact or a wrong instance
+    fails here even where the domain would give the hypothesis anyway (z3 re-deriving a true
+    fact from its premises checks no link). A cited obligation's premises are its hypotheses
+    but those its own uses of other obligations stand for (derived when it was discharged); a
+    hypothesis it takes from an axiom's schema stays a premise, since a schema holds only where
+    its symbols mean what it says. A fact that cannot be instantiated (an unknown id, an axiom
+    without a schema) is a ``failed`` verdict naming it."""
     stand = {u.hyp for u in uses}
     domain = [h for h in hyps if h not in stand]
     for u in uses:
@@ -129,7 +138,7 @@ def check_uses(hyps: Sequence[sp.Basic], uses: Sequence[Use]) -> Verdict | None:
                 )
         inst = cconcl.subs(sigma, simultaneous=True)
         parts = list(inst.args) if isinstance(inst, sp.And) else [inst]
-        if _z3_check([*domain, *premises, *parts], u.hyp)[1] != z3.unsat:
+        if _z3_check(parts, u.hyp)[1] != z3.unsat:
             return Verdict("failed", f"uses {u.fact}: its conclusion {inst} does not give {u.hyp}")
         domain.append(u.hyp)
     return None

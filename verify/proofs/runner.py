@@ -27,6 +27,7 @@ _MODULES = (
     "chain_arrays",
     "chain_quantiles",
     "chain_packing",
+    "chain_param_norms",
     "chain_symbolic",
     "chain_callees",
     "chain_induction",
