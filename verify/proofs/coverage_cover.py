@@ -51,10 +51,24 @@ def _cover_cases(weaken: float = 1.0) -> tuple[bool, dict, str]:
         free = np.arange(k)
         centre0 = theta[free].copy()
         a = np.asarray(coef)
+        calls: list[float] = []  # the half-side of every cube enclosed
 
         def oracle(
-            params, theta, free, centre, half, bits, delta, norms, prec, a=a, c0=centre0, rhs=rhs
+            params,
+            theta,
+            free,
+            centre,
+            half,
+            bits,
+            delta,
+            norms,
+            prec,
+            a=a,
+            c0=centre0,
+            rhs=rhs,
+            calls=calls,
         ):
+            calls.append(half)
             mid = float(a @ (centre - c0))
             spread = half * float(np.abs(a).sum())
             if mid + spread <= rhs:
@@ -71,6 +85,10 @@ def _cover_cases(weaken: float = 1.0) -> tuple[bool, dict, str]:
             )
         finally:
             cube_covering._cube_verdict = saved
+        sides = [2 * w / 2**depth for depth in range(len(res.side))]  # halved at each level
+        if res.side != sides or res.enclosures != len(calls) or 2 * calls[0] != sides[0]:
+            msg = f"sides {res.side[:3]}.. (want {sides[:3]}..), {res.enclosures} enclosures"
+            return False, {"k": k}, f"{msg} of {len(calls)} cubes"
         for depth, (lo, hi) in enumerate(zip(res.lower, res.upper, strict=True)):
             lo, hi = lo * weaken, hi * weaken
             if not (lo <= measure <= hi):
