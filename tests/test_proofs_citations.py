@@ -136,8 +136,13 @@ _CUSTOM_CITING = (
     " derivation of the series it evaluates, with nothing for a use to stand for"
 )
 _BOX = (
-    "the citing step is an arb bound on a box (no hypotheses): it is the cited inequality in"
-    " exp form (w = (1 + c) e^v), which z3 cannot encode"
+    "the citing step is the cited inequality at w = (1 + c) e^v, proved again in exp form over"
+    " its whole domain (verify/proofs/exp_substitution.py, W = e^v): a use standing for it"
+    " would leave the step one hypothesis away from its conclusion"
+)
+_POWER = (
+    "the citing step is a custom sympy check (no hypotheses): x -> x^m increasing for every"
+    " m > 0 applied to the cited bound b <= e^{-v}, with a symbolic exponent z3 cannot encode"
 )
 ALLOWED_EPS_ZERO_HR_COVERAGE: dict[tuple[str, str], str] = {
     ("small_ball.compose", "small_ball.density"): _IDENTITY,
@@ -150,6 +155,7 @@ ALLOWED_EPS_ZERO_HR_COVERAGE: dict[tuple[str, str], str] = {
     # p_var <= C T is the small-ball bound at delta = s^-2: delta^{(D-1)/2}, Gamma((D+1)/2)
     ("lemma_4_2.union", "small_ball.compose"): _LOG,
     ("lemma_4_2.sequential_exp", "lemma_4_2.sequential_shift"): _BOX,
+    ("lemma_4_2.sequential_power", "lemma_4_2.sequential_exp"): _POWER,
     ("lemma_4_4.slice_quadratic", "lemma_4_4.gram_det"): _IDENTITY,
     # q_j <= B is a term hypothesis of the induction over the cubes, Lemma 4.2 on each cube
     ("lemma_4_4.volume_average", "lemma_4_2.neighbourhood"): _EXPECTATION,
