@@ -139,3 +139,15 @@ def test_a_planted_wrong_biased_mean_fails(monkeypatch) -> None:
     n, p = coverage_random.nn_, coverage_random.pp
     monkeypatch.setattr(coverage_random, "BIASED", 2**n * (p ** (n + 1) + (1 - p) ** n))
     assert OBLIGATIONS["sec_6_random_functions.biased_mean"].prove().status == "failed"
+
+
+def test_the_series_instances_cover_every_grid_the_toolkit_runs() -> None:
+    from verify.proofs.eps_zero_thm_4_5 import series_grid
+    from verify.statements.cor_4_6 import D_MODEL, N_LAYERS
+    from verify.statements.thm_4_5 import SERIES_GRID
+
+    used = {(a[0], a[1]) for level in SERIES_GRID for a in level} | {(D_MODEL, N_LAYERS)}
+    assert set(series_grid()) == used and (128, 1) in used
+    detail = OBLIGATIONS["thm_4_5.series_order"].prove().detail
+    assert all(f"(D, L) = {g}" in detail for g in used)
+    assert "series_order" in " ".join(k for k in INSTANCE if k.startswith("thm_4_5."))

@@ -86,7 +86,15 @@ sympy_identity(
     (Dq - 1) * (Lq - 1) / (2 * Lq) - 2 * Lq + 3,
     (Dq - 1) * (Lq - 1) / (2 * Lq) - 2 * Lq,
 )
-GRID = ((16, 1), (32, 2))
+
+
+def series_grid() -> list[tuple[int, int]]:
+    """Every (D, L) the toolkit runs the bad-event series at: Thm 4.5's ``SERIES_GRID`` (every
+    level: quick, default, full) and Cor 4.6's (D, L)."""
+    from verify.statements.cor_4_6 import D_MODEL, N_LAYERS
+    from verify.statements.thm_4_5 import SERIES_GRID
+
+    return sorted({(a[0], a[1]) for level in SERIES_GRID for a in level} | {(D_MODEL, N_LAYERS)})
 
 
 @lru_cache(maxsize=64)
@@ -100,7 +108,7 @@ def _order(shift: sp.Expr = sp.S.Zero) -> list[tuple]:
     from verify.theory.zero_sensitivity import bad_event_series_term
 
     out = []
-    for dd, ll in GRID:
+    for dd, ll in series_grid():
         ee = sp.Rational(dd - 1, 2 * ll) - 5
         zz = sp.Rational(dd - 2, dd - 1)
         term, n = bad_event_series_term(dd, ll, ee, zz, box=1.0)
@@ -136,7 +144,9 @@ custom_step(
     "Series",
     DOC5,
     "sympy",
-    "a_N ~ N^p (log N)^{K-1}, p = e + 1 + K - zeta(D-1)/2, at (D, L) = (16, 1), (32, 2)",
+    "a_N ~ N^p (log N)^{K-1}, p = e + 1 + K - zeta(D-1)/2, at every (D, L) the toolkit runs the"
+    " series at (Thm 4.5's SERIES_GRID, every level, and Cor 4.6's: D in {16, 32, 64, 128},"
+    " L <= 3)",
     "a_N ~ N^{p - 1/2} (log N)^{K-1}",
     _series_order,
     _series_order_twin,
@@ -181,7 +191,8 @@ custom_step(
     "Series",
     DOC5,
     "sympy",
-    "sum_N N^p (log N)^{K-1} < inf at the grid's p (so sum P[E_N] < inf: Borel-Cantelli)",
+    "sum_N N^p (log N)^{K-1} < inf at the p of every (D, L) the toolkit runs the series at"
+    " (so sum P[E_N] < inf: Borel-Cantelli)",
     "the series with p + 1 converges",
     _series_conv,
     _series_conv_twin,

@@ -87,7 +87,9 @@ custom_step(
     DOC5,
     "sympy",
     "sum_{E_f} beta(x^n)^2 w_n = sum_{E_f} beta(x)^2 w_n = sum_x beta(x)^2 omega_f(x),"
-    " w_n = 1/N + delta_{r,n}, omega_f = |S_f(x)|/N + [r in S_f(x)] (symbolic beta)",
+    " w_n = 1/N + delta_{r,n}, omega_f = |S_f(x)|/N + [r in S_f(x)] (symbolic beta; every f on"
+    " N = 3 bits only: the code's omega_f runs at every N, the general case is the involution's"
+    " reindexing of the finite sum, not checked beyond N = 3)",
     "omega_f without the readout term [r in S_f(x)]",
     _edges,
     _edges_twin,
