@@ -43,9 +43,10 @@ def outcomes(fail: str | None = None) -> list[Outcome]:
 def test_graph_colours_steps_by_how_they_are_checked() -> None:
     g = blueprint_graph(outcomes(), ["Conj 5.5"])
     by_id = {n["id"]: n for n in g["nodes"]}
-    # earned: Lemma 2.9's constant rests on arb boxes (its chains are proved on symbols);
-    # Prop 3.5's on a chain at seeded points (box_norms); H&R Thm 6's reading is prose
-    assert by_id["st:Lemma 2.9"]["status"] == "box"
+    # earned: Lemma 2.9's constant on instances (its former arb boxes are proved over their
+    # whole domains: tests/test_proofs_exp_substitution.py); Prop 3.5's on a chain at seeded
+    # points (box_norms); H&R Thm 6's reading is prose
+    assert by_id["st:Lemma 2.9"]["status"] == "instance"
     assert by_id["st:Prop 3.5"]["status"] == "sampled chain"
     assert by_id["st:H&R Thm 6"]["status"] == "prose"
     assert by_id["st:Conj 5.5"]["status"] == "no derivation"  # no obligations
@@ -88,7 +89,7 @@ def test_figure_and_derivation_section(tmp_path: Path) -> None:
     entries = statement_entries(derivations, "Lemma 4.2")
     assert [e["statement"] for e in entries] == ["Lemma 4.2", "Small-ball bound"]
     md = "\n".join(derivation_markdown(entries))
-    assert "### Derivation (Lemma 4.2)" in md and "`lemma_4_2.sequential_exp` | arb" in md
+    assert "### Derivation (Lemma 4.2)" in md and "`lemma_4_2.sequential_exp` | z3" in md
     assert "`axiom.markov` (Markov's inequality" in md
 
 

@@ -15,13 +15,15 @@ import sympy as sp
 from verify.cli import main
 from verify.proofs import coq, load
 from verify.proofs.coq_terms import CoqNames, Untranslatable, coq_rel, coq_term
-from verify.proofs.core import OBLIGATIONS
+from verify.proofs.core import OBLIGATIONS, scratch_registry
+from verify.proofs.methods import arb_step
 
 load()
 needs_coqc = pytest.mark.skipif(shutil.which("coqc") is None, reason="coqc absent (apt coq)")
 
-# claims the generated scripts close (one per shape: exp on a 1-d and a 2-d box, sqrt with
-# an inverse, a rational function, an AM-GM square, Rabs case splits, a sympy identity)
+# claims the generated scripts close (one per shape: exp substituted by E = e^u in 1 and 2
+# variables, sqrt with an inverse, a rational function, an AM-GM square, Rabs case splits, a
+# sympy identity)
 CHECKED = (
     "hr_thm_6.chi2_integrand",
     "lemma_2_9.softmax_weight_simple",
@@ -56,11 +58,23 @@ def test_a_changed_claim_changes_its_lemma() -> None:
         assert text != halved
         statement = lambda t: t.split("Proof.")[0]  # noqa: E731
         assert statement(text) != statement(halved) and "/ 2" in statement(halved)
-    # the box is part of an arb step's lemma
-    ob = OBLIGATIONS["hr_thm_6.chi2_integrand"]
-    (t,) = ob.meta["box"]
+    # the box is part of an arb step's lemma (no registered step is a box now: a scratch one)
+    t = sp.Symbol("t", real=True)
+    with scratch_registry():
+        ob = arb_step(
+            "scratch.box",
+            "H&R Thm 6",
+            "box",
+            "",
+            {t: (0, 64)},
+            sp.exp(-t) <= 1,
+            sp.exp(-t) <= sp.Rational(1, 2),
+        )
     wider = dataclasses.replace(ob, meta={**ob.meta, "box": {t: (0, 65)}})
     assert "t <= 64" in coq.coq_text(ob) and "t <= 65" in coq.coq_text(wider)
+    # a step with exp over its whole domain states its substituted claim (E = e^t >= 1)
+    text = coq.coq_text(OBLIGATIONS["hr_thm_6.chi2_integrand"])
+    assert "E >= 1" in text.split("Proof.")[0] and "exp" not in text.split("Proof.")[0]
 
 
 def test_translation_of_terms() -> None:
@@ -115,14 +129,14 @@ def test_prove_coq_prints_and_writes_the_counts(tmp_path, capsys) -> None:
     only += ["--only", "hr_thm_6.chi2_power"]
     assert main(["prove", *only, "--coq", "--coq-dir", str(tmp_path / "a")]) == 0
     out = capsys.readouterr().out
-    assert "coq: 3 obligations: checked 2 (arb 1, z3 1); untranslatable 1 (sympy 1)" in out
+    assert "coq: 3 obligations: checked 2 (z3 2); untranslatable 1 (sympy 1)" in out
     assert "coq untranslatable: power with a symbolic exponent 1" in out
-    assert "coq checked by class: box 1, genuine 1" in out
+    assert "coq checked by class: genuine 2" in out
     assert main(["prove", *only, "--coq", "--coq-dir", str(tmp_path / "b"), "--json"]) == 0
     doc = json.loads(capsys.readouterr().out)
     assert doc["coq"]["counts"] == {"checked": 2, "untranslatable": 1}
-    assert doc["coq"]["by_method"]["checked"] == {"arb": 1, "z3": 1}
-    assert doc["coq"]["by_class"]["checked"] == {"box": 1, "genuine": 1}
+    assert doc["coq"]["by_method"]["checked"] == {"z3": 2}
+    assert doc["coq"]["by_class"]["checked"] == {"genuine": 2}
     by_id = {o["id"]: o for o in doc["obligations"]}
     assert by_id["lemma_3_2.z_max"]["coq"]["status"] == "checked"
     assert "\nLemma lemma_3_2_z_max :" in (tmp_path / "b" / "lemma_3_2_z_max.v").read_text()
@@ -151,5 +165,5 @@ def test_prove_coq_without_coqc_says_so_once(tmp_path, capsys, monkeypatch) -> N
     assert main(["prove", *only, "--coq", "--coq-dir", str(tmp_path)]) == 0
     out = capsys.readouterr().out
     assert out.count("coq skipped: coqc not found") == 1
-    assert "coq: 2 obligations: skipped 2 (arb 1, z3 1)" in out
+    assert "coq: 2 obligations: skipped 2 (z3 2)" in out
     assert (tmp_path / "lemma_3_2_z_max.v").exists()

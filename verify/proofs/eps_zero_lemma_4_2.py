@@ -6,8 +6,9 @@ from __future__ import annotations
 import sympy as sp
 
 from verify.proofs.core import Verdict
+from verify.proofs.exp_substitution import exp_step
 from verify.proofs.finite_products import product_bound
-from verify.proofs.methods import Use, arb_step, custom_step, z3_step
+from verify.proofs.methods import Use, custom_step, z3_step
 
 __all__ = ["MARKOV"]
 
@@ -68,18 +69,19 @@ z3_step(
     " u >= u0, so S C_SB (e^u - 1)^{-(D-1)} <= e^{(D-1) u0} e^{-(D-1) u} (raise to the power"
     " D - 1)",
 )
-v = sp.symbols("v", real=True)
-arb_step(
+v, ev = sp.symbols("v W", real=True)
+exp_step(
     "lemma_4_2.sequential_exp",
     L42,
     "Blowup tail, sequential conditioning",
     DOC2,
-    {c: (sp.Rational(1, 4), 4), v: (0, 8)},
+    [c > 0, v >= 0],
     sp.Le(c**2 / ((1 + c) * sp.exp(v) - 1) ** 2, sp.exp(-2 * v)),
     sp.Le(c**2 / ((1 + c) * sp.exp(v) - 1) ** 2, sp.exp(-2 * v) / 2),
-    facts=("lemma_4_2.sequential_shift", "axiom.mean_value"),
-    substitution="D = 3 (exponent 2), u = u0 + v, e^{u0} = 1 + c: the exp form of"
-    " lemma_4_2.sequential_shift on c in [1/4, 4], v in [0, 8] (all c >= 0: the z3 step)",
+    {ev: (v, 1)},
+    facts=("lemma_4_2.sequential_shift",),
+    note="D = 3 (exponent 2), u = u0 + v, e^{u0} = 1 + c: the exp form of"
+    " lemma_4_2.sequential_shift for every c > 0, v >= 0",
 )
 y = sp.symbols("y", positive=True)
 

@@ -8,7 +8,8 @@ import itertools
 import sympy as sp
 
 from verify.proofs.core import Verdict
-from verify.proofs.methods import Use, arb_step, custom_step, sympy_identity, z3_step
+from verify.proofs.exp_substitution import exp_step
+from verify.proofs.methods import Use, custom_step, sympy_identity, z3_step
 
 __all__ = ["t_star"]
 
@@ -135,16 +136,17 @@ z3_step(
 
 # ---- Thm 6
 tt = sp.symbols("t", real=True)
-arb_step(
+exp_step(
     "hr_thm_6.chi2_integrand",
     T6,
     "Growth in S: F_{chi^2_k}(u) <= (u/2)^{k/2} / Gamma(k/2 + 1)",
     DOC6,
-    {tt: (0, 64)},
+    [tt >= 0],
     sp.Le(sp.exp(-tt), 1),
     sp.Le(sp.exp(-tt), sp.Rational(1, 2)),
+    {sp.Symbol("E", real=True): (tt, 1)},
     facts=("axiom.integral_monotone",),
-    substitution="the integrand t^{s-1} e^{-t} <= t^{s-1} of gamma(s, x), x = u/2 <= 64",
+    note="the integrand t^{s-1} e^{-t} <= t^{s-1} of gamma(s, x), every t in [0, x], x = u/2",
 )
 sp_, xp = sp.symbols("s x", positive=True)
 sympy_identity(

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import sympy as sp
 
+from verify.proofs.exp_substitution import exp_step
 from verify.proofs.influence_terms import (
     ATT_N_A,
     ATT_N_B,
@@ -28,7 +29,7 @@ from verify.proofs.influence_terms import (
     sd,
     v_c,
 )
-from verify.proofs.methods import Use, arb_step, sympy_identity, z3_step
+from verify.proofs.methods import Use, sympy_identity, z3_step
 from verify.proofs.positions import INSTANCE_SIZE, SIZE, sum_induction, unroll
 
 ST = "Lemma 2.9"
@@ -110,17 +111,17 @@ z3_step(
     note="substitution E = e^{2R}, u = e^{s_j} <= e^R, w = sum_{i != j} e^{s_i} >= (S-1) e^{-R}",
 )
 R, sig = sp.symbols("R sigma", real=True)
-arb_step(
+exp_step(
     "lemma_2_9.softmax_weight_simple",
     ST,
     "Step 3: softmax, pi <= e^{2R}/S",
     DOC,
-    {R: (0, 8), sig: (0, 1)},
+    [R >= 0, sig >= 0, sig <= 1],
     sp.Le(1 / (sig + (1 - sig) * sp.exp(-2 * R)), sp.exp(2 * R)),
     sp.Le(1 / (sig + (1 - sig) * sp.exp(-2 * R)), sp.exp(2 * R) / 2),
-    facts=("lemma_2_9.softmax_weight", "axiom.mean_value"),
-    substitution="sigma = 1/S in (0, 1]; the claim times S; R in [0, 8] (R = q k/sqrt(d_h);"
-    " beyond 8 the same monotone argument: e^{2R} grows)",
+    {big_e: (R, 2)},
+    facts=("lemma_2_9.softmax_weight",),
+    note="sigma = 1/S in (0, 1]; the claim times S; every R = q k/sqrt(d_h) >= 0",
 )
 s0, s1_, tt_ = sp.symbols("s_0 s_1 t", real=True)
 _R = q_bar * k_bar / sd  # R, lemma_2_9.logit_bound
@@ -169,8 +170,8 @@ z3_step(
     [S >= 1, big_e >= 1],
     sp.Le(1 / (1 + (S - 1) / big_e), big_e / S),
     sp.Le(1 / (1 + (S - 1) / big_e), big_e / (2 * S)),
-    note="every R >= 0 by the substitution E = e^{2R} >= 1 (lemma_2_9.softmax_weight_simple"
-    " checks the exp form on R in [0, 8]; this step does not rest on it)",
+    facts=("lemma_2_9.softmax_weight_simple",),
+    note="every R >= 0 by the substitution E = e^{2R} >= 1 (the exp form: the step it cites)",
 )
 qn, kn, dq, dk, kp = sp.symbols("n_q n_k dq dk n_k'", real=True)
 z3_step(
