@@ -310,13 +310,6 @@ WEAKENINGS = [
         "thm_4_5.chain_theorem_bound",
     ),
     (
-        "Thm 4.5: a_N with C_SB halved (min(1, a_N)'s chain takes a_N from the series chain)",
-        zero_sensitivity,
-        "small_ball_constant",
-        _scaled(small_ball.small_ball_constant, 0.5),
-        "thm_4_5.chain_series",
-    ),
-    (
         "trivial: output swing without the gain",
         trivial,
         "output_swing_bound",

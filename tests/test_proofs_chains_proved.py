@@ -183,6 +183,7 @@ def test_the_only_z3_step_without_a_real_claim_is_the_integer_one() -> None:
         "sec_5_majority.chain_threshold",
         "thm_4_5.chain_smallest_biting_n",
         "thm_4_5.chain_series_order",
+        "thm_4_5.chain_series",
     ],
 )
 def test_the_exact_checks_at_every_size_the_toolkit_uses_are_instances(ob_id: str) -> None:

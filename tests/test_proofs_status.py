@@ -95,7 +95,7 @@ def test_the_trust_base_lists_axioms_solvers_and_what_is_sampled() -> None:
     assert {"Thm 4.5", "Cor 4.3", "Lemma 4.2"} <= set(t["statements"])
     assert "axiom.borel_cantelli" in t["axioms"] and "z3" in t["solvers"]
     assert "lemma_2_9.chain_parameter_norms" in t["instances"]  # on symbols, layouts enumerated
-    assert "thm_4_5.chain_series_order" in t["instances"]
+    assert {"thm_4_5.chain_series_order", "thm_4_5.chain_series"} <= set(t["instances"])
     assert "lemma_4_2.chain_neighbourhood" not in t["sampled"]  # proved on symbols
     assert t["prose"] == []  # Thm 4.5's reading: thm_4_5.margin_reading
     assert "axiom.borel_cantelli" in t["axioms_no_schema"]

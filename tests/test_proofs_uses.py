@@ -76,6 +76,7 @@ def test_the_linked_steps_hold_and_list_their_uses() -> None:
         "hr_cor_5.required_blowup",
     } <= set(linked)
     for ob in linked.values():
-        assert check_uses(ob.meta["hyps"], ob.meta["uses"]) is None, ob.id
+        hyps = ob.meta["hyps"] if "hyps" in ob.meta else ob.meta["use_hyps"]
+        assert check_uses(hyps, ob.meta["uses"]) is None, ob.id
         for u in ob.meta["uses"]:
             assert u.fact in ob.facts and u.fact in ob.claim

@@ -31,7 +31,11 @@ def _chi2(d: int, sigma: float, t: float) -> Iv:
 
 
 # ---- Thm 4.5's series term, symbolically
-_SERIES_GRID = ((16, 1), (32, 2), (8, 1), (24, 3))
+# every (D, L) the toolkit evaluates a_N at (Thm 4.5's series grids, all tiers; Cor 4.6's
+# (16, 1)) and two more: the term is symbolic in N, the sum over j < 2L needs L as a number
+_SERIES_GRID = (
+    (16, 1), (32, 2), (32, 3), (64, 1), (64, 2), (64, 3), (128, 1), (8, 1), (24, 3),
+)  # fmt: skip
 
 
 def _series_composed(
@@ -86,7 +90,8 @@ custom_step(
     "Series",
     DOC0 + "#5-thm-45-and-borel-cantelli",
     "chain",
-    f"{CODE['thm_4_5.chain_series']} equals the composed a_N (symbolically)",
+    f"{CODE['thm_4_5.chain_series']} equals the composed a_N symbolically in N, at (D, L) in"
+    f" {_SERIES_GRID} (an instance in D, L: every (D, L) the toolkit evaluates it at), box 1",
     f"{CODE['thm_4_5.chain_series']} times 1/2",
     _series_prove,
     _series_twin,
@@ -96,4 +101,5 @@ custom_step(
         "lemma_4_2.neighbourhood",
         "small_ball.chain_constant",
     ),
+    evidence="sizes",
 )

@@ -85,21 +85,49 @@ agg.aggregate_step(
     facts=("lemma_4_4.gram_det", "axiom.ball_volume", "axiom.union_bound"),
 )
 wq, qq, Bb, Wsum, Ssum = sp.symbols("w q B W Sigma", real=True)
+# per cube: Lemma 4.2's premises on the cube's own (uniform) law, at the common N, k, p
+_pb, _pm, _ex = sp.symbols("p_b p_m E", real=True)
+_nn, _kk, _pp = sp.symbols("N k p", real=True)
+_NEIGHBOURHOOD = _pp * (1 + _nn / (_nn - _kk + 1))  # lemma_4_2.neighbourhood's bound
 sum_induction(
     "lemma_4_4.volume_average",
     L44,
     "P_Theta[bad] is the volume average of the per-cube probabilities",
     DOC4,
-    terms=(wq, qq),
-    term_hyps=(wq >= 0, qq <= Bb),
+    terms=(wq, qq, _pb, _pm, _ex),
+    # the cube's terms, and at the common N, k, p (in every cube's hypotheses: with no cube
+    # there is nothing to bound) the bound <= B
+    term_hyps=(
+        _nn >= 1,
+        _kk >= 0,
+        _kk <= _nn,
+        _pp >= 0,
+        _NEIGHBOURHOOD <= Bb,
+        wq >= 0,
+        _pb <= _pp,
+        _ex >= 0,
+        _ex <= _nn * _pp,
+        _pm >= 0,
+        _pm * (_nn - _kk + 1) <= _ex,
+        qq <= _pb + _pm,
+        qq <= _NEIGHBOURHOOD,
+    ),
     sums={Wsum: wq, Ssum: wq * qq},
     invariant=(Ssum <= Wsum * Bb,),
     final=(sp.Eq(Wsum, 1),),
     concl=sp.Le(Ssum, Bb),
     twin=sp.Le(Ssum, Bb / 2),
-    facts=("axiom.total_probability", "lemma_4_2.neighbourhood"),
+    facts=("axiom.total_probability",),
+    uses=(
+        Use(
+            "lemma_4_2.neighbourhood",
+            {"N": _nn, "k": _kk, "p": _pp, "p_b": _pb, "p_m": _pm, "E": _ex, "P": qq},
+            qq <= _NEIGHBOURHOOD,
+        ),
+    ),
     note="any number of cubes, each of volume share w_j >= 0 (summing to 1) and per-cube"
-    " probability q_j at most the Lemma 4.2 bound B",
+    " probability q_j at most the Lemma 4.2 bound p (1 + N/(N - k + 1)) <= B"
+    " (lemma_4_2.neighbourhood on the cube's law, a checked use at each cube)",
 )
 Bc, rc, nc, xc = sp.symbols("B rho n x", real=True)
 z3_step(

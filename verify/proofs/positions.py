@@ -24,6 +24,7 @@ from dataclasses import dataclass
 import sympy as sp
 
 from verify.proofs.core import Obligation, Verdict, obligation
+from verify.proofs.methods import Use, check_uses
 from verify.proofs.z3_encoding import _z3_prove, _z3_refute, z3_domain
 
 __all__ = [
@@ -110,16 +111,26 @@ def induction(
     facts: Sequence[str] = (),
     spec: Mapping[str, object] | None = None,
     schema: Schema | None = None,
+    uses: Sequence[Use] = (),
+    use_hyps: Sequence[sp.Basic] = (),
 ) -> Obligation:
     """A claim for every size by induction (module doc): proved when the claim at the concrete
     size has a genuine domain (z3) and every part's goals follow from its hypotheses (z3);
     the twin is refuted at the concrete size (a z3 model checked in interval arithmetic).
     ``spec``: how it was built (:func:`sum_induction`'s arguments), kept in ``meta``;
     ``schema``: the claim over scalar symbols that stand for the sums (what a citing step's
-    ``uses=`` instantiates)."""
-    parts = tuple(parts)
+    ``uses=`` instantiates). ``uses``: hypotheses among ``use_hyps`` (a position's terms, the
+    global ones) that stand for a fact at an instance, checked (:func:`check_uses`) before the
+    parts."""
+    parts, uses = tuple(parts), tuple(uses)
+    for u in uses:
+        if u.hyp not in use_hyps:
+            raise ValueError(f"{id}: uses {u.fact} for {u.hyp}, which is not a hypothesis")
 
     def prove() -> Verdict:
+        bad = check_uses(tuple(use_hyps), uses)
+        if bad is not None:
+            return bad
         bad = z3_domain(instance.hyps)
         if bad is not None:
             return Verdict(bad.status, f"at {instance.where}: {bad.detail}", bad.point)
@@ -154,9 +165,10 @@ def induction(
             twin_claim=f"{instance.twin} (at {instance.where}: the weakened claim)",
             prove=prove,
             refute_twin=refute,
-            facts=tuple(facts),
+            facts=tuple(dict.fromkeys((*facts, *(u.fact for u in uses)))),
             meta={
                 "parts": parts,
+                **({"uses": uses, "use_hyps": tuple(use_hyps)} if uses else {}),
                 "instance": instance,
                 "spec": dict(spec or {}),
                 **({"schema": schema} if schema is not None else {}),
@@ -197,6 +209,7 @@ def sum_induction(
     note: str = "",
     size: int = INSTANCE_SIZE,
     cite_hyps: Sequence[sp.Basic] = (),
+    uses: Sequence[Use] = (),
 ) -> Obligation:
     """For every S >= 0 and positions j = 1..S whose ``terms`` satisfy ``term_hyps``: with each
     aggregate X = sum_j sums[X] (at position j), ``global_hyps`` and ``final`` imply ``concl``.
@@ -207,7 +220,8 @@ def sum_induction(
     aggregates, or a function of the positions' symbols (at the concrete size). Its
     :class:`Schema` (what ``uses=`` instantiates): ``global_hyps``, ``final`` and ``cite_hyps``
     (facts of the sums a citing step must show, e.g. sum_j L_j^2 >= 0 under a root) =>
-    ``concl``."""
+    ``concl``. ``uses``: term or global hypotheses that stand for a fact at an instance in a
+    position's terms (a bound applied at each position, then summed)."""
     glob, th, inv = tuple(global_hyps), tuple(term_hyps), tuple(invariant)
     zero = dict.fromkeys(sums, sp.S.Zero)
     grown = {x: x + t for x, t in sums.items()}
@@ -244,5 +258,6 @@ def sum_induction(
     meaning = {x.name: f"sum_j {t}{each}" for x, t in sums.items()}
     schema = Schema((*glob, *final, *cite_hyps), concl, meaning)
     return induction(
-        id, statement, step, doc, parts, instance, claim, facts=facts, spec=spec, schema=schema
-    )
+        id, statement, step, doc, parts, instance, claim, facts=facts, spec=spec, schema=schema,
+        uses=uses, use_hyps=(*glob, *th),
+    )  # fmt: skip
