@@ -44,10 +44,10 @@ def test_graph_colours_steps_by_how_they_are_checked() -> None:
     g = blueprint_graph(outcomes(), ["Conj 5.5"])
     by_id = {n["id"]: n for n in g["nodes"]}
     # earned: Lemma 2.9's constant on instances (its former arb boxes are proved over their
-    # whole domains: tests/test_proofs_exp_substitution.py); Prop 3.5's on a chain at seeded
-    # points (box_norms); H&R Thm 6's reading is prose
+    # whole domains: tests/test_proofs_exp_substitution.py); Lemma 4.4's on a chain at seeded
+    # points (the Monte Carlo cover); H&R Thm 6's reading is prose
     assert by_id["st:Lemma 2.9"]["status"] == "instance"
-    assert by_id["st:Prop 3.5"]["status"] == "sampled chain"
+    assert by_id["st:Lemma 4.4"]["status"] == "sampled chain"
     assert by_id["st:H&R Thm 6"]["status"] == "prose"
     assert by_id["st:Conj 5.5"]["status"] == "no derivation"  # no obligations
     assert by_id["axiom.popoviciu"]["status"] == "axiom"

@@ -41,7 +41,8 @@ def test_classes_and_the_scale(monkeypatch) -> None:
     assert obligation_class(OBLIGATIONS["lemma_2_9.hm_le_gm"]) == "instance"
     monkeypatch.delitem(INSTANCE, "lemma_2_9.hm_le_gm")
     assert obligation_class(OBLIGATIONS["thm_4_5.power_mean"]) == "genuine"  # every a >= 1
-    assert obligation_class(OBLIGATIONS["prop_3_5.chain_box_norms"]) == "chain sampled"
+    assert obligation_class(OBLIGATIONS["lemma_4_4.chain_monte_carlo_cover"]) == "chain sampled"
+    assert obligation_class(OBLIGATIONS["prop_3_5.chain_box_norms"]) == "instance"
     # on symbols for every D (vectors of symbolic length), by branch and bound over every float
     assert obligation_class(OBLIGATIONS["trivial_bounds.chain_output_swing"]) == "chain proved"
     assert obligation_class(OBLIGATIONS["trivial_bounds.chain_probability"]) == "chain proved"

@@ -12,28 +12,21 @@ code (no SVD: a power iteration of our own gives a certificate).
   arb (relative tolerance :data:`verify.proofs.chain.REL_TOL`, the float64 rounding of the
   code's own evaluation); the embedding bound at least every row tok[t] (+ or ++) pos[j] that
   an input of length <= max_len can use.
-- ``box_norms(config, B)`` equals the summary of the point of the box that attains every norm
-  at once (every entry +B, the token row 0 at -B): a norm of the box is the supremum over it
-  (the all-B block attains B sqrt(r c), the bound ||W||_2 <= ||W||_F), not less.
 
-Checked on the chains' seeded models (:func:`verify.proofs.chain.models`): box_norms at points
-(``prop_3_5.chain_box_norms``); the summary's checks here corroborate numpy's 2-norm inside
-``lemma_2_9.chain_parameter_norms``, which is proved on symbols
-(:mod:`verify.proofs.chain_param_norms`).
+Checked on the chains' seeded models (:func:`verify.proofs.chain.models`): these checks
+corroborate numpy's 2-norm inside ``lemma_2_9.chain_parameter_norms``, which is proved on
+symbols (:mod:`verify.proofs.chain_param_norms`; box_norms: :mod:`verify.proofs.chain_box_norms`).
 """
 
 from __future__ import annotations
 
-import math
 from collections.abc import Iterator
 from typing import Any
 
 import numpy as np
 from flint import arb
 
-from verify.proofs.chain import CODE, REL_TOL, code, models
-from verify.proofs.core import Verdict
-from verify.proofs.methods import custom_step
+from verify.proofs.chain import REL_TOL, code, models
 
 __all__: list[str] = []
 
@@ -176,76 +169,3 @@ def _norms_check(weaken: float = 1.0) -> tuple[int, dict | None, str]:
         if msg:
             return i + 1, {"model": i, "config": str(params.config)}, msg
     return len(models()), None, ""
-
-
-# ---- box_norms: the supremum over the box, attained
-def _attaining_point(cfg: Any, box: float) -> Any:
-    """The point of [-B, B]^M with every entry +B but the token row 0 at -B."""
-    from verify.model import init_params, param_shapes
-
-    arrays = {n: np.full(s, box) for n, s in param_shapes(cfg).items()}
-    arrays["token_embedding"][0] = -box
-    return init_params(cfg, "uniform", seed=0).with_arrays(arrays)
-
-
-def _fields(nm: Any) -> Iterator[tuple[str, float]]:
-    import dataclasses
-
-    for f in dataclasses.fields(nm):
-        v = getattr(nm, f.name)
-        if isinstance(v, float):
-            yield f.name, v
-        elif isinstance(v, tuple):
-            for i, x in enumerate(v):
-                yield from ((f"{f.name}[{i}].{k}", y) for k, y in _fields(x))
-        elif dataclasses.is_dataclass(v) and not isinstance(v, type) and f.name != "config":
-            yield from ((f"{f.name}.{k}", y) for k, y in _fields(v))
-
-
-def _box_check(weaken: float = 1.0) -> tuple[int, dict | None, str]:
-    from verify.theory.norms import parameter_norms
-
-    rng = np.random.default_rng(355)
-    n = 0
-    for params in models():
-        cfg = params.config
-        box = float(10 ** rng.uniform(-1, 0.3))
-        got = code("prop_3_5.chain_box_norms")(cfg, box)
-        want = parameter_norms(_attaining_point(cfg, box))
-        n += 1
-        for (name, g), (_, w) in zip(_fields(got), _fields(want), strict=True):
-            g = g * weaken
-            if not math.isclose(g, w, rel_tol=REL_TOL, abs_tol=1e-300):
-                pt = {"config": str(cfg), "B": box}
-                return n, pt, f"{name}: box {g:.12g} != attained {w:.12g}"
-    return n, None, ""
-
-
-def _box_prove() -> Verdict:
-    n, pt, msg = _box_check()
-    if pt is not None:
-        return Verdict("failed", f"{CODE['prop_3_5.chain_box_norms']}: {msg}", pt)
-    return Verdict("proved", f"every norm of box_norms is attained in the box ({n} boxes)")
-
-
-def _box_twin() -> Verdict:
-    _, pt, msg = _box_check(0.5)
-    if pt is None:
-        return Verdict("not refuted", "the halved box norms passed")
-    return Verdict("refuted", f"halved box norms caught: {msg}", pt)
-
-
-custom_step(
-    "prop_3_5.chain_box_norms",
-    "Prop 3.5",
-    "Derivation, 3: at most (1 + diam/r)^M net points",
-    "docs/derivations.md#prop-35",
-    "chain",
-    f"{CODE['prop_3_5.chain_box_norms']}(config, B) = the summary of a point of [-B, B]^M (each"
-    " norm attained: the supremum over the box), at seeded configurations and B",
-    f"{CODE['prop_3_5.chain_box_norms']} times 1/2",
-    _box_prove,
-    _box_twin,
-    facts=("lemma_2_9.chain_parameter_norms",),
-    evidence="points",
-)

@@ -31,9 +31,21 @@ import sympy as sp
 
 from verify.proofs.symbolic import _NAMES, SymCase, _Env, symbolic_step
 
-__all__ = ["SPECTRAL", "SymArray"]
+__all__ = ["NORM_CONFIGS", "SPECTRAL", "SymArray", "norm_fields", "summary_on_symbols"]
 
-SPECTRAL = sp.Function("spectral_norm")  # ||A||_2 of an ImmutableMatrix
+
+class SPECTRAL(sp.Function):
+    """spectral_norm(A) = ||A||_2 of an ImmutableMatrix; evaluated only for a constant block
+    b J (every entry b): rank one, ||b J_{r x c}||_2 = |b| sqrt(r c)."""
+
+    nargs = 1
+
+    @classmethod
+    def eval(cls, m: Any) -> Any:
+        entries = set(m) if isinstance(m, sp.MatrixBase) else set()
+        if len(entries) == 1:
+            return sp.Abs(entries.pop()) * sp.sqrt(m.rows * m.cols)
+        return None
 
 
 class SymArray(np.ndarray):
@@ -83,13 +95,16 @@ class _SymbolParams:
     validation of its constructor: its arrays are object arrays)."""
 
     @staticmethod
-    def of(config: Any) -> Any:
+    def of(config: Any, arrays: dict[str, np.ndarray] | None = None) -> Any:
+        """Every entry its own symbol, or the object ``arrays`` given."""
         from verify.model import Params, param_shapes
+
+        given = arrays or {n: _symbols(n, s) for n, s in param_shapes(config).items()}
 
         class P(Params):
             def __init__(self) -> None:  # the arrays are symbols, not float64
                 self.config = config
-                self._arrays = {n: _sym(_symbols(n, s)) for n, s in param_shapes(config).items()}
+                self._arrays = {n: _sym(a) for n, a in given.items()}
 
         return P()
 
@@ -196,10 +211,18 @@ def _fields(nm: Any) -> dict[str, Any]:
     return out
 
 
-def _cases() -> Iterator[SymCase]:
+def summary_on_symbols(ob_id: str) -> Any:
+    """The coded function of ``ob_id`` with numpy on symbolic object arrays (module doc)."""
     from verify.proofs.chain_code import code
 
-    summary = _Env({**_NAMES, "np": _np()}).copy(code("lemma_2_9.chain_parameter_norms"))
+    return _Env({**_NAMES, "np": _np()}).copy(code(ob_id))
+
+
+norm_fields = _fields
+
+
+def _cases() -> Iterator[SymCase]:
+    summary = summary_on_symbols("lemma_2_9.chain_parameter_norms")
     for cfg in NORM_CONFIGS:
         params = _SymbolParams.of(cfg)
         want = _definitions(params)

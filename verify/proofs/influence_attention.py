@@ -29,7 +29,7 @@ from verify.proofs.influence_terms import (
     sd,
     v_c,
 )
-from verify.proofs.methods import sympy_identity, z3_step
+from verify.proofs.methods import Use, sympy_identity, z3_step
 from verify.proofs.positions import INSTANCE_SIZE, SIZE, sum_induction, unroll
 
 ST = "Lemma 2.9"
@@ -123,17 +123,44 @@ exp_step(
     facts=("lemma_2_9.softmax_weight",),
     note="sigma = 1/S in (0, 1]; the claim times S; every R = q k/sqrt(d_h) >= 0",
 )
-s0, s1_, tt_, rr = sp.symbols("s_0 s_1 t R", real=True)
+s0, s1_, tt_ = sp.symbols("s_0 s_1 t", real=True)
+_R = q_bar * k_bar / sd  # R, lemma_2_9.logit_bound
+_ends = [(s0, *sp.symbols("n_q0 n_k0", real=True)), (s1_, *sp.symbols("n_q1 n_k1", real=True))]
 z3_step(
     "lemma_2_9.segment_logits",
     ST,
     "Step 3: softmax, every logit on the straight logit path stays in [-R, R]",
     DOC,
-    [rr >= 0, tt_ >= 0, tt_ <= 1, sp.Abs(s0) <= rr, sp.Abs(s1_) <= rr],
-    sp.Le(sp.Abs(s0 + tt_ * (s1_ - s0)), rr),
-    sp.Le(sp.Abs(s0 + tt_ * (s1_ - s0)), rr / 2),
-    facts=("lemma_2_9.logit_bound",),
-    note="s + t ds with both endpoints in [-R, R] (the box is convex)",
+    [
+        sd > 0,
+        *(x >= 0 for x in (Y, Q, K, bq, bk)),
+        tt_ >= 0,
+        tt_ <= 1,
+        *(
+            h
+            for sj, nqj, nkj in _ends
+            for h in (
+                nqj >= 0,
+                nkj >= 0,
+                nqj <= Q * Y + bq,
+                nkj <= K * Y + bk,
+                sp.Abs(sj) * sd <= nqj * nkj,
+                sp.Abs(sj) <= _R,
+            )
+        ),
+    ],
+    sp.Le(sp.Abs(s0 + tt_ * (s1_ - s0)), _R),
+    sp.Le(sp.Abs(s0 + tt_ * (s1_ - s0)), _R / 2),
+    uses=tuple(
+        Use(
+            "lemma_2_9.logit_bound",
+            {**{x.name: x for x in (sd, Y, Q, K, bq, bk)}, "s": sj, "n_q": nqj, "n_k": nkj},
+            sp.Abs(sj) <= _R,
+        )
+        for sj, nqj, nkj in _ends
+    ),
+    note="s + t ds with both endpoints in [-R, R], R = q k/sqrt(d_h) (logit_bound at each end;"
+    " the box is convex)",
 )
 z3_step(
     "lemma_2_9.softmax_weight_simple_all_r",
@@ -234,26 +261,20 @@ z3_step(
     note="E = e^{2R} bounds S p_mn along the logit path",
 )
 rng_ = sp.symbols("range", real=True)
+# sqrt(d_h) times the range of the logit changes: the pairs (i, j) off n, the pair (n, j)
+_PAIRS = sp.Max(
+    2 * Q * a * k_bar + 2 * q_bar * K * b / S,
+    2 * Q * a * k_bar + q_bar * K * a + q_bar * K * b / S,
+)
+_RANGE = 2 * Q * a * k_bar + q_bar * K * a + 2 * q_bar * K * b
 z3_step(
     "lemma_2_9.flip_range",
     ST,
     "Step 3: at position n, the range of the logit changes",
     DOC,
     [S >= 1, Q >= 0, K >= 0, Y >= 0, bq >= 0, bk >= 0, sd > 0, a >= 0, b >= 0],
-    sp.Le(
-        sp.Max(
-            2 * Q * a * k_bar + 2 * q_bar * K * b / S,
-            2 * Q * a * k_bar + q_bar * K * a + q_bar * K * b / S,
-        ),
-        2 * Q * a * k_bar + q_bar * K * a + 2 * q_bar * K * b,
-    ),
-    sp.Le(
-        sp.Max(
-            2 * Q * a * k_bar + 2 * q_bar * K * b / S,
-            2 * Q * a * k_bar + q_bar * K * a + q_bar * K * b / S,
-        ),
-        Q * a * k_bar + q_bar * K * a + 2 * q_bar * K * b,
-    ),
+    sp.Le(_PAIRS, _RANGE),
+    sp.Le(_PAIRS, Q * a * k_bar + q_bar * K * a + 2 * q_bar * K * b),
     facts=("lemma_2_9.logit_change",),
     note="sqrt(d_h) times the range: pairs (i, j) off n and the pair (n, j)",
 )
@@ -266,13 +287,20 @@ z3_step(
         *_coef,
         val <= V * a + V * b,
         rng_ >= 0,
-        rng_ * sd <= 2 * Q * a * k_bar + q_bar * K * a + 2 * q_bar * K * b,
+        rng_ * sd <= _PAIRS,
+        _PAIRS <= _RANGE,
         rew <= v_c * rng_ / 2,
     ],
     sp.Le(val + rew, ATT_N_A * a + ATT_N_B * b),
     sp.Le(val + rew, V * a + V * b + v_c * rng_ / 4),
+    uses=(
+        Use(
+            "lemma_2_9.flip_range",
+            {x.name: x for x in (S, Q, K, Y, bq, bk, sd, a, b)},
+            _PAIRS <= _RANGE,
+        ),
+    ),
     facts=(
-        "lemma_2_9.flip_range",
         "lemma_2_9.attention_split",
         "axiom.popoviciu",
         "axiom.cauchy_schwarz",

@@ -62,13 +62,16 @@ z3_step(
 )
 
 # ---- step 2: the layer norm's endpoint bound
+_LIFT = (
+    4 * (p**2 + qq**2 - 2 * p * qq * c) - (2 - 2 * c) * (p + qq) ** 2,
+    (2 + 2 * c) * (p - qq) ** 2,
+)
 sympy_identity(
     "lemma_2_9.ln_lift_identity",
     ST,
     "Step 2: a layer-norm Lipschitz bound that uses only the two endpoints",
     DOC,
-    4 * (p**2 + qq**2 - 2 * p * qq * c) - (2 - 2 * c) * (p + qq) ** 2,
-    (2 + 2 * c) * (p - qq) ** 2,
+    *_LIFT,
     (1 + c) * (p - qq) ** 2,
 )
 z3_step(
@@ -76,10 +79,11 @@ z3_step(
     ST,
     "Step 2: a layer-norm Lipschitz bound that uses only the two endpoints",
     DOC,
-    [p > 0, qq > 0, c >= -1, c <= 1],
+    [p > 0, qq > 0, c >= -1, c <= 1, sp.Eq(*_LIFT)],
     sp.Le(sp.sqrt(2 - 2 * c) * (p + qq), 2 * sp.sqrt(p**2 + qq**2 - 2 * p * qq * c)),
     sp.Le(sp.sqrt(2 - 2 * c) * (p + qq), sp.sqrt(p**2 + qq**2 - 2 * p * qq * c)),
-    facts=("lemma_2_9.ln_lift_identity", "axiom.projection_contraction"),
+    facts=("axiom.projection_contraction",),
+    uses=(Use("lemma_2_9.ln_lift_identity", {"p": p, "q": qq, "c": c}, sp.Eq(*_LIFT)),),
     note="|A| = p, |B| = q, cos = c: |A^ - B^| (|A| + |B|) <= 2 |A - B|",
 )
 sympy_identity(
@@ -120,6 +124,7 @@ z3_step(
     sp.Le((1 + z) * (1 + z2), tau * tau2 / 2),
 )
 _HM = 2 * z * z2 / (z + z2)
+_RAW = 2 * e / (1 / z + 1 / z2)  # the endpoint bound as the chord gives it (ln_endpoint's lhs)
 z3_step(
     "lemma_2_9.ln_factor",
     ST,
@@ -133,7 +138,8 @@ z3_step(
         1 + z <= tau,
         1 + z2 <= tau2,
         sp.Eq(rho, tau * tau2),
-        d <= g * _HM * e,
+        d <= g * _RAW,
+        sp.Eq(_RAW, _HM * e),
         _HM <= sp.sqrt(z * z2),
         sp.sqrt(z * z2) <= (1 + z) * (1 + z2) / 4,
         (1 + z) * (1 + z2) <= tau * tau2,
@@ -141,6 +147,7 @@ z3_step(
     sp.Le(d, LN_FACTOR * rho * e),
     sp.Le(d, LN_FACTOR * rho * e / 2),
     uses=(
+        Use("lemma_2_9.ln_endpoint", {"z_u": z, "z_v": z2, "w": e}, sp.Eq(_RAW, _HM * e)),
         Use("lemma_2_9.hm_le_gm", {"z": z, "z'": z2}, _HM <= sp.sqrt(z * z2)),
         Use(
             "lemma_2_9.gm_le_tau",
@@ -156,10 +163,6 @@ z3_step(
     note="the endpoint bound moves the output by g H(z, z') e, H = 2 z z'/(z + z') (ln_endpoint,"
     " Hoelder for the gain); H <= sqrt(z z') <= (1 + z)(1 + z')/4 <= tau tau'/4 = rho/4",
     facts=(
-        "lemma_2_9.ln_endpoint",
-        "lemma_2_9.hm_le_gm",
-        "lemma_2_9.gm_le_tau",
-        "lemma_2_9.tau_product",
         "axiom.hoelder_gain",
         "axiom.projection_contraction",
     ),

@@ -49,30 +49,32 @@ z3_step(
     [var >= 0, eps > 0, zz > 0],
     sp.Le(sp.Max(0, zz * eps / (var + eps), zz), zz),
     sp.Le(sp.Max(0, zz * eps / (var + eps), zz), zz / 2),
-    facts=("lemma_3_1.ln_jacobian", "axiom.mean_value", "lemma_3_2.z_max"),
-    note="eigenvalues 0 (on 1), z eps/(var + eps) (on g-hat) and z: the largest is z;"
-    " z <= eps^{-1/2} is lemma_3_2.z_max",
+    facts=("lemma_3_1.ln_jacobian", "axiom.mean_value"),
+    note="eigenvalues 0 (on 1), z eps/(var + eps) (on g-hat) and z: the largest is z"
+    " (z <= eps^{-1/2}, lemma_3_2.z_max, enters at lemma_3_1.ln_step)",
 )
 c1, rest = sp.symbols("c1 r", real=True)
+_JNORM = sp.Max(0, zz * eps / (var + eps), zz)  # the Jacobian's spectral norm (its eigenvalues)
+_CENTRED = [
+    D >= 2,
+    rest >= 0,
+    c1**2 + rest > 0,
+    c1**2 <= (D - 1) * rest,
+    nrm >= 0,
+    var >= 0,
+    eps >= 0,
+    var + eps > 0,
+    sp.Eq(nrm * (var + eps), D * var),
+    D * var / (var + eps) <= D,
+    nrm * (c1**2 + rest) >= 0,
+    gh * gh * (c1**2 + rest) <= c1**2 * nrm,
+]
 z3_step(
     "lemma_3_1.centred_entry",
     ST,
     "Step 2: layer norm, input and parameters (||g-hat||_inf <= sqrt(D - 1))",
     DOC31,
-    [
-        D >= 2,
-        rest >= 0,
-        c1**2 + rest > 0,
-        c1**2 <= (D - 1) * rest,
-        nrm >= 0,
-        var >= 0,
-        eps >= 0,
-        var + eps > 0,
-        sp.Eq(nrm * (var + eps), D * var),
-        D * var / (var + eps) <= D,
-        nrm * (c1**2 + rest) >= 0,
-        gh * gh * (c1**2 + rest) <= c1**2 * nrm,
-    ],
+    _CENTRED,
     sp.Le(sp.Abs(gh), sp.sqrt(D - 1)),
     sp.Le(sp.Abs(gh), sp.sqrt(D - 1) / 2),
     facts=("axiom.cauchy_schwarz",),
@@ -98,29 +100,33 @@ z3_step(
         du >= 0,
         dgam >= 0,
         dbe >= 0,
-        D >= 2,
-        var >= 0,
-        zz >= 0,
+        *_CENTRED,
+        zz > 0,
         zz <= (var + eps) ** sp.Rational(-1, 2),
         (var + eps) ** sp.Rational(-1, 2) <= eps ** sp.Rational(-1, 2),
-        out <= g * zz * du + sp.sqrt(D - 1) * dgam + dbe,
+        _JNORM <= zz,
+        sp.Abs(gh) <= sp.sqrt(D - 1),
+        out <= g * _JNORM * du + sp.Abs(gh) * dgam + dbe,
     ],
     sp.Le(out, LIP["ln_input"] * du + LIP["ln_gain"] * dgam + LIP["ln_bias"] * dbe),
     sp.Le(out, LIP["ln_input"] * du / 2 + LIP["ln_gain"] * dgam + LIP["ln_bias"] * dbe),
-    facts=(
-        "lemma_3_1.ln_decomposition",
-        "lemma_3_1.ln_jacobian_norm",
-        "lemma_3_1.centred_entry",
-        "axiom.hoelder_gain",
-        "axiom.triangle",
-    ),
+    facts=("lemma_3_1.ln_decomposition", "axiom.hoelder_gain", "axiom.triangle"),
     uses=(
         Use(
             "lemma_3_2.z_max",
             {"var": var, "epsilon": eps},
             (var + eps) ** sp.Rational(-1, 2) <= eps ** sp.Rational(-1, 2),
         ),
+        Use("lemma_3_1.ln_jacobian_norm", {"var": var, "epsilon": eps, "z": zz}, _JNORM <= zz),
+        Use(
+            "lemma_3_1.centred_entry",
+            {x.name: x for x in (D, rest, c1, nrm, var, eps, gh)},
+            sp.Abs(gh) <= sp.sqrt(D - 1),
+        ),
     ),
+    note="the change splits as gamma (g-hat - g-hat') + dgamma g-hat' + dbeta"
+    " (ln_decomposition): the first moves by <= g ||J|| du, ||J|| = z (ln_jacobian_norm),"
+    " the second by ||g-hat'||_inf dgamma <= sqrt(D - 1) dgamma (centred_entry)",
 )
 
 # ---- step 3: attention, with no factor of S
@@ -225,9 +231,8 @@ z3_step(
     [dl >= 0, e2 >= 0, e2 <= dl**2, sp.Eq(vr, e2 - mm_**2)],
     sp.Le(vr, dl**2),
     sp.Le(vr, dl**2 / 2),
-    facts=("lemma_3_1.variance_second_moment",),
-    note="any S: Var_p = E_p[ds^2] - (E_p ds)^2 (the S = 3 identity's general form) and"
-    " E_p[ds^2] <= max_j ds_j^2 <= delta^2",
+    note="any S: Var_p = E_p[ds^2] - (E_p ds)^2 and E_p[ds^2] <= max_j ds_j^2 <= delta^2"
+    " (the moment form of lemma_3_1.variance_second_moment, proved here on its own)",
 )
 cov, vv, vc, dq, dk, qbar, kbar = sp.symbols("cov Var v_c dq dk q k", real=True)
 z3_step(
@@ -251,11 +256,14 @@ z3_step(
     ],
     sp.Le(cov, LIP["reweight"] * (kbar * dq + qbar * dk)),
     sp.Le(cov, LIP["reweight"] * (kbar * dq + qbar * dk) / 2),
-    facts=(
-        "lemma_3_1.covariance_identity",
-        "lemma_3_1.variance_second_moment",
-        "lemma_3_1.logit_identity",
-        "axiom.cauchy_schwarz",
+    facts=("lemma_3_1.covariance_identity", "lemma_3_1.logit_identity", "axiom.cauchy_schwarz"),
+    uses=(
+        # the variance over S positions of a distribution p (sum p = 1, mean m = M)
+        Use(
+            "lemma_3_1.variance_second_moment",
+            {"delta": dl, "P": 1, "m": mean, "M": mean, "Var_p": vv},
+            vv <= dl**2,
+        ),
     ),
 )
 tt = sp.symbols("t", positive=True)

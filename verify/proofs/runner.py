@@ -28,6 +28,7 @@ _MODULES = (
     "chain_quantiles",
     "chain_packing",
     "chain_param_norms",
+    "chain_box_norms",
     "chain_symbolic",
     "chain_callees",
     "chain_induction",
