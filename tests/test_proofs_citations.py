@@ -134,6 +134,10 @@ _REPROVED = (
     " e^v, for every c > 0, v >= 0): z3 proves it from the domain alone, no hypothesis stands"
     " for the cited step (and exp_substitution.exp_step takes no uses=)"
 )
+_POWER = (
+    "the citing step is a custom sympy check (no hypotheses): x -> x^m increasing for every"
+    " m > 0 applied to the cited bound b <= e^{-v}, with a symbolic exponent z3 cannot encode"
+)
 ALLOWED_EPS_ZERO_HR_COVERAGE: dict[tuple[str, str], str] = {
     ("small_ball.compose", "small_ball.density"): _IDENTITY,
     ("small_ball.compose", "small_ball.variance_projection"): _IDENTITY,
@@ -145,6 +149,7 @@ ALLOWED_EPS_ZERO_HR_COVERAGE: dict[tuple[str, str], str] = {
     # p_var <= C T is the small-ball bound at delta = s^-2: delta^{(D-1)/2}, Gamma((D+1)/2)
     ("lemma_4_2.union", "small_ball.compose"): _LOG,
     ("lemma_4_2.sequential_exp", "lemma_4_2.sequential_shift"): _REPROVED,
+    ("lemma_4_2.sequential_power", "lemma_4_2.sequential_exp"): _POWER,
     ("lemma_4_4.slice_quadratic", "lemma_4_4.gram_det"): _IDENTITY,
     **{
         ("thm_4_5.series_order", cited): _CUSTOM_CITING

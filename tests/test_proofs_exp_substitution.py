@@ -82,3 +82,14 @@ def test_the_domain_must_be_exactly_the_exponent_nonnegative() -> None:
 def test_a_variable_outside_exp_is_not_substituted() -> None:
     with pytest.raises(ValueError, match="does not make it polynomial"):
         _step([t >= 0], sp.Le(t * sp.exp(-t), 1), {E: (t, 1)})
+
+
+def test_the_sequential_bound_holds_at_every_exponent() -> None:
+    """b = c/((1 + c) e^v - 1) <= e^{-v} for every c > 0, v >= 0 (no exponent fixed at D = 3),
+    raised to every power m = D - 1 > 0; the twin fails at c = 1, v = 0, m = 1."""
+    ob = OBLIGATIONS["lemma_4_2.sequential_exp"]
+    _, concl, _, _ = ob.meta["exp_form"]
+    assert not concl.has(sp.Pow) or all(p.exp in (-1, 1) for p in concl.atoms(sp.Pow))
+    power = OBLIGATIONS["lemma_4_2.sequential_power"]
+    assert obligation_class(power) == "genuine" and "every m > 0" in power.claim
+    assert power.prove().status == "proved" and power.refute_twin().status == "refuted"

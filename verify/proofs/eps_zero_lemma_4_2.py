@@ -6,9 +6,10 @@ from __future__ import annotations
 import sympy as sp
 
 from verify.proofs.core import Verdict
-from verify.proofs.exp_substitution import exp_step
+from verify.proofs.exp_substitution import exp_at_least_one, exp_step, substitute_exp
 from verify.proofs.finite_products import product_bound
-from verify.proofs.methods import Use, custom_step, z3_step
+from verify.proofs.methods import Use, _fmt_point, custom_step, holds_at, z3_step
+from verify.proofs.z3_encoding import _z3_prove
 
 __all__ = ["MARKOV"]
 
@@ -69,19 +70,62 @@ z3_step(
     " u >= u0, so S C_SB (e^u - 1)^{-(D-1)} <= e^{(D-1) u0} e^{-(D-1) u} (raise to the power"
     " D - 1)",
 )
-v, ev = sp.symbols("v W", real=True)
+v, ev, mm = sp.symbols("v W m", real=True)
+SEQ_BASE = c / ((1 + c) * sp.exp(v) - 1)  # u = u0 + v, e^{u0} = 1 + c
 exp_step(
     "lemma_4_2.sequential_exp",
     L42,
     "Blowup tail, sequential conditioning",
     DOC2,
     [c > 0, v >= 0],
-    sp.Le(c**2 / ((1 + c) * sp.exp(v) - 1) ** 2, sp.exp(-2 * v)),
-    sp.Le(c**2 / ((1 + c) * sp.exp(v) - 1) ** 2, sp.exp(-2 * v) / 2),
+    sp.Le(SEQ_BASE, sp.exp(-v)),
+    sp.Le(SEQ_BASE, sp.exp(-v) / 2),
     {ev: (v, 1)},
     facts=("lemma_4_2.sequential_shift",),
-    note="D = 3 (exponent 2), u = u0 + v, e^{u0} = 1 + c: the exp form of"
-    " lemma_4_2.sequential_shift for every c > 0, v >= 0",
+    note="u = u0 + v, e^{u0} = 1 + c: the exp form of lemma_4_2.sequential_shift for every"
+    " c > 0, v >= 0 (raised to the power D - 1 by lemma_4_2.sequential_power)",
+)
+
+
+def _sequential_power() -> Verdict:
+    """b^m <= e^{-m v} for every m > 0 (m = D - 1), c > 0, v >= 0, b = SEQ_BASE: 0 < b (z3
+    after W = e^v, W >= 1 as in :mod:`verify.proofs.exp_substitution`), b <= e^{-v}
+    (lemma_4_2.sequential_exp), and x -> x^m increasing on x > 0 (d/dx x^m = m x^{m-1} > 0 for
+    x, m > 0, sympy; the mean value theorem)."""
+    x, m = sp.symbols("x m", positive=True)
+    if sp.diff(x**m, x).is_positive is not True:
+        return Verdict("failed", "sympy does not find d/dx x^m > 0 for x, m > 0")
+    pos = exp_at_least_one([v >= 0], v) or _z3_prove(
+        [c > 0, ev >= 1], sp.Gt(substitute_exp(SEQ_BASE, ev, v, sp.Integer(1)), 0)
+    )
+    if pos.status != "proved":
+        return Verdict(pos.status, f"0 < b: {pos.detail}", pos.point)
+    return Verdict(
+        "proved",
+        "z3: b > 0 after W = e^v >= 1; sympy: d/dx x^m = m x^(m-1) > 0 for x, m > 0, so"
+        " b <= e^{-v} (lemma_4_2.sequential_exp) gives b^m <= e^{-m v} for every m > 0",
+    )
+
+
+def _sequential_power_twin() -> Verdict:
+    pt = {c: 1, v: 0, mm: 1}
+    if holds_at(sp.Le(SEQ_BASE**mm, sp.exp(-mm * v) / 2), pt) is False:
+        return Verdict("refuted", "b^m > e^{-m v}/2 in interval arithmetic", _fmt_point(pt))
+    return Verdict("not refuted", "the twin held at c = 1, v = 0, m = 1")
+
+
+custom_step(
+    "lemma_4_2.sequential_power",
+    L42,
+    "Blowup tail, sequential conditioning",
+    DOC2,
+    "sympy",
+    "(c/((1 + c) e^v - 1))^m <= e^{-m v} for every m > 0 (m = D - 1, every D >= 2), c > 0,"
+    " v >= 0: S C_SB (e^u - 1)^{-(D-1)} <= e^{(D-1) u0} e^{-(D-1) u} for u >= u0",
+    "(c/((1 + c) e^v - 1))^m <= e^{-m v}/2",
+    _sequential_power,
+    _sequential_power_twin,
+    facts=("lemma_4_2.sequential_exp", "axiom.mean_value"),
 )
 y = sp.symbols("y", positive=True)
 
