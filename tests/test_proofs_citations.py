@@ -67,7 +67,6 @@ ALLOWED: dict[tuple[str, str], str] = {
     ("lemma_2_9.logit_change", "lemma_3_1.logit_identity"): _VECTOR,
     ("lemma_2_9.other_position", "lemma_2_9.attention_split"): _VECTOR,
     ("lemma_2_9.other_position", "lemma_2_9.softmax_dp_l1"): _VECTOR,
-    ("lemma_2_9.other_position", "lemma_2_9.softmax_weight"): _LOG,
     ("lemma_2_9.other_position", "lemma_2_9.softmax_weight_simple"): _LOG,
     ("lemma_2_9.other_position", "lemma_2_9.logit_change"): _VECTOR,
     ("lemma_2_9.flip_range", "lemma_2_9.logit_change"): _PROVENANCE,

@@ -237,22 +237,39 @@ _coef = [
     a >= 0,
     b >= 0,
 ]
+_PI = 1 / (1 + (S - 1) / E)  # pi, the softmax weight's bound in E = e^{2R}
+_pn_u, _pn_w = sp.symbols("u_n w_n", real=True)  # e^{s_n}, sum_{i != n} e^{s_i}
 z3_step(
     "lemma_2_9.other_position",
     ST,
     "Step 3: at another position m != n",
     DOC,
     [
-        *_coef,
+        *(h for h in _coef if h != (pn * S <= E)),
+        # p_n = u/(u + w) <= pi (softmax_weight) <= E/S (softmax_weight_simple_all_r)
+        _pn_u > 0,
+        _pn_u * _pn_u <= E,
+        _pn_w * _pn_u >= 0,
+        _pn_w >= (S - 1) / sp.sqrt(E),
+        pn * (_pn_u + _pn_w) <= _pn_u,  # p_n = u/(u + w)
+        _pn_u / (_pn_u + _pn_w) <= _PI,
+        _PI <= E / S,
         val <= pn * V * a + (1 - pn) * V * b / S,
         rew <= 2 * v_c * (G_q * b / S + G_k * (pn * a + (1 - pn) * b / S)),
     ],
     sp.Le(S * (val + rew), ATT_OTHER_B * b + ATT_OTHER_A * a),
     sp.Le(S * (val + rew), ATT_OTHER_B * b + ATT_OTHER_A.subs(E, 1) * a),
+    uses=(
+        Use(
+            "lemma_2_9.softmax_weight",
+            {"S": S, "E": E, "u": _pn_u, "w": _pn_w},
+            _pn_u / (_pn_u + _pn_w) <= _PI,
+        ),
+        Use("lemma_2_9.softmax_weight_simple_all_r", {"S": S, "E": E}, _PI <= E / S),
+    ),
     facts=(
         "lemma_2_9.attention_split",
         "lemma_2_9.softmax_dp_l1",
-        "lemma_2_9.softmax_weight",
         "lemma_2_9.softmax_weight_simple",
         "lemma_2_9.logit_change",
         "axiom.triangle",
