@@ -74,6 +74,7 @@ SIZES = [
     "lemma_2_9.chain_c_infl_value",
     "cor_3_3.chain_bound",
     "cor_3_4.chain_n_star",
+    "cor_3_4.chain_n_star_value",
     "lemma_3_1.chain_coefficients",
     "lemma_3_1.chain_c_lip",
     "lemma_3_2.chain_beta_lower",

@@ -22,6 +22,7 @@ CODE: dict[str, str] = {
     "lemma_3_2.chain_bound": "verify.theory.bounds:lemma_3_2_bound",
     "cor_3_3.chain_bound": "verify.theory.bounds:cor_3_3_bound",
     "cor_3_4.chain_n_star": "verify.theory.bounds:log10_n_star",
+    "cor_3_4.chain_n_star_value": "verify.theory.bounds:n_star",
     "prop_3_5.chain_cap": "verify.theory.packing:log10_prop_3_5",
     "small_ball.chain_constant": "verify.theory.small_ball:small_ball_constant",
     "small_ball.chain_z_tail": "verify.theory.small_ball:z_tail_bound",

@@ -251,7 +251,8 @@ def _cor_3_3_composed(nm: Any, pre: bool) -> sp.Expr:
     return nm.w * c_infl * (1 + EPS ** sp.Rational(-1, 2)) ** (2 * k)  # cor_3_3.compose
 
 
-def _cor_cases(ob_id: str, xi: bool) -> Iterator[SymCase]:
+def _cor_cases(ob_id: str, xi: bool, log10: bool = True) -> Iterator[SymCase]:
+    """Cor 3.3's bound (``xi`` False); Cor 3.4's N* = bound / (2 xi), as its log10 or itself."""
     for h in HEADS:
         for pre in (False, True):
             nm = _cor_3_3_norms(h, pre)
@@ -262,7 +263,8 @@ def _cor_cases(ob_id: str, xi: bool) -> Iterator[SymCase]:
                 {"H": str(h), "norm_first": str(pre), "case": "C_infl's recursion at L"},
                 (lambda nm=nm, fn=fn, hyp=hyp: symbolic(fn, hyp)(nm, XI)) if xi
                 else (lambda nm=nm, fn=fn, hyp=hyp: symbolic(fn, hyp)(nm)),
-                (lambda c=comp: sp.log(c / (2 * XI)) / sp.log(10)) if xi else (lambda c=comp: c),
+                (lambda c=comp: sp.log(c / (2 * XI)) / sp.log(10)) if xi and log10
+                else (lambda c=comp: c / (2 * XI)) if xi else (lambda c=comp: c),
             )  # fmt: skip
 
 
@@ -285,6 +287,16 @@ symbolic_step(
     lambda: _cor_cases("cor_3_4.chain_n_star", xi=True),
     _COR_DOMAIN + ", xi > 0",
     facts=("lemma_2_9.chain_parameter_norms", "cor_3_4.n_star", "lemma_2_9.chain_c_infl"),
+    evidence="sizes",
+)
+symbolic_step(
+    "cor_3_4.chain_n_star_value",
+    "Cor 3.4",
+    "Derivation",
+    "docs/derivations.md#cor-34",
+    lambda: _cor_cases("cor_3_4.chain_n_star_value", xi=True, log10=False),
+    _COR_DOMAIN + ", xi > 0",
+    facts=("cor_3_4.chain_n_star",),
     evidence="sizes",
 )
 
