@@ -147,6 +147,11 @@ def _verdict_cases(weaken: float) -> tuple[int, dict | None, str]:
     for norms in ((0,), (1,), (0, 1)):
         for k, half in ((1, 1e-3), (2, 0.05), (3, 0.5)):
             free = theta_slice(params, 0, k)  # the first norm's bias block: d = c + b
+            marked = np.zeros_like(theta)
+            marked[free] = 1.0  # the free coordinates must be that block's first k entries
+            block = Params.unflatten(params.config, marked)["layers.0.self_attn.out_proj.bias"]
+            if block[:k].sum() != k:
+                return n, {"k": k}, f"theta_slice {free} is not the first norm's bias block"
             centre = theta[free] + 0.01
             th, radius = theta.copy(), np.zeros_like(theta)
             th[free], radius[free] = centre, half
