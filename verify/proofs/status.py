@@ -18,6 +18,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
+from verify.proofs.citations import checked_counts
 from verify.proofs.core import AXIOMS, OBLIGATIONS, PROSE, Obligation, Outcome
 
 __all__ = [
@@ -200,12 +201,5 @@ def trust_base(statement: str) -> dict[str, list[str]]:
 
 def citation_counts(obligations: Iterable[Obligation] | None = None) -> dict[str, list[int]]:
     """How many citations (``facts`` entries) are checked by a ``uses=``: kind ("obligation",
-    "axiom") -> [checked, total]."""
-    out = {"obligation": [0, 0], "axiom": [0, 0]}
-    for ob in OBLIGATIONS.values() if obligations is None else obligations:
-        linked = {u.fact for u in ob.meta.get("uses", ())}
-        for f in ob.facts:
-            row = out["axiom" if f.startswith("axiom.") else "obligation"]
-            row[0] += f in linked
-            row[1] += 1
-    return out
+    "axiom") -> [checked, total] (:func:`verify.proofs.citations.checked_counts`)."""
+    return checked_counts(obligations)

@@ -30,10 +30,17 @@ def majority_polynomial_threshold(c: int, tie: str = "zero") -> tuple[int, int]:
 
     Exact K_0 is scanned up to N_tail, the first N >= c / ln 2 at which the lower bound
     2^N (1 - sqrt(8/(3N))) exceeds N^c; beyond N_tail that bound over N^c is increasing (both
-    2^N / N^c and 1 - sqrt(8/(3N)) increase there), so no failure can follow."""
+    2^N / N^c and 1 - sqrt(8/(3N)) increase there), so no failure can follow.
+
+    The scan stops by N = 64 (c + 2)^2 at the latest: there N >= 256 > c / ln 2,
+    sqrt(8/(3N)) < 0.11 and c log2 N - N < -1, so the bound holds. Passing that N means the
+    code is broken, and it raises rather than loop for ever."""
     last_fail = 0
     n = 1
+    limit = 64 * (max(c, 0) + 2) ** 2
     while True:
+        if n > limit:
+            raise RuntimeError(f"majority_polynomial_threshold: no N_tail by N = {limit} (c = {c})")
         if majority_k0_formula(n, tie) <= n**c:
             last_fail = n
         if n >= c / math.log(2) and majority_lower_bound_exceeds(n, c):
