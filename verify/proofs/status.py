@@ -112,7 +112,8 @@ def _own(ids: Sequence[str], prose: Sequence[str], ok: Mapping[str, bool]) -> tu
     items += [("prose", p) for p in prose]
     if not items:
         return "axiom-only", ""
-    return max(items, key=lambda it: RANKS.index(it[0]))
+    worst = max(items, key=lambda it: RANKS.index(it[0]))
+    return worst if worst[0] != "proved" else ("proved", "")  # nothing holds a proof back
 
 
 def earned_statuses(
