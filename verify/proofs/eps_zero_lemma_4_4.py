@@ -6,7 +6,7 @@ import sympy as sp
 
 from verify.proofs import aggregates as agg
 from verify.proofs.core import Verdict
-from verify.proofs.links import per_flip_link
+from verify.proofs.links import off_event_domain, per_flip_link
 from verify.proofs.methods import Use, custom_step, z3_step
 from verify.proofs.positions import sum_induction
 
@@ -152,14 +152,7 @@ z3_step(
     "The sensitivity event, directly",
     DOC4,
     [
-        _N >= 1,
-        _w >= 0,
-        _C >= 0,
-        _t >= 1,
-        _b1 >= 1,
-        _b1 <= _t,
-        _b2 >= 1,
-        _b2 <= _t,
+        *off_event_domain(_N, _w, _C, _t, _b1, _b2),
         *_FLIP_HYPS,
         TT * T2 <= 0,
         sp.Abs(TT - T2) <= _X,

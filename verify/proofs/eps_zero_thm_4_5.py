@@ -8,7 +8,7 @@ from functools import lru_cache
 import sympy as sp
 
 from verify.proofs.core import Verdict
-from verify.proofs.links import per_flip_link
+from verify.proofs.links import off_event_domain, per_flip_link
 from verify.proofs.methods import Use, custom_step, sympy_identity, z3_step
 
 DOC5 = "docs/derivations_eps_zero.md#5-thm-45-and-borel-cantelli"
@@ -222,14 +222,7 @@ z3_step(
         # off E_N: the string x and its neighbour x^n have blowups beta, beta' <= t = N^{zeta/2},
         # and the flip moves T by at most the per-flip bound (cor_4_3.per_flip, from Lemma
         # 2.9's |dT| <= ||w|| I, I <= bt_L beta beta'/S)
-        _N >= 1,
-        _w >= 0,
-        _C >= 0,
-        _t >= 1,
-        _b1 >= 1,
-        _b1 <= _t,
-        _b2 >= 1,
-        _b2 <= _t,
+        *off_event_domain(_N, _w, _C, _t, _b1, _b2),
         *_FLIP_HYPS,
         # fb = ||w|| C_infl N^{zeta-1} = ||w|| C_infl t^2/N (cor_4_3.power), its log10 and that
         # of 2 xi differ by A + (zeta - 1) log10 N (cor_4_3.log_form)

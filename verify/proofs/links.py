@@ -7,7 +7,7 @@ import sympy as sp
 
 from verify.proofs.methods import Use
 
-__all__ = ["per_flip_link"]
+__all__ = ["off_event_domain", "per_flip_link"]
 
 
 def per_flip_link(
@@ -28,3 +28,11 @@ def per_flip_link(
         Use("cor_4_3.per_flip", subst, flip),
     )
     return [*hyps, off, flip], uses, subst
+
+
+def off_event_domain(
+    n: sp.Expr, w_: sp.Expr, c_: sp.Expr, t: sp.Expr, beta: sp.Expr, beta2: sp.Expr
+) -> list[sp.Basic]:
+    """The domain of a step off the bad event E_N: N >= 1, ||w|| >= 0, C >= 0, and the
+    blowups of x and its neighbour x^n in [1, t] (t = N^{zeta/2})."""
+    return [n >= 1, w_ >= 0, c_ >= 0, t >= 1, beta >= 1, beta <= t, beta2 >= 1, beta2 <= t]
